@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+)
+
+// Exit codes. They are listed in every command's help (exitHelp), in the
+// README and in docs/cli.md.
+const (
+	exitOK          = 0   // everything copied (or nothing needed copying)
+	exitFatal       = 1   // the run could not proceed (I/O error on the destination, ...)
+	exitUsage       = 2   // bad arguments or a refused request; nothing was written
+	exitSomeFailed  = 3   // the run finished, some files failed; the others are in place
+	exitMismatch    = 4   // a file read back different from its source; it was not put in place
+	exitLocked      = 5   // another fastcopy holds the destination (or the hash cache)
+	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed
+)
+
+const exitHelp = `EXIT STATUS
+  0    done: every file is in place and verified
+  1    fatal error: the run could not go on
+  2    usage error or refused request: nothing was written
+  3    some files failed (listed); all others are in place
+  4    verification failed for some files; they were not put in place
+  5    the destination is in use by another fastcopy
+  130  interrupted; no temporary files are left behind
+`
+
+// usageError marks a command-line mistake (exit 2).
+type usageError struct{ error }
+
+func exitCode(err error) int {
+	var refusal *copyengine.RefusalError
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &refusal), errors.As(err, &usage):
+		return exitUsage
+	case errors.Is(err, copyengine.ErrLocked):
+		return exitLocked
+	case errors.Is(err, copyengine.ErrMismatch):
+		return exitMismatch
+	case errors.Is(err, copyengine.ErrSomeFailed):
+		return exitSomeFailed
+	}
+	return exitFatal
+}

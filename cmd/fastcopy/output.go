@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cheggaaa/pb/v3"
+	"golang.org/x/term"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+)
+
+// output renders what the engine reports: diagnostics to stderr, results
+// (the summary or --json) to stdout.
+type output struct {
+	stdout, stderr io.Writer
+	verbose, quiet bool
+	json           bool
+	mu             sync.Mutex
+	bar            *pb.ProgressBar
+}
+
+func (o *output) printf(w io.Writer, format string, a ...any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.bar != nil {
+		// Clear the bar's line so the message does not run into it.
+		fmt.Fprint(w, "\r\033[K")
+	}
+	fmt.Fprintf(w, format, a...)
+}
+
+func (o *output) info(format string, a ...any) {
+	if !o.quiet {
+		o.printf(o.stderr, "fastcopy: "+format+"\n", a...)
+	}
+}
+
+// event prints a failure as it happens, and with -v each entry acted on.
+func (o *output) event(ev copyengine.Event) {
+	switch {
+	case ev.Action == copyengine.ActFail:
+		o.printf(o.stderr, "fastcopy: error: %q: %v\n", ev.Path, cause(ev.Err))
+	case o.verbose:
+		o.printf(o.stderr, "%-11s %s\n", ev.Action, ev.Path)
+	}
+}
+
+// cause drops the path an error repeats, since the message names it already.
+func cause(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		s := err.Error()
+		if i := strings.Index(s, pe.Error()); i >= 0 {
+			return s[:i] + pe.Op + ": " + pe.Err.Error()
+		}
+	}
+	return err.Error()
+}
+
+func (o *output) reportError(err error, code int) {
+	var refusal *copyengine.RefusalError
+	switch {
+	case errors.As(err, &refusal):
+		o.printf(o.stderr, "fastcopy: error: %s\n", refusal.Error())
+		if refusal.Hint != "" {
+			o.printf(o.stderr, "fastcopy: hint: %s\n", refusal.Hint)
+		}
+	case code == exitUsage:
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+	case code == exitInterrupted:
+		o.printf(o.stderr, "fastcopy: interrupted; temporary files removed, rerun to finish\n")
+	case code == exitLocked:
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: wait for the other run to finish, then rerun\n")
+	case code == exitSomeFailed || code == exitMismatch:
+		// Each failure was printed as it happened; the summary counts them.
+	default:
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+	}
+}
+
+type jsonReport struct {
+	copyengine.Summary
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Status         string  `json:"status"`
+	ExitCode       int     `json:"exit_code"`
+}
+
+func (o *output) summary(s copyengine.Summary, err error) {
+	if o.json {
+		if s.Failures == nil {
+			s.Failures = []copyengine.Failure{}
+		}
+		status := "ok"
+		if err != nil {
+			status = err.Error()
+		}
+		enc := json.NewEncoder(o.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(jsonReport{Summary: s, ElapsedSeconds: s.Elapsed.Seconds(), Status: status, ExitCode: exitCode(err)})
+		return
+	}
+	var refusal *copyengine.RefusalError
+	if o.quiet || errors.As(err, &refusal) || errors.As(err, new(usageError)) {
+		return
+	}
+	if s.Jobs == 0 && s.Copied+s.Skipped+s.Failed == 0 {
+		return // refused before starting
+	}
+	var b strings.Builder
+	verb := "copied"
+	if s.DryRun {
+		verb = "would copy"
+	}
+	fmt.Fprintf(&b, "%s %d", verb, s.Copied)
+	if s.Cloned > 0 {
+		fmt.Fprintf(&b, " (%d cloned)", s.Cloned)
+	}
+	fmt.Fprintf(&b, ", skipped %d unchanged, failed %d", s.Skipped, s.Failed)
+	if s.Linked > 0 {
+		fmt.Fprintf(&b, ", %d hard links", s.Linked)
+	}
+	if s.Symlinks+s.Specials > 0 {
+		fmt.Fprintf(&b, ", %d symlinks/special", s.Symlinks+s.Specials)
+	}
+	secs := s.Elapsed.Seconds()
+	rate := 0.0
+	if secs > 0 {
+		rate = float64(s.Bytes) / secs
+	}
+	fmt.Fprintf(&b, "; %s in %s (%s/s)", humanBytes(s.Bytes), s.Elapsed.Round(time.Millisecond), humanBytes(int64(rate)))
+	switch {
+	case s.DryRun:
+	case s.Verify == copyengine.VerifyOff:
+		b.WriteString("; not verified")
+	default:
+		fmt.Fprintf(&b, "; verified %d (%s, from %s)", s.Verified, humanBytes(s.VerifiedBytes), s.Verify)
+	}
+	if s.Mismatches > 0 {
+		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
+	}
+	o.printf(o.stdout, "%s\n", b.String())
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// progress draws a pb/v3 bar on stderr from the engine's counters.
+type progress struct {
+	out  *output
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func (o *output) startProgress(st *copyengine.Stats, force, never bool) *progress {
+	p := &progress{out: o, done: make(chan struct{})}
+	isTerm := false
+	if f, ok := o.stderr.(*os.File); ok {
+		isTerm = term.IsTerminal(int(f.Fd()))
+	}
+	if never || o.quiet || o.verbose || !(isTerm || force) {
+		return p
+	}
+	tmpl := `{{counters . }} {{bar . }} {{percent . }} {{speed . }} {{string . "files"}} {{rtime . "ETA %s"}}`
+	bar := pb.New64(0).SetTemplateString(tmpl).Set(pb.Bytes, true).SetWriter(o.stderr).SetMaxWidth(120)
+	if !isTerm {
+		bar.Set(pb.Terminal, false)
+	}
+	bar.SetRefreshRate(200 * time.Millisecond)
+	o.mu.Lock()
+	o.bar = bar
+	o.mu.Unlock()
+	bar.Start()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			total := st.BytesTotal.Load()
+			files := fmt.Sprintf("%d/%d files", st.FilesDone.Load(), st.FilesTotal.Load())
+			if !st.ScanDone.Load() {
+				files += "+"
+			}
+			bar.SetTotal(total)
+			bar.SetCurrent(st.BytesDone.Load())
+			bar.Set("files", files)
+			select {
+			case <-p.done:
+				bar.Finish()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) stop() {
+	close(p.done)
+	p.wg.Wait()
+	p.out.mu.Lock()
+	p.out.bar = nil
+	p.out.mu.Unlock()
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+)
+
+// Main runs the command line and returns the exit code.
+func Main() int {
+	return run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := &output{stdout: stdout, stderr: stderr}
+	root := newRootCommand(out)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	out.reportError(err, code)
+	return code
+}
+
+func newRootCommand(out *output) *cobra.Command {
+	opts := &copyOptions{}
+	cmd := &cobra.Command{
+		Use:   "fastcopy [flags] SOURCE DEST\n  fastcopy [flags] SOURCE... DIRECTORY",
+		Short: "Copy files and trees, verified, durable and safe to rerun",
+		Long: `fastcopy copies files and directory trees. Every file is written under a
+temporary name, flushed to stable storage, read back and checked against the
+source's xxh128 digest, and only then renamed onto its final name.
+
+Where things land:
+  fastcopy DIR DEST        DEST becomes a copy of DIR (created if missing,
+                           brought up to date if it exists; never DEST/DIR)
+  fastcopy FILE DEST       DEST/FILE if DEST is a directory, else DEST
+  fastcopy A B C DIR       DIR/A, DIR/B, DIR/C; DIR must exist
+Files in DEST that the source lacks are left alone. Symlinks named on the
+command line are followed; symlinks inside a tree are copied as symlinks.
+A source directory named like a command (verify) is written ./verify.
+
+` + exitHelp,
+		Example: `  fastcopy ~/Photos /media/usb/Photos      # keep one copy up to date
+  fastcopy -v --exclude '*.tmp' src/ backup/
+  fastcopy --json a.iso b.iso /mnt/archive > report.json`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageError{errors.New("need a SOURCE and a DEST (see 'fastcopy --help')")}
+			}
+			return runCopy(cmd.Context(), out, opts, args)
+		},
+	}
+	opts.addFlags(cmd)
+	cmd.Flags().SortFlags = false
+	return cmd
+}
+
+type copyOptions struct {
+	jobs        int
+	reflink     string
+	verify      string
+	dereference bool
+	noSync      bool
+	force       bool
+	dryRun      bool
+	excludes    []string
+	verbose     bool
+	quiet       bool
+	json        bool
+	progress    bool
+	noProgress  bool
+}
+
+func (o *copyOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device; -v says which)")
+	f.StringVar(&o.reflink, "reflink", "auto", "clone data blocks: auto (where the filesystem can), always, never")
+	f.StringVar(&o.verify, "verify", "device", "read back each file before it takes its name: device, cache, off")
+	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree")
+	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the data to reach stable storage")
+	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
+	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
+	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
+	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout")
+	f.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
+	f.BoolVar(&o.noProgress, "no-progress", false, "never show a progress bar")
+}
+
+func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) error {
+	eo := copyengine.Options{
+		Sources:     args[:len(args)-1],
+		Dest:        args[len(args)-1],
+		Jobs:        o.jobs,
+		Reflink:     copyengine.Reflink(o.reflink),
+		Verify:      copyengine.VerifyMode(o.verify),
+		Dereference: o.dereference,
+		NoSync:      o.noSync,
+		Force:       o.force,
+		DryRun:      o.dryRun,
+		Excludes:    o.excludes,
+		Stats:       &copyengine.Stats{},
+	}
+	switch eo.Reflink {
+	case copyengine.ReflinkAuto, copyengine.ReflinkAlways, copyengine.ReflinkNever:
+	default:
+		return usageError{fmt.Errorf("--reflink must be auto, always or never, not %q", o.reflink)}
+	}
+	switch eo.Verify {
+	case copyengine.VerifyDevice, copyengine.VerifyCache, copyengine.VerifyOff:
+	default:
+		return usageError{fmt.Errorf("--verify must be device, cache or off, not %q", o.verify)}
+	}
+	if o.jobs < 0 {
+		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
+	}
+	if o.quiet && o.verbose {
+		return usageError{errors.New("-q and -v cannot be used together")}
+	}
+	if o.progress && o.noProgress {
+		return usageError{errors.New("--progress and --no-progress cannot be used together")}
+	}
+	for _, a := range args {
+		if strings.TrimSpace(a) == "" {
+			return usageError{errors.New("an argument is empty; name a path")}
+		}
+	}
+	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
+	eo.OnEvent = out.event
+	eo.Jobs, eo.JobsReason = copyengine.ChooseJobs(o.jobs, eo.Sources[0])
+	if o.verbose {
+		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
+	}
+	bar := out.startProgress(eo.Stats, o.progress, o.noProgress)
+	sum, err := copyengine.Run(ctx, eo)
+	bar.stop()
+	out.summary(sum, err)
+	return err
+}

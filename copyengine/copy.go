@@ -1,0 +1,290 @@
+package copyengine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// errChanged is the first-attempt form of ErrSourceChanged.
+var errChanged = errors.New("source changed while it was read")
+
+// sendChunk hands entries to the workers; the chunk holds its own
+// references to the directories.
+func (e *engine) sendChunk(src, dst *handle, entries []entry) {
+	if len(entries) == 0 {
+		return
+	}
+	c := &chunk{src: src.retain(), entries: entries}
+	if dst != nil {
+		c.dst = dst.retain()
+	}
+	select {
+	case e.chunks <- c:
+	case <-e.ctx.Done():
+		c.src.release()
+		c.dst.release()
+	}
+}
+
+func (e *engine) worker() {
+	bp := e.buf()
+	defer e.putBuf(bp)
+	for c := range e.chunks {
+		for i := range c.entries {
+			if e.ctx.Err() != nil {
+				break
+			}
+			e.copyEntry(c, &c.entries[i], *bp)
+		}
+		c.src.release()
+		c.dst.release()
+	}
+}
+
+func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
+	rel := joinRel(c.dstRel(), en.dstName)
+	if e.opt.DryRun {
+		e.count(func(s *Summary) {
+			switch {
+			case en.st.IsRegular():
+				s.Copied++
+				s.Bytes += en.st.Size
+			case en.st.IsSymlink():
+				s.Symlinks++
+			default:
+				s.Specials++
+			}
+		})
+		if en.group != nil {
+			en.group.ok = true
+			close(en.group.done)
+		}
+		e.stats.FilesDone.Add(1)
+		e.stats.BytesDone.Add(en.st.Size)
+		e.event(ActWouldDo, rel)
+		return
+	}
+	var err error
+	switch {
+	case en.st.IsRegular():
+		var p *pending
+		if p, err = e.copyRegular(c, en, rel, buf); err == nil {
+			select {
+			case e.pending <- p:
+			case <-e.ctx.Done():
+				e.discard(p)
+			}
+			return
+		}
+		if en.group != nil {
+			close(en.group.done)
+		}
+	case en.st.IsSymlink():
+		err = e.makeNonRegular(c.dst.d, en, func(tmp string) error { return c.dst.d.Symlink(en.target, tmp) })
+		if err == nil {
+			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
+		}
+	default:
+		err = e.makeNonRegular(c.dst.d, en, func(tmp string) error {
+			return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
+		})
+		if err == nil {
+			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
+		} else if fileio.IsPermission(err) && !e.root {
+			err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
+		}
+	}
+	if err != nil {
+		e.fail(rel, err)
+	}
+}
+
+func (c *chunk) dstRel() string {
+	if c.dst == nil {
+		return c.src.rel // dry run into a directory not created yet
+	}
+	return c.dst.rel
+}
+
+// done counts an entry that reached its final name.
+func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
+	e.count(f)
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(size)
+	e.event(a, rel)
+}
+
+// makeNonRegular creates a symlink, fifo, socket or device under a
+// temporary name with create, gives it the source's owner, mode and times,
+// and renames it into place. These hold no data, so they need no read-back.
+func (e *engine) makeNonRegular(dd *fileio.Dir, en *entry, create func(tmp string) error) error {
+	tmp := tempName(en.dstName)
+	_ = dd.Remove(tmp)
+	if err := create(tmp); err != nil {
+		return err
+	}
+	err := func() error {
+		uid, gid, kept := e.owner(&en.st)
+		if uid >= 0 || gid >= 0 {
+			if err := dd.Lchown(tmp, uid, gid); err != nil && e.root {
+				return err
+			} else if err != nil {
+				kept = false
+			}
+		}
+		if !en.st.IsSymlink() {
+			if err := dd.Chmod(tmp, mode(&en.st, kept)); err != nil {
+				return err
+			}
+		}
+		if err := dd.Lutimes(tmp, en.st.Atime, en.st.Mtime); err != nil {
+			return err
+		}
+		return dd.Rename(tmp, dd, en.dstName)
+	}()
+	if err != nil {
+		_ = dd.Remove(tmp)
+	}
+	return err
+}
+
+// copyRegular writes a regular file's data and metadata under its temporary
+// name and returns it for the committer. A source that changes while it is
+// read is tried once more, then fails with ErrSourceChanged.
+func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte) (*pending, error) {
+	for attempt := 0; ; attempt++ {
+		p, err := e.writeTemp(c.src.d, c.dst.d, en, buf)
+		if !errors.Is(err, errChanged) {
+			if p != nil {
+				p.src, p.dst, p.en, p.rel = c.src.retain(), c.dst.retain(), *en, rel
+			}
+			return p, err
+		}
+		if attempt == 1 {
+			return nil, ErrSourceChanged
+		}
+		st, serr := e.restat(c.src.d, en.name)
+		if serr != nil {
+			return nil, serr
+		}
+		en.st = st
+	}
+}
+
+func (e *engine) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
+	if e.opt.Dereference {
+		return sd.StatFollow(name)
+	}
+	return sd.Lstat(name)
+}
+
+// writeTemp copies one file to its temporary name and returns it as pending.
+func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pending, err error) {
+	src, err := sd.Open(en.name, e.opt.Dereference)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	tmp := tempName(en.dstName)
+	dst, err := dd.CreateTemp(tmp)
+	if fileio.IsExist(err) {
+		// A leftover of an interrupted run, or of our own first attempt.
+		_ = dd.Remove(tmp)
+		dst, err = dd.CreateTemp(tmp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		dst.Close()
+		if err != nil {
+			_ = dd.Remove(tmp)
+		}
+	}()
+	act, sum, n, err := e.copyData(src, dst, &en.st, buf)
+	if err != nil {
+		return nil, err
+	}
+	after, err := src.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) {
+		return nil, errChanged
+	}
+	if err := e.applyMeta(dst, src, &en.st); err != nil {
+		return nil, err
+	}
+	if e.opt.Verify == VerifyOff {
+		if err := dst.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
+			return nil, err
+		}
+	}
+	e.stats.BytesWritten.Add(n)
+	return &pending{tmp: tmp, sum: sum, size: n, action: act}, nil
+}
+
+// changed reports whether a file moved between two stats of it.
+func changed(before, after *fileio.Stat) bool {
+	return before.Ino != after.Ino || before.Dev != after.Dev || before.Size != after.Size ||
+		before.Mtime != after.Mtime || before.Ctime != after.Ctime
+}
+
+// copyData moves the bytes of src into dst by the first primitive of the
+// ladder that works: FICLONE (same filesystem, --reflink auto or always),
+// copy_file_range (same filesystem, only when no digest is needed and cloning
+// is known not to work there, so it cannot silently clone), then read/write
+// with the digest computed as the data streams. It returns the action, the
+// source digest and the length.
+func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (Action, verify.Sum, int64, error) {
+	size := st.Size
+	sameDev := st.Dev == e.dstDev
+	if size > 0 && e.opt.Reflink != ReflinkNever {
+		_, broken := e.noClone.Load(st.Dev)
+		if sameDev && !broken {
+			err := dst.Clone(src)
+			if err == nil {
+				var sum verify.Sum
+				n := size
+				if e.opt.Verify != VerifyOff {
+					// The clone moved no data through us: read the source once
+					// for its digest, which the read-back is checked against.
+					if sum, n, err = verify.HashFile(src, size, st.Sparse(), buf); err != nil {
+						return "", sum, 0, err
+					}
+				}
+				return ActClone, sum, n, nil
+			}
+			if !fileio.IsFallback(err) || e.opt.Reflink == ReflinkAlways {
+				return "", verify.Sum{}, 0, fmt.Errorf("--reflink=always: %w", err)
+			}
+			e.noClone.Store(st.Dev, true)
+		} else if e.opt.Reflink == ReflinkAlways {
+			return "", verify.Sum{}, 0, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
+		}
+	}
+	if size > 0 && sameDev && e.opt.Verify == VerifyOff && e.opt.Reflink == ReflinkAuto && !st.Sparse() {
+		if _, broken := e.noClone.Load(st.Dev); broken {
+			n, err := dst.CopyRange(src, 0, 0, size)
+			if err == nil {
+				return ActCopy, verify.Sum{}, n, nil
+			}
+			if !fileio.IsFallback(err) || n > 0 {
+				return "", verify.Sum{}, 0, err
+			}
+		}
+	}
+	// Read once, hash and write as the data streams. A sparse source's holes
+	// stay holes: the destination is sized first and only data is written.
+	if st.Sparse() {
+		if err := dst.Truncate(size); err != nil {
+			return "", verify.Sum{}, 0, err
+		}
+	}
+	sum, n, err := verify.Stream(src, size, st.Sparse(), buf, dst.WriteAt)
+	return ActCopy, sum, n, err
+}
+

@@ -1,0 +1,306 @@
+package copyengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// handle is a directory shared by the walker, the copy workers and the
+// committer; the last release closes it.
+type handle struct {
+	d    *fileio.Dir
+	rel  string // relative to the destination root (for a destination dir)
+	refs atomic.Int32
+}
+
+func newHandle(d *fileio.Dir, rel string) *handle {
+	h := &handle{d: d, rel: rel}
+	h.refs.Store(1)
+	return h
+}
+
+func (h *handle) retain() *handle { h.refs.Add(1); return h }
+
+func (h *handle) release() {
+	if h != nil && h.refs.Add(-1) == 0 {
+		h.d.Close()
+	}
+}
+
+// entry is one source entry to act on.
+type entry struct {
+	name    string // in the source directory
+	dstName string // in the destination directory
+	st      fileio.Stat
+	dstSt   *fileio.Stat // the destination's entry, when one exists
+	target  string       // a symlink's target
+	group   *linkGroup   // the first name of a source inode with several
+}
+
+// chunk is a batch of entries of one source directory for one worker.
+type chunk struct {
+	src, dst *handle
+	entries  []entry
+}
+
+type devIno struct{ dev, ino uint64 }
+
+// linkGroup tracks a source inode seen more than once.
+type linkGroup struct {
+	leaderRel string // destination path of the first name copied
+	done      chan struct{}
+	ok        bool // the leader is in place under its final name
+}
+
+type linkFollower struct {
+	rel   string // destination path of this name
+	group *linkGroup
+	st    fileio.Stat
+}
+
+type dirMeta struct {
+	srcRoot string // the source directory path of the walk root
+	srcRel  string
+	dstRel  string
+	st      fileio.Stat
+}
+
+type engine struct {
+	opt    Options
+	stats  *Stats
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	dstRoot     *fileio.Dir
+	dstRootPath string
+	dstDev      uint64
+	root        bool // running as root: owners, devices, all xattrs
+	euid        int
+
+	bufs sync.Pool
+
+	mu        sync.Mutex
+	sum       Summary
+	links     map[devIno]*linkGroup
+	followers []linkFollower
+	dirs      []dirMeta
+	visited   map[devIno]bool // -L: directories already walked
+
+	noClone sync.Map // dev -> true once FICLONE failed there
+
+	chunks  chan *chunk
+	pending chan *pending
+}
+
+// Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
+// fatal error, or ErrSomeFailed / ErrMismatch when the run finished but not
+// every file made it (the summary names them). A cancelled ctx stops the run
+// promptly, removes its temporaries and returns ctx's error.
+func Run(ctx context.Context, opt Options) (Summary, error) {
+	start := time.Now()
+	if opt.Reflink == "" {
+		opt.Reflink = ReflinkAuto
+	}
+	if opt.Verify == "" {
+		opt.Verify = VerifyDevice
+	}
+	if opt.Stats == nil {
+		opt.Stats = &Stats{}
+	}
+	for _, g := range opt.Excludes {
+		if _, err := path.Match(g, ""); err != nil {
+			return Summary{}, refuse(g, "is not a valid --exclude pattern", "see 'fastcopy --help' for the pattern syntax")
+		}
+	}
+	p, err := makePlan(opt.Sources, opt.Dest)
+	if err != nil {
+		return Summary{}, err
+	}
+	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}, visited: map[devIno]bool{}}
+	e.euid = fileio.Geteuid()
+	e.root = e.euid == 0
+	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
+	e.sum.Verify = opt.Verify
+	e.sum.DryRun = opt.DryRun
+	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason
+	if opt.Jobs <= 0 || opt.JobsReason == "" {
+		e.sum.Jobs, e.sum.JobsReason = ChooseJobs(opt.Jobs, opt.Sources[0])
+	}
+
+	if p.create && !opt.DryRun {
+		if err := mkdirAll(p.dstRoot); err != nil {
+			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")
+		}
+	}
+	e.dstRootPath = p.dstRoot
+	if !p.create || !opt.DryRun {
+		d, err := fileio.OpenDir(p.dstRoot)
+		if err != nil {
+			return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
+		}
+		defer d.Close()
+		if !opt.DryRun {
+			if err := d.Lock(); err != nil {
+				if errors.Is(err, fileio.ErrLocked) {
+					return Summary{}, fmt.Errorf("%q: %w", p.dstRoot, ErrLocked)
+				}
+				return Summary{}, err
+			}
+		}
+		e.dstRoot = d
+		if st, err := d.Stat(); err == nil {
+			e.dstDev = st.Dev
+		}
+	}
+
+	e.ctx, e.cancel = context.WithCancel(ctx)
+	defer e.cancel()
+	err = e.run(p)
+	e.sum.Elapsed = time.Since(start)
+	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
+	switch {
+	case ctx.Err() != nil:
+		return e.sum, ctx.Err()
+	case err != nil:
+		return e.sum, err
+	case e.sum.Mismatches > 0:
+		return e.sum, ErrMismatch
+	case e.sum.Failed > 0:
+		return e.sum, ErrSomeFailed
+	}
+	return e.sum, nil
+}
+
+// ChooseJobs picks the number of copy workers from the source device: one
+// stream for a disk that seeks or sits behind USB (parallel streams turn
+// its sequential reads into seeks), eight for SSDs, virtual disks and
+// filesystems with no block device. A paravirtual disk (virtio, xen) says it
+// is rotational whatever backs it, so that flag is not trusted there.
+func ChooseJobs(jobs int, src string) (int, string) {
+	if jobs > 0 {
+		return jobs, "set by --jobs"
+	}
+	dev := fileio.DeviceOf(src)
+	switch {
+	case dev.USB || (dev.Rotational && !dev.Virtual):
+		return 1, "source on " + dev.String() + ": one stream avoids seeks"
+	default:
+		n := 8
+		if runtime.NumCPU() > 8 {
+			n = runtime.NumCPU()
+		}
+		return n, "source on " + dev.String() + ": parallel reads"
+	}
+}
+
+func (e *engine) run(p *plan) error {
+	jobs := e.sum.Jobs
+	e.chunks = make(chan *chunk, jobs*2)
+	e.pending = make(chan *pending, commitBatchFiles)
+
+	var workers, committer sync.WaitGroup
+	for i := 0; i < jobs; i++ {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			e.worker()
+		}()
+	}
+	committer.Add(1)
+	go func() {
+		defer committer.Done()
+		e.committer()
+	}()
+
+	e.walk(p)
+	close(e.chunks)
+	workers.Wait()
+	close(e.pending)
+	committer.Wait()
+	e.stats.ScanDone.Store(true)
+
+	if e.ctx.Err() != nil {
+		return e.ctx.Err()
+	}
+	e.linkFollowers()
+	e.applyDirMeta()
+	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
+		if err := e.dstRoot.Syncfs(); err != nil {
+			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
+		}
+	}
+	return e.ctx.Err()
+}
+
+func (e *engine) buf() *[]byte    { return e.bufs.Get().(*[]byte) }
+func (e *engine) putBuf(b *[]byte) { e.bufs.Put(b) }
+
+func (e *engine) event(a Action, rel string) {
+	if e.opt.OnEvent != nil {
+		e.opt.OnEvent(Event{Action: a, Path: rel})
+	}
+}
+
+// fail records a per-file failure; the run goes on.
+func (e *engine) fail(rel string, err error) {
+	if e.ctx.Err() != nil {
+		return // an interrupted run reports the interruption, not its fallout
+	}
+	e.mu.Lock()
+	e.sum.Failed++
+	e.sum.Failures = append(e.sum.Failures, Failure{Path: rel, Err: errText(err)})
+	var mm *MismatchError
+	if errors.As(err, &mm) {
+		e.sum.Mismatches++
+	}
+	e.mu.Unlock()
+	e.stats.FilesDone.Add(1)
+	if e.opt.OnEvent != nil {
+		e.opt.OnEvent(Event{Action: ActFail, Path: rel, Err: err})
+	}
+}
+
+func (e *engine) count(f func(s *Summary)) {
+	e.mu.Lock()
+	f(&e.sum)
+	e.mu.Unlock()
+}
+
+// excluded reports whether rel (or its base name) matches an --exclude glob.
+func (e *engine) excluded(rel string) bool {
+	if len(e.opt.Excludes) == 0 {
+		return false
+	}
+	base := path.Base(rel)
+	for _, g := range e.opt.Excludes {
+		if ok, _ := path.Match(g, rel); ok {
+			return true
+		}
+		if ok, _ := path.Match(g, base); ok {
+			return true
+		}
+		// A pattern naming a directory also matches what is below it.
+		if strings.HasPrefix(rel, strings.TrimSuffix(g, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}

@@ -1,0 +1,138 @@
+//go:build fcfault
+
+package fileio
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// FaultsEnabled reports whether this build can inject faults (tag fcfault).
+const FaultsEnabled = true
+
+// A Fault makes an operation fail, or corrupts the data of a write.
+type Fault struct {
+	Op      Op            // the operation it applies to
+	PathHas string        // applies only to paths containing this ("" = any)
+	Nth     int           // fail the Nth matching call (1-based); 0 = every call
+	Err     syscall.Errno // the error returned; 0 with Op==OpWrite and Corrupt
+	Corrupt bool          // for OpWrite: flip the first byte written instead of failing
+	Short   bool          // for OpWrite: write half of the buffer, then fail with Err
+	calls   int
+}
+
+var (
+	faultMu sync.Mutex
+	faults  []*Fault
+)
+
+// SetFaults replaces the active faults. Call ClearFaults when done.
+func SetFaults(fs ...*Fault) {
+	faultMu.Lock()
+	faults = fs
+	faultMu.Unlock()
+}
+
+// ClearFaults removes all faults.
+func ClearFaults() { SetFaults() }
+
+func init() {
+	// The end-to-end tests reach the binary through the environment.
+	if spec := os.Getenv("FASTCOPY_FAULTS"); spec != "" {
+		SetFaults(ParseFaults(spec)...)
+	}
+}
+
+// ParseFaults reads faults from a spec such as
+// "write:corrupt:file3,read:EIO:bad.jpg,create:ENOSPC:#5" (op:action:path or
+// #N for the Nth call). Actions: corrupt, short, or an errno name.
+func ParseFaults(spec string) []*Fault {
+	var out []*Fault
+	for _, item := range strings.Split(spec, ",") {
+		parts := strings.SplitN(item, ":", 3)
+		if len(parts) < 2 {
+			continue
+		}
+		f := &Fault{Op: Op(parts[0])}
+		switch parts[1] {
+		case "corrupt":
+			f.Corrupt = true
+		case "short":
+			f.Short, f.Err = true, syscall.ENOSPC
+		default:
+			f.Err = errnoByName(parts[1])
+		}
+		if len(parts) == 3 {
+			if strings.HasPrefix(parts[2], "#") {
+				n := 0
+				for _, c := range parts[2][1:] {
+					n = n*10 + int(c-'0')
+				}
+				f.Nth = n
+			} else {
+				f.PathHas = parts[2]
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func errnoByName(name string) syscall.Errno {
+	switch name {
+	case "ENOSPC":
+		return syscall.ENOSPC
+	case "EIO":
+		return syscall.EIO
+	case "EINTR":
+		return syscall.EINTR
+	case "EXDEV":
+		return syscall.EXDEV
+	case "ENOTSUP":
+		return syscall.ENOTSUP
+	case "EACCES":
+		return syscall.EACCES
+	case "EPERM":
+		return syscall.EPERM
+	}
+	return syscall.EIO
+}
+
+func match(op Op, path string) *Fault {
+	faultMu.Lock()
+	defer faultMu.Unlock()
+	for _, f := range faults {
+		if f.Op != op || (f.PathHas != "" && !strings.Contains(path, f.PathHas)) {
+			continue
+		}
+		f.calls++
+		if f.Nth == 0 || f.calls == f.Nth {
+			return f
+		}
+	}
+	return nil
+}
+
+func inject(op Op, path string) error {
+	if f := match(op, path); f != nil && !f.Corrupt && !f.Short {
+		return f.Err
+	}
+	return nil
+}
+
+func injectWrite(path string, p []byte) ([]byte, error) {
+	f := match(OpWrite, path)
+	switch {
+	case f == nil || len(p) == 0:
+		return p, nil
+	case f.Corrupt:
+		q := append([]byte(nil), p...)
+		q[0] ^= 0xff
+		return q, nil
+	case f.Short:
+		return p[:len(p)/2], f.Err
+	}
+	return nil, f.Err
+}

@@ -1,0 +1,276 @@
+//go:build linux
+
+package fileio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+func fdatasync(fd int) error { return unix.Fdatasync(fd) }
+
+func futimens(fd int, ts []unix.Timespec) error {
+	return unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH)
+}
+
+func mknodat(dirfd int, name string, mode uint32, rdev uint64) error {
+	return unix.Mknodat(dirfd, name, mode, int(rdev))
+}
+
+var openat2Missing bool // set once when the kernel lacks openat2
+
+func openBeneath(dirfd int, rel string) (int, error) {
+	if openat2Missing {
+		return -1, ErrUnsupported
+	}
+	how := &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(dirfd, rel, how)
+		switch err {
+		case nil:
+			return fd, nil
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		case unix.ENOSYS:
+			openat2Missing = true
+			return -1, ErrUnsupported
+		}
+		return -1, err
+	}
+}
+
+// Clone makes f share src's data blocks (FICLONE). It returns an error that
+// IsFallback accepts when the filesystem cannot clone or the two files are on
+// different filesystems.
+func (f *File) Clone(src *File) error {
+	if err := inject(OpClone, f.path); err != nil {
+		return pathErr("clone", f.path, err)
+	}
+	return pathErr("clone", f.path, ignoringEINTR(func() error { return unix.IoctlFileClone(f.fd, src.fd) }))
+}
+
+// CopyRange copies n bytes from src at srcOff to f at dstOff inside the
+// kernel (copy_file_range). It returns the bytes copied; 0 with a nil error
+// means src ended early.
+func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
+	if err := inject(OpCopyRange, f.path); err != nil {
+		return 0, pathErr("copy_file_range", f.path, err)
+	}
+	var done int64
+	for done < n {
+		chunk := n - done
+		if chunk > 1<<30 {
+			chunk = 1 << 30
+		}
+		m, err := unix.CopyFileRange(src.fd, &srcOff, f.fd, &dstOff, int(chunk), 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return done, pathErr("copy_file_range", f.path, err)
+		}
+		if m == 0 {
+			break
+		}
+		done += int64(m)
+	}
+	return done, nil
+}
+
+// NextData returns the offset of the first data byte at or after off, and
+// the offset of the hole that ends that data run. At or past the last data
+// it returns (size, size, nil). Where SEEK_DATA is not supported it returns
+// an error that IsFallback accepts.
+func (f *File) NextData(off, size int64) (data, hole int64, err error) {
+	data, err = unix.Seek(f.fd, off, unix.SEEK_DATA)
+	if err == unix.ENXIO {
+		return size, size, nil
+	}
+	if err != nil {
+		return 0, 0, pathErr("seek", f.path, err)
+	}
+	hole, err = unix.Seek(f.fd, data, unix.SEEK_HOLE)
+	if err != nil {
+		return 0, 0, pathErr("seek", f.path, err)
+	}
+	if hole > size {
+		hole = size
+	}
+	return data, hole, nil
+}
+
+// DropCache asks the kernel to drop the file's clean cached pages, so that
+// the next read comes from the device.
+func (f *File) DropCache() error {
+	return pathErr("fadvise", f.path, unix.Fadvise(f.fd, 0, 0, unix.FADV_DONTNEED))
+}
+
+// AdviseSequential tells the kernel the file is read once, front to back.
+func (f *File) AdviseSequential() {
+	_ = unix.Fadvise(f.fd, 0, 0, unix.FADV_SEQUENTIAL)
+}
+
+// Syncfs flushes the whole filesystem holding d to stable storage.
+func (d *Dir) Syncfs() error {
+	if err := inject(OpSync, d.path); err != nil {
+		return pathErr("syncfs", d.path, err)
+	}
+	return pathErr("syncfs", d.path, ignoringEINTR(func() error { return unix.Syncfs(d.fd) }))
+}
+
+// CopyXattrs copies the extended attributes of src to dst. Without all,
+// only the user namespace is copied (the others need privileges). It
+// returns an error only for an attribute that could be read but not set.
+func CopyXattrs(src, dst *File, all bool) error {
+	buf := make([]byte, 1024)
+	var n int
+	var err error
+	for {
+		n, err = unix.Flistxattr(src.fd, buf)
+		if err == unix.ERANGE {
+			buf = make([]byte, len(buf)*4)
+			continue
+		}
+		break
+	}
+	if err != nil || n == 0 {
+		return nil // no attributes, or a filesystem without them
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
+		if name == "" || (!all && !strings.HasPrefix(name, "user.")) {
+			continue
+		}
+		val, err := getxattr(src.fd, name)
+		if err != nil {
+			continue
+		}
+		if err := unix.Fsetxattr(dst.fd, name, val, 0); err != nil {
+			if err == unix.ENOTSUP || err == unix.EOPNOTSUPP {
+				return pathErr("setxattr "+name, dst.path, err)
+			}
+			return pathErr("setxattr "+name, dst.path, err)
+		}
+	}
+	return nil
+}
+
+// Xattrs lists the extended attributes of f with their values, sorted by
+// name (for comparisons in tests and the verifier).
+func Xattrs(f *File) (map[string][]byte, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Flistxattr(f.fd, buf)
+	if err != nil {
+		if err == unix.ENOTSUP {
+			return nil, nil
+		}
+		return nil, pathErr("listxattr", f.path, err)
+	}
+	out := map[string][]byte{}
+	for _, name := range bytes.Split(bytes.TrimRight(buf[:n], "\x00"), []byte{0}) {
+		if len(name) == 0 {
+			continue
+		}
+		v, err := getxattr(f.fd, string(name))
+		if err != nil {
+			return nil, pathErr("getxattr", f.path, err)
+		}
+		out[string(name)] = v
+	}
+	return out, nil
+}
+
+func getxattr(fd int, name string) ([]byte, error) {
+	size := 256
+	for {
+		v := make([]byte, size)
+		n, err := unix.Fgetxattr(fd, name, v)
+		if err == unix.ERANGE {
+			size *= 4
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return v[:n], nil
+	}
+}
+
+// Device describes the block device under a path, for choosing concurrency.
+type Device struct {
+	Name       string // e.g. "vda", "sdb"; empty when there is none
+	Rotational bool   // the queue says it seeks
+	USB        bool   // attached through USB
+	Virtual    bool   // a paravirtual disk (virtio, xen), whose rotational flag means nothing
+}
+
+// String describes the device for -v output.
+func (d Device) String() string {
+	if d.Name == "" {
+		return "no block device"
+	}
+	kind := "ssd"
+	switch {
+	case d.Virtual:
+		kind = "virtual disk"
+	case d.Rotational:
+		kind = "rotational"
+	}
+	if d.USB {
+		kind += ", usb"
+	}
+	return fmt.Sprintf("%s (%s)", d.Name, kind)
+}
+
+// DeviceOf finds the block device that holds path, from sysfs.
+func DeviceOf(path string) Device {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return Device{}
+	}
+	major, minor := unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))
+	if major == 0 {
+		return Device{} // tmpfs, overlay, FUSE: no block device
+	}
+	link := fmt.Sprintf("/sys/dev/block/%d:%d", major, minor)
+	real, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return Device{}
+	}
+	dev := Device{
+		Name:    filepath.Base(real),
+		USB:     strings.Contains(real, "/usb"),
+		Virtual: strings.Contains(real, "/virtio") || strings.Contains(real, "/vbd-"),
+	}
+	// A partition has no queue of its own; its parent directory does.
+	for _, dir := range []string{real, filepath.Dir(real)} {
+		if b, err := os.ReadFile(filepath.Join(dir, "queue", "rotational")); err == nil {
+			dev.Rotational = strings.TrimSpace(string(b)) == "1"
+			if dir != real {
+				dev.Name = filepath.Base(dir)
+			}
+			break
+		}
+	}
+	// A loop device reads through a file on another device: describe that.
+	if strings.HasPrefix(dev.Name, "loop") {
+		if b, err := os.ReadFile(filepath.Join("/sys/block", dev.Name, "loop", "backing_file")); err == nil {
+			if back := DeviceOf(strings.TrimSpace(string(b))); back.Name != "" {
+				back.Name = dev.Name + " on " + back.Name
+				return back
+			}
+		}
+	}
+	return dev
+}
+
+// IsNoAttr reports whether err says an extended attribute does not exist.
+func IsNoAttr(err error) bool { return errors.Is(err, unix.ENODATA) }

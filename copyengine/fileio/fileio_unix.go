@@ -1,0 +1,560 @@
+//go:build unix
+
+package fileio
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Dir is an open directory. Every name passed to its methods is a single path
+// component, resolved relative to the directory, never through a symlink.
+type Dir struct {
+	fd   int
+	path string
+}
+
+// File is an open file.
+type File struct {
+	fd   int
+	path string
+}
+
+func ignoringEINTR(fn func() error) error {
+	for {
+		err := fn()
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+func pathErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+// OpenDir opens the directory at path, following symlinks in path: it is for
+// the roots the user named on the command line.
+func OpenDir(path string) (*Dir, error) {
+	if err := inject(OpOpenDir, path); err != nil {
+		return nil, pathErr("open", path, err)
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("open", path, err)
+	}
+	return &Dir{fd: fd, path: path}, nil
+}
+
+// Path returns the path the directory was opened as (for messages).
+func (d *Dir) Path() string { return d.path }
+
+func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
+
+// Close closes the directory.
+func (d *Dir) Close() error { return unix.Close(d.fd) }
+
+// OpenSub opens the subdirectory name without following a symlink.
+func (d *Dir) OpenSub(name string) (*Dir, error) {
+	p := d.join(name)
+	if err := inject(OpOpenDir, p); err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return &Dir{fd: fd, path: p}, nil
+}
+
+// OpenBeneath opens the directory rel (slash-separated, relative) below d
+// without following any symlink on the way. An empty rel opens d again.
+func (d *Dir) OpenBeneath(rel string) (*Dir, error) {
+	if rel == "" || rel == "." {
+		rel = "."
+	}
+	if fd, err := openBeneath(d.fd, rel); err == nil {
+		return &Dir{fd: fd, path: d.join(rel)}, nil
+	} else if !errors.Is(err, ErrUnsupported) {
+		return nil, pathErr("open", d.join(rel), err)
+	}
+	// Component by component, each with O_NOFOLLOW.
+	cur, err := d.OpenSub(".")
+	if err != nil {
+		return nil, err
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			cur.Close()
+			return nil, pathErr("open", d.join(rel), unix.EXDEV)
+		}
+		next, err := cur.OpenSub(part)
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	cur.path = d.join(rel)
+	return cur, nil
+}
+
+// ReadDir lists the directory, sorted by name, without "." and "..".
+func (d *Dir) ReadDir() ([]DirEntry, error) {
+	if err := inject(OpReadDir, d.path); err != nil {
+		return nil, pathErr("readdir", d.path, err)
+	}
+	// A fresh descriptor: the offset of d.fd must not move, and the names
+	// are read only once per directory.
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, pathErr("open", d.path, err)
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, pathErr("readdir", d.path, err)
+	}
+	out := make([]DirEntry, 0, len(des))
+	for _, de := range des {
+		var t uint32
+		switch de.Type() {
+		case 0:
+			t = ModeRegular
+		case os.ModeDir:
+			t = ModeDir
+		case os.ModeSymlink:
+			t = ModeSymlink
+		case os.ModeNamedPipe:
+			t = ModeFIFO
+		case os.ModeSocket:
+			t = ModeSocket
+		case os.ModeDevice:
+			t = ModeBlock
+		case os.ModeDevice | os.ModeCharDevice:
+			t = ModeChar
+		}
+		out = append(out, DirEntry{Name: de.Name(), Type: t})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func statFromUnix(st *unix.Stat_t) Stat {
+	return Stat{
+		Mode:   uint32(st.Mode),
+		Size:   st.Size,
+		Blocks: int64(st.Blocks),
+		Dev:    uint64(st.Dev),
+		Ino:    uint64(st.Ino),
+		Nlink:  uint64(st.Nlink),
+		Uid:    st.Uid,
+		Gid:    st.Gid,
+		Rdev:   uint64(st.Rdev),
+		Atime:  unix.TimespecToNsec(st.Atim),
+		Mtime:  unix.TimespecToNsec(st.Mtim),
+		Ctime:  unix.TimespecToNsec(st.Ctim),
+	}
+}
+
+// Lstat returns the metadata of name without following a symlink.
+func (d *Dir) Lstat(name string) (Stat, error) {
+	return d.fstatat(name, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// StatFollow returns the metadata of name, following a symlink.
+func (d *Dir) StatFollow(name string) (Stat, error) {
+	return d.fstatat(name, 0)
+}
+
+func (d *Dir) fstatat(name string, flags int) (Stat, error) {
+	var st unix.Stat_t
+	p := d.join(name)
+	if err := inject(OpStat, p); err != nil {
+		return Stat{}, pathErr("stat", p, err)
+	}
+	err := ignoringEINTR(func() error { return unix.Fstatat(d.fd, name, &st, flags) })
+	if err != nil {
+		return Stat{}, pathErr("stat", p, err)
+	}
+	return statFromUnix(&st), nil
+}
+
+// Stat returns the metadata of the directory itself.
+func (d *Dir) Stat() (Stat, error) { return fstat(d.fd, d.path) }
+
+func fstat(fd int, path string) (Stat, error) {
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstat(fd, &st) }); err != nil {
+		return Stat{}, pathErr("stat", path, err)
+	}
+	return statFromUnix(&st), nil
+}
+
+// Open opens name for reading. With follow false a symlink is refused
+// (ELOOP) rather than followed.
+func (d *Dir) Open(name string, follow bool) (*File, error) {
+	p := d.join(name)
+	if err := inject(OpOpen, p); err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, flags, 0)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return &File{fd: fd, path: p}, nil
+}
+
+// CreateTemp creates name exclusively (O_EXCL|O_NOFOLLOW) with mode 0600,
+// open for reading and writing.
+func (d *Dir) CreateTemp(name string) (*File, error) {
+	p := d.join(name)
+	if err := inject(OpCreate, p); err != nil {
+		return nil, pathErr("create", p, err)
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("create", p, err)
+	}
+	return &File{fd: fd, path: p}, nil
+}
+
+// Mkdir creates the directory name with mode perm.
+func (d *Dir) Mkdir(name string, perm uint32) error {
+	p := d.join(name)
+	if err := inject(OpMkdir, p); err != nil {
+		return pathErr("mkdir", p, err)
+	}
+	return pathErr("mkdir", p, ignoringEINTR(func() error { return unix.Mkdirat(d.fd, name, perm) }))
+}
+
+// Rename renames oldName in d to newName in nd, replacing what newName was
+// (a symlink or a hard link is replaced, never written through).
+func (d *Dir) Rename(oldName string, nd *Dir, newName string) error {
+	p := nd.join(newName)
+	if err := inject(OpRename, p); err != nil {
+		return pathErr("rename", p, err)
+	}
+	return pathErr("rename", p, ignoringEINTR(func() error { return unix.Renameat(d.fd, oldName, nd.fd, newName) }))
+}
+
+// Remove removes the non-directory name.
+func (d *Dir) Remove(name string) error {
+	return pathErr("remove", d.join(name), ignoringEINTR(func() error { return unix.Unlinkat(d.fd, name, 0) }))
+}
+
+// RemoveDir removes the empty directory name.
+func (d *Dir) RemoveDir(name string) error {
+	return pathErr("remove", d.join(name), ignoringEINTR(func() error { return unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR) }))
+}
+
+// Symlink creates name as a symlink to target.
+func (d *Dir) Symlink(target, name string) error {
+	p := d.join(name)
+	if err := inject(OpCreate, p); err != nil {
+		return pathErr("symlink", p, err)
+	}
+	return pathErr("symlink", p, ignoringEINTR(func() error { return unix.Symlinkat(target, d.fd, name) }))
+}
+
+// Readlink returns the target of the symlink name.
+func (d *Dir) Readlink(name string) (string, error) {
+	p := d.join(name)
+	if err := inject(OpRead, p); err != nil {
+		return "", pathErr("readlink", p, err)
+	}
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		var n int
+		err := ignoringEINTR(func() (err error) {
+			n, err = unix.Readlinkat(d.fd, name, buf)
+			return err
+		})
+		if err != nil {
+			return "", pathErr("readlink", p, err)
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+// Link creates newName in d as a hard link to oldName in od, without
+// following a symlink at oldName.
+func (d *Dir) Link(od *Dir, oldName, newName string) error {
+	p := d.join(newName)
+	if err := inject(OpLink, p); err != nil {
+		return pathErr("link", p, err)
+	}
+	return pathErr("link", p, ignoringEINTR(func() error { return unix.Linkat(od.fd, oldName, d.fd, newName, 0) }))
+}
+
+// Mknod creates a FIFO, socket or device node name with the type and
+// permission bits of mode.
+func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
+	p := d.join(name)
+	if err := inject(OpCreate, p); err != nil {
+		return pathErr("mknod", p, err)
+	}
+	return pathErr("mknod", p, ignoringEINTR(func() error { return mknodat(d.fd, name, mode, rdev) }))
+}
+
+// Lchown sets the owner of name without following a symlink.
+func (d *Dir) Lchown(name string, uid, gid int) error {
+	return pathErr("chown", d.join(name), ignoringEINTR(func() error {
+		return unix.Fchownat(d.fd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
+	}))
+}
+
+// Chmod sets the mode of name (not a symlink: Linux has no symlink modes).
+func (d *Dir) Chmod(name string, mode uint32) error {
+	return pathErr("chmod", d.join(name), ignoringEINTR(func() error { return unix.Fchmodat(d.fd, name, mode, 0) }))
+}
+
+// Lutimes sets the access and modification times of name, in nanoseconds,
+// without following a symlink.
+func (d *Dir) Lutimes(name string, atime, mtime int64) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}
+	return pathErr("utimes", d.join(name), ignoringEINTR(func() error {
+		return unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+	}))
+}
+
+// AsFile returns a File on the same descriptor, for the metadata calls
+// shared with files (Chmod, Chown, SetTimes, xattrs). Closing it closes d.
+func (d *Dir) AsFile() *File { return &File{fd: d.fd, path: d.path} }
+
+// Lock takes an exclusive advisory lock on the directory. It returns
+// ErrLocked at once when another process holds it.
+func (d *Dir) Lock() error {
+	err := ignoringEINTR(func() error { return unix.Flock(d.fd, unix.LOCK_EX|unix.LOCK_NB) })
+	if err == unix.EWOULDBLOCK {
+		return ErrLocked
+	}
+	return pathErr("lock", d.path, err)
+}
+
+// ErrLocked is returned by Dir.Lock when another process holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// Path returns the path the file was opened as (for messages).
+func (f *File) Path() string { return f.path }
+
+// Close closes the file.
+func (f *File) Close() error { return unix.Close(f.fd) }
+
+// Stat returns the metadata of the open file.
+func (f *File) Stat() (Stat, error) { return fstat(f.fd, f.path) }
+
+// Read reads up to len(p) bytes; it returns 0, nil at end of file.
+func (f *File) Read(p []byte) (int, error) {
+	if err := inject(OpRead, f.path); err != nil {
+		return 0, pathErr("read", f.path, err)
+	}
+	for {
+		n, err := unix.Read(f.fd, p)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, pathErr("read", f.path, err)
+		}
+		return n, nil
+	}
+}
+
+// ReadAt reads up to len(p) bytes at off; it returns 0, nil at end of file.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if err := inject(OpRead, f.path); err != nil {
+		return 0, pathErr("read", f.path, err)
+	}
+	for {
+		n, err := unix.Pread(f.fd, p, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, pathErr("read", f.path, err)
+		}
+		return n, nil
+	}
+}
+
+// ReadFull reads into buf from off until buf is full or the file ends, and
+// returns the bytes read.
+func (f *File) ReadFull(buf []byte, off int64) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := f.ReadAt(buf[n:], off+int64(n))
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// WriteAt writes all of p at off.
+func (f *File) WriteAt(p []byte, off int64) error {
+	p, ferr := injectWrite(f.path, p)
+	for len(p) > 0 {
+		n, err := unix.Pwrite(f.fd, p, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return pathErr("write", f.path, err)
+		}
+		if n == 0 {
+			return pathErr("write", f.path, syscall.EIO)
+		}
+		p = p[n:]
+		off += int64(n)
+	}
+	return pathErr("write", f.path, ferr)
+}
+
+// Truncate sets the file's length.
+func (f *File) Truncate(size int64) error {
+	return pathErr("truncate", f.path, ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) }))
+}
+
+// Sync flushes the file's data to stable storage (fdatasync where there is one).
+func (f *File) Sync() error {
+	if err := inject(OpSync, f.path); err != nil {
+		return pathErr("sync", f.path, err)
+	}
+	return pathErr("sync", f.path, ignoringEINTR(func() error { return fdatasync(f.fd) }))
+}
+
+// Chmod sets the file's mode, including setuid, setgid and sticky bits.
+func (f *File) Chmod(mode uint32) error {
+	return pathErr("chmod", f.path, ignoringEINTR(func() error { return unix.Fchmod(f.fd, mode&0o7777) }))
+}
+
+// Chown sets the file's owner and group (-1 leaves one unchanged).
+func (f *File) Chown(uid, gid int) error {
+	return pathErr("chown", f.path, ignoringEINTR(func() error { return unix.Fchown(f.fd, uid, gid) }))
+}
+
+// SetTimes sets the access and modification times, in nanoseconds.
+func (f *File) SetTimes(atime, mtime int64) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}
+	return pathErr("utimes", f.path, ignoringEINTR(func() error { return futimens(f.fd, ts) }))
+}
+
+// Geteuid returns the effective user id of the process.
+func Geteuid() int { return unix.Geteuid() }
+
+// Getegid returns the effective group id of the process.
+func Getegid() int { return unix.Getegid() }
+
+// InGroup reports whether the process is a member of gid.
+func InGroup(gid uint32) bool {
+	if uint32(unix.Getegid()) == gid {
+		return true
+	}
+	groups, err := unix.Getgroups()
+	if err != nil {
+		return false
+	}
+	for _, g := range groups {
+		if uint32(g) == gid {
+			return true
+		}
+	}
+	return false
+}
+
+// Errno returns the system error number inside err, or 0.
+func Errno(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return 0
+}
+
+// IsNotExist reports whether err says a file does not exist.
+func IsNotExist(err error) bool { return errors.Is(err, unix.ENOENT) }
+
+// IsExist reports whether err says a file already exists.
+func IsExist(err error) bool { return errors.Is(err, unix.EEXIST) }
+
+// IsNoSpace reports whether err says the device is full or over quota.
+func IsNoSpace(err error) bool { return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) }
+
+// IsPermission reports whether err is a permission refusal.
+func IsPermission(err error) bool { return errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) }
+
+// IsFallback reports whether err means "this primitive does not work here;
+// use the next one": ENOTSUP, EOPNOTSUPP, EXDEV, EINVAL, ENOSYS, ENOTTY.
+func IsFallback(err error) bool {
+	if errors.Is(err, ErrUnsupported) {
+		return true
+	}
+	switch Errno(err) {
+	case unix.ENOTSUP, unix.EXDEV, unix.EINVAL, unix.ENOSYS, unix.ENOTTY, unix.EBADF:
+		return true
+	}
+	return Errno(err) == unix.EOPNOTSUPP
+}
+
+// describe gives a short name for a file type, for messages.
+func describe(mode uint32) string {
+	switch mode & ModeType {
+	case ModeDir:
+		return "directory"
+	case ModeSymlink:
+		return "symlink"
+	case ModeRegular:
+		return "file"
+	case ModeFIFO:
+		return "fifo"
+	case ModeSocket:
+		return "socket"
+	case ModeChar, ModeBlock:
+		return "device"
+	}
+	return fmt.Sprintf("file of type %o", mode&ModeType)
+}
+
+// Describe names the type of mode for messages ("file", "symlink", ...).
+func Describe(mode uint32) string { return describe(mode) }

@@ -1,0 +1,22 @@
+package fileio
+
+// Op names a file operation that a fault can be injected into (in test
+// builds with the tag fcfault; see fault_on.go).
+type Op string
+
+// The operations a fault can be injected into.
+const (
+	OpOpenDir   Op = "opendir"
+	OpReadDir   Op = "readdir"
+	OpStat      Op = "stat"
+	OpOpen      Op = "open"
+	OpCreate    Op = "create"
+	OpRead      Op = "read"
+	OpWrite     Op = "write"
+	OpSync      Op = "sync"
+	OpRename    Op = "rename"
+	OpMkdir     Op = "mkdir"
+	OpLink      Op = "link"
+	OpClone     Op = "clone"
+	OpCopyRange Op = "copyrange"
+)

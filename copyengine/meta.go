@@ -1,0 +1,208 @@
+package copyengine
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+// owner returns the uid and gid to set on a copy of st (-1 = leave as
+// created), and whether the ownership of the source is kept in full. As
+// root both are kept; otherwise the group is kept when the process is a
+// member of it, as cp -a does.
+func (e *engine) owner(st *fileio.Stat) (uid, gid int, kept bool) {
+	if e.root {
+		return int(st.Uid), int(st.Gid), true
+	}
+	uid, gid = -1, -1
+	if st.Gid != uint32(fileio.Getegid()) && fileio.InGroup(st.Gid) {
+		gid = int(st.Gid)
+	}
+	kept = st.Uid == uint32(e.euid) && (st.Gid == uint32(fileio.Getegid()) || gid >= 0)
+	return uid, gid, kept
+}
+
+// mode returns the permission bits for a copy of st: setuid and setgid are
+// dropped when the ownership could not be kept, so no one gains a
+// privileged program by copying it.
+func mode(st *fileio.Stat, ownerKept bool) uint32 {
+	m := st.Mode & 0o7777
+	if !ownerKept {
+		m &^= fileio.ModeSetuid | fileio.ModeSetgid
+	}
+	return m
+}
+
+// applyMeta gives the open copy f the owner, mode and extended attributes of
+// the source (srcF may be nil when the source is not open). Times are set
+// separately, last, because a read-back could move the access time.
+func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat) error {
+	uid, gid, kept := e.owner(st)
+	if uid >= 0 || gid >= 0 {
+		if err := f.Chown(uid, gid); err != nil {
+			if e.root {
+				return fmt.Errorf("setting owner: %w", err)
+			}
+			kept = false
+		}
+	}
+	if err := f.Chmod(mode(st, kept)); err != nil {
+		return fmt.Errorf("setting mode: %w", err)
+	}
+	if srcF != nil {
+		if err := fileio.CopyXattrs(srcF, f, e.root); err != nil && !fileio.IsFallback(err) {
+			return fmt.Errorf("copying extended attributes: %w", err)
+		}
+	}
+	return nil
+}
+
+// fixMeta brings the mode and owner of an unchanged destination file up to
+// date without touching its data.
+func (e *engine) fixMeta(dst *handle, en *entry) {
+	d, s := en.dstSt, &en.st
+	if s.IsSymlink() {
+		return
+	}
+	uid, gid, kept := e.owner(s)
+	wantMode := mode(s, kept)
+	needOwner := (uid >= 0 && d.Uid != uint32(uid)) || (gid >= 0 && d.Gid != uint32(gid))
+	if !needOwner && d.Mode&0o7777 == wantMode {
+		return
+	}
+	rel := joinRel(dst.rel, en.dstName)
+	if needOwner {
+		if err := dst.d.Lchown(en.dstName, uid, gid); err != nil {
+			e.fail(rel, err)
+			return
+		}
+	}
+	if err := dst.d.Chmod(en.dstName, wantMode); err != nil {
+		e.fail(rel, err)
+		return
+	}
+	e.count(func(s *Summary) { s.MetaUpdated++ })
+	e.event(ActMeta, rel)
+}
+
+// applyDirMeta gives each destination directory its source's owner, mode,
+// extended attributes and times, deepest first: after its contents are
+// written, so read-only directories copy and their times stay as the
+// source's.
+func (e *engine) applyDirMeta() {
+	if e.dstRoot == nil {
+		return
+	}
+	sort.Slice(e.dirs, func(i, j int) bool {
+		di, dj := strings.Count(e.dirs[i].dstRel, "/"), strings.Count(e.dirs[j].dstRel, "/")
+		if e.dirs[i].dstRel == "" {
+			di = -1
+		}
+		if e.dirs[j].dstRel == "" {
+			dj = -1
+		}
+		return di > dj
+	})
+	for _, dm := range e.dirs {
+		if e.ctx.Err() != nil {
+			return
+		}
+		if err := e.applyOneDir(dm); err != nil {
+			e.fail(dm.dstRel, err)
+		}
+	}
+}
+
+func (e *engine) applyOneDir(dm dirMeta) error {
+	dd, err := e.dstRoot.OpenBeneath(dm.dstRel)
+	if err != nil {
+		return err
+	}
+	defer dd.Close()
+	var srcF *fileio.File
+	if sd, err := fileio.OpenDir(filepath.Join(dm.srcRoot, filepath.FromSlash(dm.srcRel))); err == nil {
+		defer sd.Close()
+		srcF = sd.AsFile()
+	}
+	f := dd.AsFile()
+	if err := e.applyMeta(f, srcF, &dm.st); err != nil {
+		return err
+	}
+	return f.SetTimes(dm.st.Atime, dm.st.Mtime)
+}
+
+// linkFollowers makes every further name of a source inode a hard link to
+// the first name's copy, once that copy is in place.
+func (e *engine) linkFollowers() {
+	if e.dstRoot == nil || e.opt.DryRun {
+		for _, f := range e.followers {
+			e.count(func(s *Summary) { s.Linked++ })
+			e.event(ActLink, f.rel)
+		}
+		return
+	}
+	for _, f := range e.followers {
+		if e.ctx.Err() != nil {
+			return
+		}
+		if err := e.linkOne(f); err != nil {
+			e.fail(f.rel, err)
+		}
+	}
+}
+
+func (e *engine) linkOne(f linkFollower) error {
+	select {
+	case <-f.group.done:
+	default:
+		return fmt.Errorf("hard link to %q: its first name was not copied", f.group.leaderRel)
+	}
+	if !f.group.ok {
+		return fmt.Errorf("hard link to %q: its first name failed to copy", f.group.leaderRel)
+	}
+	ldir, lname := splitRel(f.group.leaderRel)
+	fdir, fname := splitRel(f.rel)
+	ld, err := e.dstRoot.OpenBeneath(ldir)
+	if err != nil {
+		return err
+	}
+	defer ld.Close()
+	fd, err := e.dstRoot.OpenBeneath(fdir)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	lst, err := ld.Lstat(lname)
+	if err != nil {
+		return err
+	}
+	if cur, err := fd.Lstat(fname); err == nil && cur.Dev == lst.Dev && cur.Ino == lst.Ino {
+		e.skip(f.rel, f.st.Size)
+		return nil
+	}
+	tmp := tempName(fname)
+	_ = fd.Remove(tmp)
+	if err := fd.Link(ld, lname, tmp); err != nil {
+		return err
+	}
+	if err := fd.Rename(tmp, fd, fname); err != nil {
+		_ = fd.Remove(tmp)
+		return err
+	}
+	e.count(func(s *Summary) { s.Linked++ })
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(f.st.Size)
+	e.event(ActLink, f.rel)
+	return nil
+}
+
+func splitRel(rel string) (dir, name string) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return "", rel
+	}
+	return rel[:i], rel[i+1:]
+}

@@ -1,0 +1,118 @@
+package copyengine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Reflink says when the data path may clone blocks instead of copying them.
+type Reflink string
+
+// The --reflink modes.
+const (
+	ReflinkAuto   Reflink = "auto"   // clone where source and destination share a filesystem that can
+	ReflinkAlways Reflink = "always" // clone or fail the file
+	ReflinkNever  Reflink = "never"  // always write independent blocks
+)
+
+// VerifyMode says how a written file is read back before it takes its name.
+type VerifyMode string
+
+// The --verify modes.
+const (
+	VerifyDevice VerifyMode = "device" // flush, drop the cached pages, read from the device
+	VerifyCache  VerifyMode = "cache"  // read back through the page cache
+	VerifyOff    VerifyMode = "off"    // no read-back
+)
+
+// Options configure one run. The zero value of every field but Sources and
+// Dest is a sensible default.
+type Options struct {
+	Sources []string // files or directories to copy
+	Dest    string   // the destination (see Run for the rules)
+
+	Jobs        int    // copy workers; 0 chooses from the devices (ChooseJobs)
+	JobsReason  string // why Jobs is what it is, for the summary
+	Reflink     Reflink
+	Verify      VerifyMode
+	Dereference bool     // follow symlinks inside the tree (-L)
+	NoSync      bool     // skip the flush to stable storage
+	Force       bool     // recopy files whose size and mtime already match
+	DryRun      bool     // report what would be done, write nothing
+	Excludes    []string // glob patterns, matched on the relative path and the base name
+
+	// Stats, when set, receives live counters during the run (for a
+	// progress bar); Run allocates its own otherwise.
+	Stats *Stats
+	// OnEvent, when set, is called for each file acted on and each failure.
+	// It may be called from several goroutines at once.
+	OnEvent func(Event)
+}
+
+// Action is what the engine did with one entry.
+type Action string
+
+// The actions an Event reports.
+const (
+	ActCopy     Action = "copy"     // data written (read/write or copy_file_range)
+	ActClone    Action = "clone"    // data cloned (reflink)
+	ActLink     Action = "hardlink" // a hard link of the source kept as a hard link
+	ActSymlink  Action = "symlink"
+	ActSpecial  Action = "special" // fifo, socket or device node
+	ActMkdir    Action = "mkdir"
+	ActSkip     Action = "skip"     // unchanged
+	ActMeta     Action = "metadata" // only metadata brought up to date
+	ActFail     Action = "fail"
+	ActWouldDo  Action = "would-copy" // dry run
+	ActCleanTmp Action = "remove-temp"
+)
+
+// Event reports one entry acted on. Path is relative to the destination
+// root; Err is set for ActFail.
+type Event struct {
+	Action Action
+	Path   string
+	Err    error
+}
+
+// Stats are live counters; read them with the atomic methods at any time.
+// Totals grow while the scan runs; ScanDone says when they are final.
+type Stats struct {
+	FilesTotal    atomic.Int64
+	BytesTotal    atomic.Int64
+	FilesDone     atomic.Int64 // copied, skipped or failed
+	BytesDone     atomic.Int64 // bytes of files done (written or skipped)
+	BytesWritten  atomic.Int64
+	BytesVerified atomic.Int64
+	ScanDone      atomic.Bool
+}
+
+// Failure is one file that could not be copied.
+type Failure struct {
+	Path string `json:"path"`
+	Err  string `json:"error"`
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	Copied        int64         `json:"copied"`         // regular files whose data was written or cloned
+	Cloned        int64         `json:"cloned"`         // of Copied, by reflink
+	Linked        int64         `json:"hardlinked"`     // source hard links kept
+	Symlinks      int64         `json:"symlinks"`       // symlinks created
+	Specials      int64         `json:"specials"`       // fifos, sockets, devices created
+	Dirs          int64         `json:"dirs"`           // directories created
+	Skipped       int64         `json:"skipped"`        // unchanged
+	MetaUpdated   int64         `json:"metadata_only"`  // unchanged data, metadata brought up to date
+	Failed        int64         `json:"failed"`         // entries that failed
+	Bytes         int64         `json:"bytes"`          // bytes of data written or cloned
+	Verified      int64         `json:"verified"`       // files read back and matched
+	VerifiedBytes int64         `json:"verified_bytes"` // bytes read back and matched
+	Mismatches    int64         `json:"mismatches"`     // files that failed verification twice
+	TempsRemoved  int64         `json:"temps_removed"`  // leftovers of an interrupted run removed
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	Jobs          int           `json:"jobs"`
+	JobsReason    string        `json:"jobs_reason"`
+	Verify        VerifyMode    `json:"verify"`
+	DryRun        bool          `json:"dry_run"`
+	Failures      []Failure     `json:"failures"`
+}

@@ -1,0 +1,191 @@
+package copyengine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// rootSpec is one SOURCE argument mapped onto the destination.
+type rootSpec struct {
+	src    string // the source path as given (cleaned)
+	isDir  bool
+	srcDir string // the directory walked (isDir) or holding the file
+	name   string // for a file: its name in srcDir
+	dstRel string // where it lands, relative to the destination root
+}
+
+// plan is what Run decided from the arguments before writing anything.
+type plan struct {
+	dstRoot string // an existing (or to be created) directory
+	create  bool   // dstRoot must be created
+	roots   []rootSpec
+}
+
+// makePlan applies the argument rules and refuses bad requests up front:
+//
+//   - one directory SOURCE: DEST becomes its copy (created if missing,
+//     brought up to date if it exists);
+//   - one file SOURCE: DEST/basename if DEST is a directory, DEST otherwise;
+//   - several SOURCEs: each lands as DEST/basename; DEST must be a directory.
+func makePlan(sources []string, dest string) (*plan, error) {
+	if len(sources) == 0 {
+		return nil, refuse("", "no SOURCE given", "name at least one file or directory to copy")
+	}
+	if dest == "" {
+		return nil, refuse("", "no DEST given", "name the destination")
+	}
+	type srcInfo struct {
+		path  string
+		isDir bool
+	}
+	var srcs []srcInfo
+	for _, s := range sources {
+		st, err := os.Stat(s) // symlinks named on the command line are followed
+		if err != nil {
+			if _, lerr := os.Lstat(s); lerr == nil {
+				return nil, refuse(s, "is a symlink whose target does not exist", "name the target, or copy its directory")
+			}
+			return nil, refuse(s, "source does not exist or cannot be read: "+errText(err), "check the path")
+		}
+		if !st.IsDir() && !st.Mode().IsRegular() {
+			// Special files are copied inside trees; as a SOURCE they are
+			// almost always a mistake (a device to read?).
+			return nil, refuse(s, "source is not a regular file or directory", "copy the directory that holds it")
+		}
+		srcs = append(srcs, srcInfo{path: filepath.Clean(s), isDir: st.IsDir()})
+	}
+	dst := filepath.Clean(dest)
+	dstSt, dstErr := os.Stat(dst)
+	dstExists := dstErr == nil
+	if dstErr != nil && !errors.Is(dstErr, os.ErrNotExist) {
+		return nil, refuse(dest, "cannot read destination: "+errText(dstErr), "check the path and its permissions")
+	}
+	p := &plan{}
+	if len(srcs) == 1 {
+		s := srcs[0]
+		switch {
+		case s.isDir:
+			if dstExists && !dstSt.IsDir() {
+				return nil, refuse(dest, "destination exists and is not a directory, but SOURCE is one", "name a directory, or remove the file first")
+			}
+			if err := checkNotInside(s.path, dst); err != nil {
+				return nil, err
+			}
+			p.dstRoot, p.create = dst, !dstExists
+			p.roots = []rootSpec{{src: s.path, isDir: true, srcDir: s.path, dstRel: ""}}
+		case dstExists && dstSt.IsDir():
+			if err := checkNotSame(s.path, filepath.Join(dst, filepath.Base(s.path))); err != nil {
+				return nil, err
+			}
+			p.dstRoot = dst
+			p.roots = []rootSpec{fileRoot(s.path, filepath.Base(s.path))}
+		default:
+			if strings.HasSuffix(dest, "/") {
+				return nil, refuse(dest, "destination directory does not exist", "create it first, or leave off the final slash to copy onto that name")
+			}
+			if err := checkNotSame(s.path, dst); err != nil {
+				return nil, err
+			}
+			p.dstRoot = filepath.Dir(dst)
+			if _, err := os.Stat(p.dstRoot); err != nil {
+				p.create = true
+			}
+			p.roots = []rootSpec{fileRoot(s.path, filepath.Base(dst))}
+		}
+		return p, nil
+	}
+	if !dstExists || !dstSt.IsDir() {
+		return nil, refuse(dest, "several sources need an existing destination directory", "create the directory first")
+	}
+	seen := map[string]string{}
+	for _, s := range srcs {
+		base := filepath.Base(s.path)
+		if prev, ok := seen[base]; ok {
+			return nil, refuse(s.path, "has the same name as "+quote(prev)+": both would land on "+quote(filepath.Join(dst, base)), "copy them in separate runs into different directories")
+		}
+		seen[base] = s.path
+		if s.isDir {
+			if err := checkNotInside(s.path, filepath.Join(dst, base)); err != nil {
+				return nil, err
+			}
+			if st, err := os.Lstat(filepath.Join(dst, base)); err == nil && !st.IsDir() {
+				return nil, refuse(filepath.Join(dst, base), "exists and is not a directory, but "+quote(s.path)+" is one", "remove it or copy elsewhere")
+			}
+			p.roots = append(p.roots, rootSpec{src: s.path, isDir: true, srcDir: s.path, dstRel: base})
+		} else {
+			if err := checkNotSame(s.path, filepath.Join(dst, base)); err != nil {
+				return nil, err
+			}
+			p.roots = append(p.roots, fileRoot(s.path, base))
+		}
+	}
+	p.dstRoot = dst
+	return p, nil
+}
+
+func fileRoot(src, dstName string) rootSpec {
+	return rootSpec{src: src, srcDir: filepath.Dir(src), name: filepath.Base(src), dstRel: dstName}
+}
+
+// realPath resolves symlinks in the longest existing prefix of p.
+func realPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	rest := ""
+	for cur := abs; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+func checkNotInside(src, dst string) error {
+	rs, rd := realPath(src), realPath(dst)
+	if rs == rd {
+		return refuse(dst, "source and destination are the same directory", "name a different destination")
+	}
+	if strings.HasPrefix(rd, strings.TrimSuffix(rs, string(filepath.Separator))+string(filepath.Separator)) {
+		return refuse(dst, "destination is inside the source "+quote(src)+": the copy would copy itself", "choose a destination outside the source")
+	}
+	return nil
+}
+
+func checkNotSame(src, dst string) error {
+	a, err1 := os.Stat(src)
+	b, err2 := os.Stat(dst)
+	if err1 == nil && err2 == nil && os.SameFile(a, b) {
+		return refuse(dst, "source and destination are the same file", "name a different destination")
+	}
+	return nil
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// errText is the cause of err without the path (which the message names).
+func errText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return err.Error()
+}
+
+// mkdirAll creates dir and its missing parents.
+func mkdirAll(dir string) error {
+	return os.MkdirAll(dir, 0o755)
+}
+

@@ -1,0 +1,445 @@
+package copyengine
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+const (
+	chunkFiles = 64       // entries per chunk handed to a worker
+	chunkBytes = 32 << 20 // bytes per chunk
+)
+
+// dirWork is a source directory waiting to be listed.
+type dirWork struct {
+	root    *rootSpec
+	srcRel  string // relative to root.srcDir
+	dstRel  string // relative to the destination root
+	created bool   // the destination directory was made by this run (so is empty)
+}
+
+// walkQueue is a LIFO of directories with a count of those not yet done;
+// LIFO keeps the walk depth-first, so the queue stays short.
+type walkQueue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	items   []dirWork
+	pending int
+}
+
+func (q *walkQueue) push(w dirWork) {
+	q.mu.Lock()
+	q.items = append(q.items, w)
+	q.pending++
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+// pop blocks until a directory is available; ok is false when all are done.
+func (q *walkQueue) pop() (dirWork, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && q.pending > 0 {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return dirWork{}, false
+	}
+	w := q.items[len(q.items)-1]
+	q.items = q.items[:len(q.items)-1]
+	return w, true
+}
+
+func (q *walkQueue) done() {
+	q.mu.Lock()
+	q.pending--
+	if q.pending == 0 {
+		q.cond.Broadcast()
+	}
+	q.mu.Unlock()
+}
+
+// walk lists every source directory, creates the destination directories,
+// decides per entry whether it needs work, and feeds chunks to the workers.
+// The scan totals grow as it goes.
+func (e *engine) walk(p *plan) {
+	q := &walkQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	for i := range p.roots {
+		r := &p.roots[i]
+		if !r.isDir {
+			e.walkFileRoot(r)
+			continue
+		}
+		created := false
+		if r.dstRel != "" {
+			var ok bool
+			if created, ok = e.ensureDir(nil, r.dstRel, r.src); !ok {
+				continue
+			}
+		} else {
+			created = p.create
+		}
+		e.recordDir(r, "", r.dstRel)
+		q.push(dirWork{root: r, dstRel: r.dstRel, created: created})
+	}
+	walkers := e.sum.Jobs
+	if walkers > 8 {
+		walkers = 8
+	}
+	if walkers < 2 {
+		walkers = 2 // listing overlaps copying even with one copy stream
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < walkers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				w, ok := q.pop()
+				if !ok {
+					return
+				}
+				if e.ctx.Err() == nil {
+					e.walkDir(q, w)
+				}
+				q.done()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// walkFileRoot handles a SOURCE that is a single file.
+func (e *engine) walkFileRoot(r *rootSpec) {
+	sd, err := fileio.OpenDir(r.srcDir)
+	if err != nil {
+		e.fail(r.dstRel, err)
+		return
+	}
+	st, err := sd.StatFollow(r.name)
+	if err != nil {
+		sd.Close()
+		e.fail(r.dstRel, err)
+		return
+	}
+	src := newHandle(sd, "")
+	defer src.release()
+	var dst *handle
+	if e.dstRoot != nil {
+		dd, err := e.dstRoot.OpenBeneath(".")
+		if err != nil {
+			e.fail(r.dstRel, err)
+			return
+		}
+		dst = newHandle(dd, "")
+		defer dst.release()
+	}
+	en := entry{name: r.name, dstName: r.dstRel, st: st}
+	if dst != nil {
+		if dst, err := dst.d.Lstat(r.dstRel); err == nil {
+			en.dstSt = &dst
+		}
+	}
+	var c []entry
+	if e.plan(src, dst, &en, r.dstRel) {
+		c = append(c, en)
+	}
+	e.sendChunk(src, dst, c)
+}
+
+func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string) {
+	if e.opt.DryRun {
+		return
+	}
+	sd, err := fileio.OpenDir(r.srcDir)
+	if err != nil {
+		return
+	}
+	defer sd.Close()
+	st, err := sd.Stat()
+	if err == nil {
+		e.mu.Lock()
+		e.dirs = append(e.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st})
+		e.mu.Unlock()
+	}
+}
+
+// ensureDir makes the destination directory rel (in parent, or from the
+// root when parent is nil). It reports whether it created it, and false ok
+// when the entry failed.
+func (e *engine) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, ok bool) {
+	if e.opt.DryRun {
+		if e.dstRoot == nil {
+			return true, true
+		}
+		st, err := e.dstRoot.Lstat(rel)
+		return err != nil || !st.IsDir(), true
+	}
+	dir, name := e.dstRoot, rel
+	if parent != nil {
+		dir, name = parent, filepath.Base(rel)
+	}
+	err := dir.Mkdir(name, 0o700)
+	if err == nil {
+		e.count(func(s *Summary) { s.Dirs++ })
+		e.event(ActMkdir, rel)
+		return true, true
+	}
+	if !fileio.IsExist(err) {
+		e.fail(rel, err)
+		return false, false
+	}
+	st, err := dir.Lstat(name)
+	if err != nil {
+		e.fail(rel, err)
+		return false, false
+	}
+	if !st.IsDir() {
+		e.fail(rel, fmt.Errorf("destination exists and is a %s, but the source %q is a directory; remove it and rerun", fileio.Describe(st.Mode), srcPath))
+		return false, false
+	}
+	return false, true
+}
+
+func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
+	if e.opt.Dereference {
+		return fileio.OpenDir(filepath.Join(w.root.srcDir, filepath.FromSlash(w.srcRel)))
+	}
+	root, err := fileio.OpenDir(w.root.srcDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.OpenBeneath(w.srcRel)
+}
+
+func (e *engine) walkDir(q *walkQueue, w dirWork) {
+	sd, err := e.openSrcDir(w)
+	if err != nil {
+		e.fail(w.dstRel, err)
+		return
+	}
+	src := newHandle(sd, w.srcRel)
+	defer src.release()
+	if e.opt.Dereference {
+		if st, err := sd.Stat(); err == nil {
+			k := devIno{st.Dev, st.Ino}
+			e.mu.Lock()
+			seen := e.visited[k]
+			e.visited[k] = true
+			e.mu.Unlock()
+			if seen {
+				e.fail(w.dstRel, fmt.Errorf("directory loop through a followed symlink: %q was already copied", filepath.Join(w.root.srcDir, w.srcRel)))
+				return
+			}
+		}
+	}
+	names, err := sd.ReadDir()
+	if err != nil {
+		e.fail(w.dstRel, err)
+		return
+	}
+
+	var dst *handle
+	var existing map[string]fileio.Stat
+	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
+		dd, err := e.dstRoot.OpenBeneath(w.dstRel)
+		if err != nil {
+			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
+			return
+		}
+		dst = newHandle(dd, w.dstRel)
+		defer dst.release()
+		if !w.created {
+			existing = e.scanDest(dd, w.dstRel, names)
+		}
+	}
+
+	var batch []entry
+	var batchBytes int64
+	for _, n := range names {
+		if e.ctx.Err() != nil {
+			return
+		}
+		srcRel := joinRel(w.srcRel, n.Name)
+		dstRel := joinRel(w.dstRel, n.Name)
+		if e.excluded(srcRel) {
+			continue
+		}
+		var st fileio.Stat
+		if e.opt.Dereference {
+			st, err = sd.StatFollow(n.Name)
+		} else {
+			st, err = sd.Lstat(n.Name)
+		}
+		if err != nil {
+			if !fileio.IsNotExist(err) { // vanished since the listing: nothing to copy
+				e.fail(dstRel, err)
+			}
+			continue
+		}
+		en := entry{name: n.Name, dstName: n.Name, st: st}
+		if d, ok := existing[n.Name]; ok {
+			en.dstSt = &d
+		}
+		if st.IsDir() {
+			if en.dstSt != nil && !en.dstSt.IsDir() {
+				e.fail(dstRel, fmt.Errorf("destination exists and is a %s, but the source is a directory; remove it and rerun", fileio.Describe(en.dstSt.Mode)))
+				continue
+			}
+			created := en.dstSt == nil
+			if dst != nil && !e.opt.DryRun {
+				var ok bool
+				if created, ok = e.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
+					continue
+				}
+			} else if created {
+				e.count(func(s *Summary) { s.Dirs++ })
+				e.event(ActMkdir, dstRel)
+			}
+			if !e.opt.DryRun {
+				e.mu.Lock()
+				e.dirs = append(e.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: st})
+				e.mu.Unlock()
+			}
+			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created})
+			continue
+		}
+		if !e.plan(src, dst, &en, dstRel) {
+			continue
+		}
+		batch = append(batch, en)
+		if st.IsRegular() {
+			batchBytes += st.Size
+		}
+		if len(batch) >= chunkFiles || batchBytes >= chunkBytes {
+			e.sendChunk(src, dst, batch)
+			batch, batchBytes = nil, 0
+		}
+	}
+	e.sendChunk(src, dst, batch)
+}
+
+// scanDest lists an existing destination directory: it removes leftover
+// temporaries of an interrupted run (those not also named in the source)
+// and returns the metadata of the names the source has.
+func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry) map[string]fileio.Stat {
+	names, err := dd.ReadDir()
+	if err != nil || len(names) == 0 {
+		return nil
+	}
+	inSrc := make(map[string]bool, len(src))
+	for _, n := range src {
+		inSrc[n.Name] = true
+	}
+	out := make(map[string]fileio.Stat)
+	for _, n := range names {
+		if inSrc[n.Name] {
+			if st, err := dd.Lstat(n.Name); err == nil {
+				out[n.Name] = st
+			}
+			continue
+		}
+		if isTempName(n.Name) && n.Type != fileio.ModeDir && !e.opt.DryRun {
+			if err := dd.Remove(n.Name); err == nil {
+				e.count(func(s *Summary) { s.TempsRemoved++ })
+				e.event(ActCleanTmp, joinRel(dstRel, n.Name))
+			}
+		}
+	}
+	return out
+}
+
+// plan counts a non-directory entry and decides whether it needs work. It
+// handles the unchanged case (and source hard links) itself.
+func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
+	st := &en.st
+	if st.IsSymlink() {
+		t, err := src.d.Readlink(en.name)
+		if err != nil {
+			e.stats.FilesTotal.Add(1)
+			e.fail(dstRel, err)
+			return false
+		}
+		en.target = t
+	}
+	e.stats.FilesTotal.Add(1)
+	if st.IsRegular() {
+		e.stats.BytesTotal.Add(st.Size)
+	}
+	// A source inode seen before becomes a hard link to its first copy.
+	if st.IsRegular() && st.Nlink > 1 {
+		k := devIno{st.Dev, st.Ino}
+		e.mu.Lock()
+		g, seen := e.links[k]
+		if !seen {
+			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
+			e.links[k] = g
+		} else {
+			e.followers = append(e.followers, linkFollower{rel: dstRel, group: g, st: *st})
+		}
+		e.mu.Unlock()
+		if seen {
+			return false
+		}
+		en.group = g
+		if e.unchanged(dst, en) {
+			e.skip(dstRel, st.Size)
+			g.ok = true
+			close(g.done)
+			return false
+		}
+		return true
+	}
+	if e.unchanged(dst, en) {
+		e.skip(dstRel, st.Size)
+		return false
+	}
+	return true
+}
+
+func (e *engine) skip(rel string, size int64) {
+	e.count(func(s *Summary) { s.Skipped++ })
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(size)
+	e.event(ActSkip, rel)
+}
+
+// unchanged reports whether the destination already holds this entry: same
+// type, and for files the same size and mtime (unless --force); for
+// symlinks the same target. Differing permission bits or owner are brought
+// up to date in place.
+func (e *engine) unchanged(dst *handle, en *entry) bool {
+	d := en.dstSt
+	if d == nil || e.opt.Force || d.Type() != en.st.Type() {
+		return false
+	}
+	s := &en.st
+	switch {
+	case s.IsRegular():
+		if d.Size != s.Size || d.Mtime != s.Mtime {
+			return false
+		}
+		if d.Nlink > 1 && s.Nlink == 1 {
+			return false // a hard link in the destination: replace it, never share it
+		}
+	case s.IsSymlink():
+		if dst == nil {
+			return false
+		}
+		t, err := dst.d.Readlink(en.dstName)
+		return err == nil && t == en.target
+	case s.Type() == fileio.ModeChar || s.Type() == fileio.ModeBlock:
+		if d.Rdev != s.Rdev {
+			return false
+		}
+	}
+	if dst != nil && !e.opt.DryRun {
+		e.fixMeta(dst, en)
+	}
+	return true
+}
