@@ -287,4 +287,3 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 	sum, n, err := verify.Stream(src, size, st.Sparse(), buf, dst.WriteAt)
 	return ActCopy, sum, n, err
 }
-

@@ -243,7 +243,7 @@ func (e *engine) run(p *plan) error {
 	return e.ctx.Err()
 }
 
-func (e *engine) buf() *[]byte    { return e.bufs.Get().(*[]byte) }
+func (e *engine) buf() *[]byte     { return e.bufs.Get().(*[]byte) }
 func (e *engine) putBuf(b *[]byte) { e.bufs.Put(b) }
 
 func (e *engine) event(a Action, rel string) {

@@ -188,4 +188,3 @@ func errText(err error) string {
 func mkdirAll(dir string) error {
 	return os.MkdirAll(dir, 0o755)
 }
-
