@@ -158,6 +158,7 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 		return
 	}
 	e.groupDone(p, true)
+	e.recordSum(p.rel, p.sum)
 	e.done(p.action, p.rel, p.size, func(s *Summary) {
 		s.Copied++
 		s.Bytes += p.size

@@ -249,7 +249,7 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 			if err == nil {
 				var sum verify.Sum
 				n := size
-				if e.opt.Verify != VerifyOff {
+				if e.needSum() {
 					// The clone moved no data through us: read the source once
 					// for its digest, which the read-back is checked against.
 					if sum, n, err = verify.HashFile(src, size, st.Sparse(), buf); err != nil {
@@ -266,7 +266,7 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 			return "", verify.Sum{}, 0, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
 		}
 	}
-	if size > 0 && sameDev && e.opt.Verify == VerifyOff && e.opt.Reflink == ReflinkAuto && !st.Sparse() {
+	if size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() {
 		if _, broken := e.noClone.Load(st.Dev); broken {
 			n, err := dst.CopyRange(src, 0, 0, size)
 			if err == nil {

@@ -96,6 +96,8 @@ type engine struct {
 	followers []linkFollower
 	dirs      []dirMeta
 	visited   map[devIno]bool // -L: directories already walked
+	manifest  []verify.ManifestEntry
+	unhashed  []string // files in place whose digest the manifest still needs
 
 	noClone sync.Map // dev -> true once FICLONE failed there
 
@@ -234,6 +236,9 @@ func (e *engine) run(p *plan) error {
 		return e.ctx.Err()
 	}
 	e.linkFollowers()
+	if err := e.writeManifest(); err != nil {
+		return err
+	}
 	e.applyDirMeta()
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
 		if err := e.dstRoot.Syncfs(); err != nil {

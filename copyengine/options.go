@@ -40,6 +40,7 @@ type Options struct {
 	Force       bool     // recopy files whose size and mtime already match
 	DryRun      bool     // report what would be done, write nothing
 	Excludes    []string // glob patterns, matched on the relative path and the base name
+	Manifest    string   // write an xxhsum -H2 manifest of the copied files here
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.

@@ -389,6 +389,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		en.group = g
 		if e.unchanged(dst, en) {
 			e.skip(dstRel, st.Size)
+			e.recordUnhashed(dstRel)
 			g.ok = true
 			close(g.done)
 			return false
@@ -397,6 +398,9 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if e.unchanged(dst, en) {
 		e.skip(dstRel, st.Size)
+		if st.IsRegular() {
+			e.recordUnhashed(dstRel)
+		}
 		return false
 	}
 	return true

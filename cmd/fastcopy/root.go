@@ -71,6 +71,7 @@ A source directory named like a command (verify) is written ./verify.
 	}
 	opts.addFlags(cmd)
 	cmd.Flags().SortFlags = false
+	cmd.AddCommand(newVerifyCommand(out))
 	return cmd
 }
 
@@ -83,6 +84,7 @@ type copyOptions struct {
 	force       bool
 	dryRun      bool
 	excludes    []string
+	manifest    string
 	verbose     bool
 	quiet       bool
 	json        bool
@@ -100,6 +102,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
+	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the copied files to this file")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout")
@@ -119,6 +122,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		Force:       o.force,
 		DryRun:      o.dryRun,
 		Excludes:    o.excludes,
+		Manifest:    o.manifest,
 		Stats:       &copyengine.Stats{},
 	}
 	switch eo.Reflink {

@@ -91,11 +91,16 @@ func (d *Dir) OpenBeneath(rel string) (*Dir, error) {
 	if rel == "" || rel == "." {
 		rel = "."
 	}
+	// A path longer than the kernel takes in one call is walked below.
+	if len(rel) >= 4096 {
+		goto walk
+	}
 	if fd, err := openBeneath(d.fd, rel); err == nil {
 		return &Dir{fd: fd, path: d.join(rel)}, nil
 	} else if !errors.Is(err, ErrUnsupported) {
 		return nil, pathErr("open", d.join(rel), err)
 	}
+walk:
 	// Component by component, each with O_NOFOLLOW.
 	cur, err := d.OpenSub(".")
 	if err != nil {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+type verifyOptions struct {
+	manifest  string
+	jobs      int
+	fromCache bool
+	json      bool
+	quiet     bool
+}
+
+func newVerifyCommand(out *output) *cobra.Command {
+	o := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify [flags] SOURCE DEST\n  fastcopy verify [flags] --manifest FILE DIR",
+		Short: "Compare two trees, or a tree and a manifest, by content (xxh128)",
+		Long: `verify compares by content. With two directories it hashes every file of
+both and lists what is missing from DEST, what DEST has in addition, and what
+differs. With --manifest it checks the files of DIR against a manifest written
+by 'fastcopy --manifest' or by 'xxhsum -H2' (files DIR holds beyond the
+manifest are counted, not failed). DEST (or DIR) is read from the device, not
+the page cache, unless --from-cache is given: a verify is a scrub.
+
+EXIT STATUS
+  0    identical
+  1    fatal error (a tree or the manifest could not be read)
+  2    usage error
+  4    differences found (listed)
+  130  interrupted
+`,
+		Example: `  fastcopy verify ~/Photos /media/usb/Photos
+  fastcopy --manifest photos.xxh128 ~/Photos /media/usb/Photos
+  fastcopy verify --manifest photos.xxh128 /media/usb/Photos`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVerify(cmd.Context(), out, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.manifest, "manifest", "", "check DIR against this manifest instead of a SOURCE tree")
+	f.IntVarP(&o.jobs, "jobs", "j", 4, "files hashed at once")
+	f.BoolVar(&o.fromCache, "from-cache", false, "read through the page cache (faster; does not check the media)")
+	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only differences and errors")
+	return cmd
+}
+
+func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string) error {
+	topt := verify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache}
+	if o.jobs < 1 {
+		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
+	}
+	var rep verify.Report
+	var err error
+	var checked string
+	switch {
+	case o.manifest != "" && len(args) == 1:
+		checked = args[0]
+		f, ferr := os.Open(o.manifest)
+		if ferr != nil {
+			return &copyengine.RefusalError{Path: o.manifest, Msg: "cannot open manifest: " + ferr.Error(), Hint: "check the path"}
+		}
+		entries, perr := verify.ReadManifest(f)
+		f.Close()
+		if perr != nil {
+			return fmt.Errorf("reading manifest %q: %w", o.manifest, perr)
+		}
+		rep, err = verify.CheckManifest(ctx, entries, checked, topt)
+	case o.manifest == "" && len(args) == 2:
+		checked = args[1]
+		rep, err = verify.CompareTrees(ctx, args[0], args[1], topt)
+	default:
+		return usageError{errors.New("verify takes SOURCE DEST, or --manifest FILE DIR (see 'fastcopy verify --help')")}
+	}
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if rep.Diffs == nil {
+			rep.Diffs = []verify.Diff{}
+		}
+		enc := json.NewEncoder(out.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		for _, d := range rep.Diffs {
+			if d.Detail != "" {
+				out.printf(out.stdout, "%-10s %q: %s\n", d.Kind, d.Path, d.Detail)
+			} else {
+				out.printf(out.stdout, "%-10s %q\n", d.Kind, d.Path)
+			}
+		}
+		if !o.quiet {
+			verdict := "identical"
+			if !rep.OK() {
+				verdict = fmt.Sprintf("%d differences", len(rep.Diffs))
+			}
+			out.printf(out.stdout, "verified %d files (%s) in %q: %s\n", rep.Files, humanBytes(rep.Bytes), checked, verdict)
+		}
+	}
+	if !rep.OK() {
+		return copyengine.ErrMismatch
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package verify
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// ManifestEntry is one line of a manifest: a file's digest and its path
+// relative to the manifest's root, with '/' separators.
+type ManifestEntry struct {
+	Sum  Sum
+	Path string
+}
+
+// WriteManifest writes entries, sorted by path, in the format of
+// `xxhsum -H2`: "<32 hex digits>  <path>\n". A path holding a newline,
+// carriage return or backslash is written with GNU coreutils' escaping: the
+// line starts with a backslash and those characters are written as \n, \r
+// and \\ (as sha256sum does). xxhsum 0.8.1 cannot read such lines;
+// ReadManifest can.
+func WriteManifest(w io.Writer, entries []ManifestEntry) error {
+	sorted := append([]ManifestEntry(nil), entries...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	bw := bufio.NewWriter(w)
+	for _, e := range sorted {
+		name, escaped := escapeName(e.Path)
+		if escaped {
+			bw.WriteByte('\\')
+		}
+		bw.WriteString(Hex(e.Sum))
+		bw.WriteString("  ")
+		bw.WriteString(name)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+func escapeName(name string) (string, bool) {
+	if !strings.ContainsAny(name, "\\\n\r") {
+		return name, false
+	}
+	r := strings.NewReplacer("\\", "\\\\", "\n", "\\n", "\r", "\\r")
+	return r.Replace(name), true
+}
+
+// ManifestError is a line of a manifest that could not be read.
+type ManifestError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ManifestError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// ReadManifest reads a manifest written by WriteManifest or by
+// `xxhsum -H2` (GNU format, with or without escaping; also the BSD format
+// of `--tag`: "XXH128 (path) = hex"). Blank lines and lines starting with
+// '#' are ignored.
+func ReadManifest(r io.Reader) ([]ManifestEntry, error) {
+	var out []ManifestEntry
+	br := bufio.NewReader(r)
+	for lineNo := 1; ; lineNo++ {
+		line, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if line == "" && err == io.EOF {
+			return out, nil
+		}
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" || strings.HasPrefix(line, "#") {
+			if err == io.EOF {
+				return out, nil
+			}
+			continue
+		}
+		e, perr := parseManifestLine(line)
+		if perr != nil {
+			return nil, &ManifestError{Line: lineNo, Msg: perr.Error()}
+		}
+		out = append(out, e)
+		if err == io.EOF {
+			return out, nil
+		}
+	}
+}
+
+func parseManifestLine(line string) (ManifestEntry, error) {
+	if strings.HasPrefix(line, "XXH128 (") {
+		i := strings.LastIndex(line, ") = ")
+		if i < 0 {
+			return ManifestEntry{}, fmt.Errorf("malformed tagged line")
+		}
+		sum, err := ParseHex(line[i+4:])
+		if err != nil {
+			return ManifestEntry{}, err
+		}
+		return ManifestEntry{Sum: sum, Path: line[len("XXH128 ("):i]}, nil
+	}
+	escaped := strings.HasPrefix(line, "\\")
+	if escaped {
+		line = line[1:]
+	}
+	if len(line) < 34 || line[32] != ' ' || (line[33] != ' ' && line[33] != '*') {
+		return ManifestEntry{}, fmt.Errorf("expected 32 hex digits, two spaces and a path")
+	}
+	sum, err := ParseHex(line[:32])
+	if err != nil {
+		return ManifestEntry{}, err
+	}
+	name := line[34:]
+	if escaped {
+		if name, err = unescapeName(name); err != nil {
+			return ManifestEntry{}, err
+		}
+	}
+	if name == "" {
+		return ManifestEntry{}, fmt.Errorf("empty path")
+	}
+	return ManifestEntry{Sum: sum, Path: name}, nil
+}
+
+func unescapeName(s string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		if i == len(s) {
+			return "", fmt.Errorf("escaped path ends with a backslash")
+		}
+		switch s[i] {
+		case '\\':
+			b.WriteByte('\\')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		default:
+			return "", fmt.Errorf("unknown escape \\%c in path", s[i])
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,353 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+// Difference kinds reported by CompareTrees and CheckManifest.
+const (
+	Missing  = "missing"  // in the source (or manifest), not in the destination
+	Extra    = "extra"    // in the destination only
+	Differ   = "differs"  // content differs
+	TypeDiff = "type"     // one side is a file, the other something else
+	Failed   = "unreadable"
+)
+
+// Diff is one difference between two trees, or between a manifest and a
+// tree.
+type Diff struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Report is the outcome of a comparison.
+type Report struct {
+	Files int64  `json:"files"` // regular files hashed on the checked side
+	Bytes int64  `json:"bytes"` // bytes hashed on the checked side
+	Extra int64  `json:"extra"` // files present only on the checked side
+	Diffs []Diff `json:"differences"`
+}
+
+// OK reports whether nothing differs. Extra files fail a tree comparison
+// but not a manifest check (a manifest vouches for the files it lists).
+func (r *Report) OK() bool { return len(r.Diffs) == 0 }
+
+// TreeOptions tune a comparison.
+type TreeOptions struct {
+	Jobs int // files hashed at once; 0 means 4
+	// FromCache reads the checked side through the page cache instead of
+	// dropping its cached pages first (a scrub reads from the device).
+	FromCache bool
+}
+
+type treeEntry struct {
+	typ    uint32
+	size   int64
+	target string // symlinks
+	sparse bool
+}
+
+// walkTree lists every entry below root (not following symlinks), keyed by
+// its '/'-separated path relative to root.
+func walkTree(root string) (map[string]treeEntry, error) {
+	d, err := fileio.OpenDir(root)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	out := map[string]treeEntry{}
+	return out, walkDir(d, "", out)
+}
+
+func walkDir(d *fileio.Dir, rel string, out map[string]treeEntry) error {
+	names, err := d.ReadDir()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		p := n.Name
+		if rel != "" {
+			p = rel + "/" + n.Name
+		}
+		st, err := d.Lstat(n.Name)
+		if err != nil {
+			return err
+		}
+		e := treeEntry{typ: st.Type(), size: st.Size, sparse: st.Sparse()}
+		switch {
+		case st.IsDir():
+			sub, err := d.OpenSub(n.Name)
+			if err != nil {
+				return err
+			}
+			err = walkDir(sub, p, out)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		case st.IsSymlink():
+			if e.target, err = d.Readlink(n.Name); err != nil {
+				return err
+			}
+		}
+		out[p] = e
+	}
+	return nil
+}
+
+// hashAt hashes the regular file rel below root, without following symlinks.
+func hashAt(root *fileio.Dir, rel string, dropCache bool, buf []byte) (Sum, int64, error) {
+	dir, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir, name = rel[:i], rel[i+1:]
+	}
+	d, err := root.OpenBeneath(dir)
+	if err != nil {
+		return Sum{}, 0, err
+	}
+	defer d.Close()
+	f, err := d.Open(name, false)
+	if err != nil {
+		return Sum{}, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Sum{}, 0, err
+	}
+	if !st.IsRegular() {
+		return Sum{}, 0, fmt.Errorf("%q is not a regular file", rel)
+	}
+	if dropCache {
+		_ = f.DropCache()
+	}
+	return HashFile(f, st.Size, st.Sparse(), buf)
+}
+
+// hashJob is one file to hash on one or both sides.
+type hashJob struct {
+	rel  string
+	want *Sum // from a manifest; nil when the source is hashed too
+}
+
+// CompareTrees compares the trees src and dst by content: every regular file
+// of src must be in dst with the same xxh128, every symlink with the same
+// target, every directory present; dst must hold nothing more.
+func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report, error) {
+	se, err := walkTree(src)
+	if err != nil {
+		return Report{}, err
+	}
+	de, err := walkTree(dst)
+	if err != nil {
+		return Report{}, err
+	}
+	var r Report
+	var jobs []hashJob
+	for p, s := range se {
+		d, ok := de[p]
+		switch {
+		case !ok:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
+		case d.typ != s.typ:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fmt.Sprintf("%s in source, %s in destination", fileio.Describe(s.typ), fileio.Describe(d.typ))})
+		case s.typ == fileio.ModeSymlink && s.target != d.target:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Differ, Detail: fmt.Sprintf("symlink to %q in source, to %q in destination", s.target, d.target)})
+		case s.typ == fileio.ModeRegular:
+			jobs = append(jobs, hashJob{rel: p})
+		}
+	}
+	for p := range de {
+		if _, ok := se[p]; !ok {
+			r.Extra++
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra})
+		}
+	}
+	sd, err := fileio.OpenDir(src)
+	if err != nil {
+		return Report{}, err
+	}
+	defer sd.Close()
+	dd, err := fileio.OpenDir(dst)
+	if err != nil {
+		return Report{}, err
+	}
+	defer dd.Close()
+	err = hashAll(ctx, sd, dd, jobs, opt, &r)
+	sortDiffs(&r)
+	return r, err
+}
+
+// CheckManifest checks the files below dir against a manifest: each listed
+// file must exist and have the listed digest. Files below dir that the
+// manifest does not list are counted in Extra but do not fail the check.
+func CheckManifest(ctx context.Context, entries []ManifestEntry, dir string, opt TreeOptions) (Report, error) {
+	de, err := walkTree(dir)
+	if err != nil {
+		return Report{}, err
+	}
+	var r Report
+	listed := map[string]bool{}
+	var jobs []hashJob
+	for i := range entries {
+		p := strings.TrimPrefix(entries[i].Path, "./")
+		listed[p] = true
+		d, ok := de[p]
+		switch {
+		case !ok:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
+		case d.typ != fileio.ModeRegular:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fileio.Describe(d.typ) + " where the manifest lists a file"})
+		default:
+			jobs = append(jobs, hashJob{rel: p, want: &entries[i].Sum})
+		}
+	}
+	for p, d := range de {
+		if d.typ == fileio.ModeRegular && !listed[p] {
+			r.Extra++
+		}
+	}
+	dd, err := fileio.OpenDir(dir)
+	if err != nil {
+		return Report{}, err
+	}
+	defer dd.Close()
+	err = hashAll(ctx, nil, dd, jobs, opt, &r)
+	sortDiffs(&r)
+	return r, err
+}
+
+// hashAll hashes the jobs with opt.Jobs workers: the destination side always,
+// the source side when src is not nil, and records differences in r.
+func hashAll(ctx context.Context, src, dst *fileio.Dir, jobs []hashJob, opt TreeOptions, r *Report) error {
+	n := opt.Jobs
+	if n <= 0 {
+		n = 4
+	}
+	ch := make(chan hashJob)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, BufSize)
+			for j := range ch {
+				d := compareOne(src, dst, j, opt, buf)
+				mu.Lock()
+				if d.Kind != "" {
+					r.Diffs = append(r.Diffs, d.Diff)
+				}
+				if d.Kind != Failed {
+					r.Files++
+					r.Bytes += d.size
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		select {
+		case ch <- j:
+		case <-ctx.Done():
+			close(ch)
+			wg.Wait()
+			return ctx.Err()
+		}
+	}
+	close(ch)
+	wg.Wait()
+	return ctx.Err()
+}
+
+type sizedDiff struct {
+	Diff
+	size int64
+}
+
+func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) sizedDiff {
+	var want Sum
+	if j.want != nil {
+		want = *j.want
+	} else {
+		s, _, err := hashAt(src, j.rel, false, buf)
+		if err != nil {
+			return sizedDiff{Diff: Diff{Path: j.rel, Kind: Failed, Detail: "source: " + err.Error()}}
+		}
+		want = s
+	}
+	got, n, err := hashAt(dst, j.rel, !opt.FromCache, buf)
+	if err != nil {
+		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Failed, Detail: err.Error()}}
+	}
+	if got != want {
+		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Differ, Detail: fmt.Sprintf("xxh128 %s expected, %s found", Hex(want), Hex(got))}, size: n}
+	}
+	return sizedDiff{size: n}
+}
+
+func sortDiffs(r *Report) {
+	sort.Slice(r.Diffs, func(i, j int) bool { return r.Diffs[i].Path < r.Diffs[j].Path })
+}
+
+// HashFiles hashes the regular files rels below root (from the page cache:
+// they were just checked or are trusted) and returns them as manifest
+// entries. Files that cannot be read are returned as Diffs of kind Failed.
+func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions) ([]ManifestEntry, []Diff, error) {
+	d, err := fileio.OpenDir(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer d.Close()
+	n := opt.Jobs
+	if n <= 0 {
+		n = 4
+	}
+	out := make([]ManifestEntry, len(rels))
+	var diffs []Diff
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	ch := make(chan int)
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, BufSize)
+			for i := range ch {
+				s, _, err := hashAt(d, rels[i], !opt.FromCache, buf)
+				if err != nil {
+					mu.Lock()
+					diffs = append(diffs, Diff{Path: rels[i], Kind: Failed, Detail: err.Error()})
+					mu.Unlock()
+					continue
+				}
+				out[i] = ManifestEntry{Sum: s, Path: rels[i]}
+			}
+		}()
+	}
+	for i := range rels {
+		select {
+		case ch <- i:
+		case <-ctx.Done():
+			close(ch)
+			wg.Wait()
+			return nil, nil, ctx.Err()
+		}
+	}
+	close(ch)
+	wg.Wait()
+	kept := out[:0]
+	for _, e := range out {
+		if e.Path != "" {
+			kept = append(kept, e)
+		}
+	}
+	return kept, diffs, nil
+}
