@@ -12,10 +12,10 @@ import (
 
 // Difference kinds reported by CompareTrees and CheckManifest.
 const (
-	Missing  = "missing"  // in the source (or manifest), not in the destination
-	Extra    = "extra"    // in the destination only
-	Differ   = "differs"  // content differs
-	TypeDiff = "type"     // one side is a file, the other something else
+	Missing  = "missing" // in the source (or manifest), not in the destination
+	Extra    = "extra"   // in the destination only
+	Differ   = "differs" // content differs
+	TypeDiff = "type"    // one side is a file, the other something else
 	Failed   = "unreadable"
 )
 
