@@ -119,29 +119,27 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.DryRun {
 		verb = "would copy"
 	}
-	fmt.Fprintf(&b, "%s %d", verb, s.Copied)
+	fmt.Fprintf(&b, "%s %d files (%s", verb, s.Copied, humanBytes(s.Bytes))
 	if s.Cloned > 0 {
-		fmt.Fprintf(&b, " (%d cloned)", s.Cloned)
+		fmt.Fprintf(&b, ", %d cloned", s.Cloned)
 	}
-	fmt.Fprintf(&b, ", skipped %d unchanged, failed %d", s.Skipped, s.Failed)
+	fmt.Fprintf(&b, "), skipped %d unchanged, failed %d", s.Skipped, s.Failed)
 	if s.Linked > 0 {
 		fmt.Fprintf(&b, ", %d hard links", s.Linked)
 	}
 	if s.Symlinks+s.Specials > 0 {
 		fmt.Fprintf(&b, ", %d symlinks/special", s.Symlinks+s.Specials)
 	}
-	secs := s.Elapsed.Seconds()
-	rate := 0.0
-	if secs > 0 {
-		rate = float64(s.Bytes) / secs
+	fmt.Fprintf(&b, " in %s", s.Elapsed.Round(time.Millisecond))
+	if secs := s.Elapsed.Seconds(); secs > 0 && s.Bytes > 0 {
+		fmt.Fprintf(&b, " (%s/s)", humanBytes(int64(float64(s.Bytes)/secs)))
 	}
-	fmt.Fprintf(&b, "; %s in %s (%s/s)", humanBytes(s.Bytes), s.Elapsed.Round(time.Millisecond), humanBytes(int64(rate)))
 	switch {
-	case s.DryRun:
+	case s.DryRun || s.Copied == 0:
 	case s.Verify == copyengine.VerifyOff:
 		b.WriteString("; not verified")
 	default:
-		fmt.Fprintf(&b, "; verified %d (%s, from %s)", s.Verified, humanBytes(s.VerifiedBytes), s.Verify)
+		fmt.Fprintf(&b, "; verified %d from %s", s.Verified, s.Verify)
 	}
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
