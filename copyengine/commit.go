@@ -3,7 +3,6 @@ package copyengine
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
@@ -30,18 +29,43 @@ type pending struct {
 
 // committer gathers written files into batches. For each batch it flushes
 // the destination filesystem once (syncfs: a per-file fsync costs ~15x on
-// many small files), reads every file back in parallel (from the device
-// with --verify=device), and only then renames each onto its final name.
-// Copy workers go on writing the next batch meanwhile.
+// many small files), then hands the batch's files to the read-back workers,
+// which read each back (from the device with --verify=device) and only then
+// rename it onto its final name. Three things overlap: workers write batch
+// k+2 while batch k+1 is flushed and batch k is read back.
 func (e *engine) committer() {
+	verifyCh := make(chan *pending, commitBatchFiles)
+	var wg sync.WaitGroup
+	for w := 0; w < e.verifyWorkers(); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bp := e.buf()
+			defer e.putBuf(bp)
+			for p := range verifyCh {
+				if e.ctx.Err() != nil {
+					e.discard(p)
+					continue
+				}
+				e.commitOne(p, *bp)
+			}
+		}()
+	}
+	defer func() {
+		close(verifyCh)
+		wg.Wait()
+	}()
+
 	var batch []*pending
 	var bytes int64
 	var oldest time.Time
 	tick := time.NewTicker(commitMaxWait / 4)
 	defer tick.Stop()
 	flush := func() {
-		if len(batch) > 0 {
-			e.commitBatch(batch)
+		if len(batch) > 0 && e.flushBatch(batch) {
+			for _, p := range batch {
+				verifyCh <- p
+			}
 		}
 		batch, bytes = nil, 0
 	}
@@ -75,47 +99,24 @@ func (e *engine) needFlush() bool {
 	return !e.opt.NoSync || e.opt.Verify == VerifyDevice
 }
 
-func (e *engine) commitBatch(batch []*pending) {
+// flushBatch makes a batch durable; it reports false (having failed or
+// discarded every file) when the batch must not be committed.
+func (e *engine) flushBatch(batch []*pending) bool {
 	if e.ctx.Err() != nil {
 		for _, p := range batch {
 			e.discard(p)
 		}
-		return
+		return false
 	}
 	if e.needFlush() {
 		if err := e.dstRoot.Syncfs(); err != nil {
 			for _, p := range batch {
 				e.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
 			}
-			return
+			return false
 		}
 	}
-	workers := e.verifyWorkers()
-	if workers > len(batch) {
-		workers = len(batch)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			bp := e.buf()
-			defer e.putBuf(bp)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(batch) {
-					return
-				}
-				if e.ctx.Err() != nil {
-					e.discard(batch[i])
-					continue
-				}
-				e.commitOne(batch[i], *bp)
-			}
-		}()
-	}
-	wg.Wait()
+	return true
 }
 
 // verifyWorkers is the read-back concurrency: parallel reads pay off on
