@@ -1,0 +1,176 @@
+package dedup
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// Mode is the --dedup setting.
+type Mode string
+
+// The --dedup modes.
+const (
+	Auto     Mode = "auto"     // clone where the destination can, otherwise hard-link
+	Clone    Mode = "clone"    // reflink only; where it cannot, copy
+	Hardlink Mode = "hardlink" // hard-link files whose preserved metadata is identical too
+	Off      Mode = "off"
+)
+
+// ParseMode checks a --dedup value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Auto, Clone, Hardlink, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("--dedup must be auto, clone, hardlink or off, not %q", s)
+}
+
+// Meta is the metadata a copy keeps. Two files may share one inode only when
+// it is identical, or one of them would lose its own.
+type Meta struct {
+	Mode       uint32
+	Uid, Gid   uint32
+	Mtime      int64
+	XattrsHash uint64 // a digest of the names and values of the extended attributes
+}
+
+// Placed describes a target on disk once it is in place, to confirm later
+// that it still holds the bytes it was verified with.
+type Placed struct {
+	Dev, Ino     uint64
+	Size         int64
+	Mtime, Ctime int64
+}
+
+// Target is a file written by this run (or found in the destination) whose
+// content later files can share.
+type Target struct {
+	Rel  string // path relative to the destination root
+	Sum  verify.Sum
+	Size int64
+	Meta Meta
+
+	mu     sync.Mutex
+	done   bool
+	ok     bool
+	placed Placed
+}
+
+// Done records whether the target made it into place, and its stat then.
+func (t *Target) Done(ok bool, p Placed) {
+	t.mu.Lock()
+	t.done, t.ok, t.placed = true, ok, p
+	t.mu.Unlock()
+}
+
+// InPlace reports whether the target is in place, and its stat when it was
+// verified.
+func (t *Target) InPlace() (Placed, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.placed, t.done && t.ok
+}
+
+type group struct {
+	writing int // files of this size being written whose digest is not known yet
+	bySum   map[verify.Sum][]*Target
+}
+
+// Index maps size and digest to targets. It is safe for concurrent use.
+type Index struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	closed bool
+	sizes  map[int64]*group
+}
+
+// NewIndex returns an empty index.
+func NewIndex() *Index {
+	ix := &Index{sizes: map[int64]*group{}}
+	ix.cond = sync.NewCond(&ix.mu)
+	return ix
+}
+
+// Begin announces a file of the given size. Without a collision (no other
+// file of that size known) the file is counted as being written and the
+// caller must end with Register or Abandon. With one, the caller hashes the
+// file first and calls Find.
+func (ix *Index) Begin(size int64) (collides bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	g := ix.sizes[size]
+	if g != nil {
+		return true
+	}
+	ix.sizes[size] = &group{writing: 1, bySum: map[verify.Sum][]*Target{}}
+	return false
+}
+
+// Find waits until every file of this size being written has registered its
+// digest, then returns a target with the same digest (and, when sameMeta,
+// the same Meta), or nil. With nil the caller writes the file itself and is
+// counted as writing it: it must end with Register or Abandon.
+func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta bool) *Target {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	g := ix.sizes[size]
+	if g == nil {
+		g = &group{bySum: map[verify.Sum][]*Target{}}
+		ix.sizes[size] = g
+	}
+	for g.writing > 0 && !ix.closed {
+		ix.cond.Wait()
+	}
+	for _, t := range g.bySum[sum] {
+		if !sameMeta || t.Meta == meta {
+			return t
+		}
+	}
+	g.writing++
+	return nil
+}
+
+// Register records the digest of a file written after Begin (or a nil Find)
+// and returns it as a target for later files.
+func (ix *Index) Register(rel string, size int64, sum verify.Sum, meta Meta) *Target {
+	t := &Target{Rel: rel, Sum: sum, Size: size, Meta: meta}
+	ix.mu.Lock()
+	g := ix.sizes[size]
+	g.bySum[sum] = append(g.bySum[sum], t)
+	g.writing--
+	ix.mu.Unlock()
+	ix.cond.Broadcast()
+	return t
+}
+
+// Abandon ends a Begin (or a nil Find) whose file was not written.
+func (ix *Index) Abandon(size int64) {
+	ix.mu.Lock()
+	ix.sizes[size].writing--
+	ix.mu.Unlock()
+	ix.cond.Broadcast()
+}
+
+// Add records a target that exists already (a verified destination file
+// from the hash cache) without counting it as being written.
+func (ix *Index) Add(t *Target) {
+	ix.mu.Lock()
+	g := ix.sizes[t.Size]
+	if g == nil {
+		g = &group{bySum: map[verify.Sum][]*Target{}}
+		ix.sizes[t.Size] = g
+	}
+	g.bySum[t.Sum] = append(g.bySum[t.Sum], t)
+	ix.mu.Unlock()
+}
+
+// Close wakes every waiter (a run that is stopping); Find then returns what
+// it has.
+func (ix *Index) Close() {
+	ix.mu.Lock()
+	ix.closed = true
+	ix.mu.Unlock()
+	ix.cond.Broadcast()
+}

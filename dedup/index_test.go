@@ -1,0 +1,97 @@
+package dedup
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+func TestUniqueSizeNeedsNoHash(t *testing.T) {
+	ix := NewIndex()
+	if ix.Begin(10) {
+		t.Fatal("first file of a size reported a collision")
+	}
+	if !ix.Begin(10) {
+		t.Fatal("second file of the same size reported no collision")
+	}
+	if ix.Begin(11) {
+		t.Fatal("a new size reported a collision")
+	}
+}
+
+func TestFindMatchesDigestAndMeta(t *testing.T) {
+	ix := NewIndex()
+	a, b := verify.Bytes([]byte("a")), verify.Bytes([]byte("b"))
+	m1 := Meta{Mode: 0o644, Mtime: 1}
+	m2 := Meta{Mode: 0o600, Mtime: 1}
+	ix.Begin(1)
+	ta := ix.Register("x", 1, a, m1)
+	if got := ix.Find(1, a, m2, false); got != ta {
+		t.Fatalf("clone lookup ignoring metadata: got %v", got)
+	}
+	if got := ix.Find(1, a, m2, true); got != nil {
+		t.Fatalf("hard-link lookup matched a file with other metadata: %v", got)
+	}
+	ix.Abandon(1) // the nil Find above counted the caller as writing
+	if got := ix.Find(1, b, m1, false); got != nil {
+		t.Fatalf("another digest matched: %v", got)
+	}
+	ix.Abandon(1)
+	if got := ix.Find(1, a, m1, true); got != ta {
+		t.Fatalf("same digest and metadata: got %v", got)
+	}
+}
+
+// TestConcurrentDuplicatesWrittenOnce runs many workers over files that
+// all share one size and come in a few distinct contents: each distinct
+// content must be written exactly once, whatever the interleaving.
+func TestConcurrentDuplicatesWrittenOnce(t *testing.T) {
+	ix := NewIndex()
+	sums := []verify.Sum{verify.Bytes([]byte("1")), verify.Bytes([]byte("2")), verify.Bytes([]byte("3"))}
+	var writes [3]atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 300; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			k := i % 3
+			if ix.Begin(7) {
+				if ix.Find(7, sums[k], Meta{}, false) != nil {
+					return // shared with what another file wrote
+				}
+			}
+			writes[k].Add(1)
+			ix.Register("f", 7, sums[k], Meta{})
+		}(i)
+	}
+	wg.Wait()
+	for k := range writes {
+		if n := writes[k].Load(); n != 1 {
+			t.Errorf("content %d written %d times, want once", k, n)
+		}
+	}
+}
+
+func TestAbandonWakesWaiters(t *testing.T) {
+	ix := NewIndex()
+	ix.Begin(5)
+	done := make(chan *Target)
+	go func() { done <- ix.Find(5, verify.Sum{}, Meta{}, false) }()
+	ix.Abandon(5)
+	if got := <-done; got != nil {
+		t.Fatalf("found %v after the only writer gave up", got)
+	}
+}
+
+func TestTargetInPlace(t *testing.T) {
+	tg := &Target{}
+	if _, ok := tg.InPlace(); ok {
+		t.Fatal("a target is in place before Done")
+	}
+	tg.Done(true, Placed{Ino: 3})
+	if p, ok := tg.InPlace(); !ok || p.Ino != 3 {
+		t.Fatalf("InPlace = %v, %v", p, ok)
+	}
+}
