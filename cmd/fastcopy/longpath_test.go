@@ -1,0 +1,171 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fastcopy/fastcopy/internal/treecmp"
+)
+
+// TestPathBeyondPathMax copies a tree whose deepest paths are longer than
+// PATH_MAX (4096 bytes), which no single path-based system call can name.
+// cp -a cannot copy it (it stats by full path and fails with ENAMETOOLONG),
+// so this is not part of the oracle: the copy is held against the source.
+func TestPathBeyondPathMax(t *testing.T) {
+	work := t.TempDir()
+	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
+	t.Cleanup(func() {
+		// Without root, the read-only directory at the bottom must be
+		// made writable for the tree to be removed.
+		for _, root := range []string{src, dst} {
+			if _, err := os.Stat(root); err == nil {
+				fd := openChain(t, root)
+				_ = unix.Fchmodat(fd, "ro", 0o755, 0)
+				unix.Close(fd)
+			}
+		}
+	})
+	buildDeepTree(t, src)
+
+	r := &runner{t: t}
+	r.mustRun("fastcopy", "-q", src, dst)
+	diffs, err := treecmp.Compare(src, dst, treecmp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) > 0 {
+		t.Fatalf("the copy differs from the source:\n%s", strings.Join(diffs, "\n"))
+	}
+
+	// A leftover temporary at the bottom is removed by the next run, which
+	// finds everything else up to date.
+	bottom := openChain(t, dst)
+	fd, err := unix.Openat(bottom, ".leaf.fastcopy-tmp", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd)
+	unix.Close(bottom)
+	var rep struct {
+		Copied, Failed, Skipped int64
+		Temps                   int64 `json:"temps_removed"`
+	}
+	out := r.mustRun("fastcopy", "--json", src, dst)
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if rep.Copied != 0 || rep.Failed != 0 || rep.Skipped == 0 || rep.Temps != 1 {
+		t.Errorf("rerun: want nothing copied and one temporary removed, got %s", out)
+	}
+	// The planted temporary changed the bottom directory's mtime, and
+	// removing it again; the rerun sets the source's back.
+	if diffs, err = treecmp.Compare(src, dst, treecmp.Options{}); err != nil {
+		t.Fatal(err)
+	} else if len(diffs) > 0 {
+		t.Fatalf("after the rerun the copy differs from the source:\n%s", strings.Join(diffs, "\n"))
+	}
+}
+
+const deepLevels = 20 // 20 names of 250 bytes: 5020 bytes of path
+
+func deepName(i int) string {
+	return fmt.Sprintf("L%02d-", i) + strings.Repeat("d", 246)
+}
+
+// openChain opens the deepest directory of a tree made by buildDeepTree.
+func openChain(t *testing.T, root string) int {
+	t.Helper()
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < deepLevels; i++ {
+		next, err := unix.Openat(fd, deepName(i), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	return fd
+}
+
+// buildDeepTree makes root with a chain of directories below it, and at the
+// bottom a file with an attribute, a symlink, a hard link to a file at the
+// top, a FIFO and a read-only directory; times are set on everything,
+// deepest first, through directory descriptors.
+func buildDeepTree(t *testing.T, root string) {
+	t.Helper()
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	must("mkdir", os.Mkdir(root, 0o755))
+	must("write", os.WriteFile(filepath.Join(root, "top"), []byte("linked from the bottom\n"), 0o644))
+	top, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	must("open", err)
+	fds := []int{top}
+	for i := 0; i < deepLevels; i++ {
+		must("mkdirat", unix.Mkdirat(fds[i], deepName(i), 0o755))
+		fd, err := unix.Openat(fds[i], deepName(i), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		must("openat", err)
+		if i == deepLevels/2 {
+			f, err := unix.Openat(fd, "midway", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
+			must("create midway", err)
+			_, err = unix.Write(f, []byte("halfway down\n"))
+			must("write midway", err)
+			unix.Close(f)
+		}
+		fds = append(fds, fd)
+	}
+	bottom := fds[len(fds)-1]
+	f, err := unix.Openat(bottom, "leaf", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o640)
+	must("create leaf", err)
+	_, err = unix.Write(f, []byte(strings.Repeat("deep data\n", 1000)))
+	must("write leaf", err)
+	if err := unix.Fsetxattr(f, "user.deep", []byte("at the bottom"), 0); err != nil && err != unix.ENOTSUP {
+		must("setxattr", err)
+	}
+	unix.Close(f)
+	must("symlink", unix.Symlinkat("../../top-of-two", bottom, "up"))
+	must("link", unix.Linkat(top, "top", bottom, "top-link", 0))
+	must("mkfifo", unix.Mknodat(bottom, "fifo", unix.S_IFIFO|0o600, 0))
+	must("mkdir ro", unix.Mkdirat(bottom, "ro", 0o755))
+	ro, err := unix.Openat(bottom, "ro", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	must("open ro", err)
+	must("create in ro", unix.Mknodat(ro, "in-ro", unix.S_IFREG|0o444, 0))
+	if err := unix.Fsetxattr(ro, "user.dir", []byte("deep directory"), 0); err != nil && err != unix.ENOTSUP {
+		must("setxattr", err)
+	}
+	must("chmod ro", unix.Fchmod(ro, 0o555))
+	unix.Close(ro)
+
+	n := int64(0)
+	touch := func(dirfd int, name string) {
+		t.Helper()
+		n++
+		ts := []unix.Timespec{unix.NsecToTimespec(1_700_000_000*1e9 + n*1001), unix.NsecToTimespec(1_600_000_000*1e9 + n*7777)}
+		must("utimes "+name, unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW))
+	}
+	for _, name := range []string{"leaf", "up", "fifo", "ro/in-ro", "ro"} {
+		touch(bottom, name)
+	}
+	touch(fds[deepLevels/2+1], "midway")
+	for i := deepLevels - 1; i >= 0; i-- {
+		touch(fds[i], deepName(i))
+		unix.Close(fds[i+1])
+	}
+	touch(top, "top")
+	unix.Close(top)
+	touch(unix.AT_FDCWD, root)
+}
