@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -25,6 +26,8 @@ type pending struct {
 	sum      verify.Sum // of the source, computed while it was read
 	size     int64
 	action   Action
+	target   *dedup.Target // set when later duplicates may share this file
+	linkedTo *dedup.Target // a duplicate hard-linked to this target
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -161,8 +164,20 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 	e.groupDone(p, true)
 	e.recordSum(p.rel, p.sum)
 	e.done(p.action, p.rel, p.size, func(s *Summary) {
-		s.Copied++
-		s.Bytes += p.size
+		switch p.action {
+		case ActDedupClone, ActDedupLink:
+			s.Deduped++
+			s.BytesNotWritten += p.size
+			s.DiskSaved += p.size
+			if p.action == ActDedupClone {
+				s.DedupCloned++
+			} else {
+				s.DedupLinked++
+			}
+		default:
+			s.Copied++
+			s.Bytes += p.size
+		}
 		if p.action == ActClone {
 			s.Cloned++
 		}
@@ -192,7 +207,7 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	got, n, err := verify.HashFile(f, st.Size, st.Sparse(), buf)
+	got, n, err := verify.Stream(f, st.Size, st.Sparse(), buf, e.ctxSink)
 	if err != nil {
 		return err
 	}
@@ -200,6 +215,10 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 		return &MismatchError{Path: p.rel, Want: verify.Hex(p.sum), Got: verify.Hex(got)}
 	}
 	e.stats.BytesVerified.Add(n)
+	e.stats.BytesRead.Add(n)
+	if p.action == ActDedupLink {
+		return nil // the inode is shared: its times are the target's, already equal
+	}
 	return f.SetTimes(p.en.st.Atime, p.en.st.Mtime)
 }
 
@@ -239,6 +258,21 @@ func (e *engine) discard(p *pending) {
 }
 
 func (e *engine) groupDone(p *pending, ok bool) {
+	t := p.target
+	if p.linkedTo != nil && ok {
+		// Linking moved the shared inode's ctime and link count: it is still
+		// the verified content, so the target is restated, not abandoned.
+		t = p.linkedTo
+	}
+	if t != nil {
+		var placed dedup.Placed
+		if ok {
+			st, err := p.dst.d.Lstat(p.en.dstName)
+			ok = err == nil
+			placed = dedup.Placed{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime}
+		}
+		t.Done(ok, placed)
+	}
 	if g := p.en.group; g != nil {
 		g.ok = ok
 		close(g.done)

@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/verify"
@@ -71,7 +72,18 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 	switch {
 	case en.st.IsRegular():
 		var p *pending
-		if p, err = e.copyRegular(c, en, rel, buf); err == nil {
+		size, writing := en.st.Size, false
+		if e.ix != nil && size > 0 {
+			var handled bool
+			if handled, writing = e.beginDedup(c, en, rel, buf); handled {
+				return
+			}
+		}
+		p, err = e.copyRegular(c, en, rel, buf)
+		if writing {
+			e.endDedup(p, size)
+		}
+		if err == nil {
 			select {
 			case e.pending <- p:
 			case <-e.ctx.Done():
@@ -83,12 +95,12 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			close(en.group.done)
 		}
 	case en.st.IsSymlink():
-		err = e.makeNonRegular(c.dst.d, en, func(tmp string) error { return c.dst.d.Symlink(en.target, tmp) })
+		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error { return c.dst.d.Symlink(en.target, tmp) })
 		if err == nil {
 			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
 		}
 	default:
-		err = e.makeNonRegular(c.dst.d, en, func(tmp string) error {
+		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
 			return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 		})
 		if err == nil {
@@ -118,10 +130,11 @@ func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
 }
 
 // makeNonRegular creates a symlink, fifo, socket or device under a
-// temporary name with create, gives it the source's owner, mode and times,
-// and renames it into place. These hold no data, so they need no read-back.
-func (e *engine) makeNonRegular(dd *fileio.Dir, en *entry, create func(tmp string) error) error {
-	tmp := tempName(en.dstName)
+// temporary name with create, gives it the source's owner, extended
+// attributes, mode and times, and renames it into place. These hold no
+// data, so they need no read-back.
+func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
+	tmp := en.tempName()
 	_ = dd.Remove(tmp)
 	if err := create(tmp); err != nil {
 		return err
@@ -134,6 +147,9 @@ func (e *engine) makeNonRegular(dd *fileio.Dir, en *entry, create func(tmp strin
 			} else if err != nil {
 				kept = false
 			}
+		}
+		if err := fileio.CopyXattrsAt(sd, en.name, dd, tmp, e.opt.Dereference, e.root); err != nil && !fileio.IsFallback(err) {
+			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 		if !en.st.IsSymlink() {
 			if err := dd.Chmod(tmp, mode(&en.st, kept)); err != nil {
@@ -188,7 +204,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 		return nil, err
 	}
 	defer src.Close()
-	tmp := tempName(en.dstName)
+	tmp := en.tempName()
 	dst, err := dd.CreateTemp(tmp)
 	if fileio.IsExist(err) {
 		// A leftover of an interrupted run, or of our own first attempt.
@@ -223,7 +239,12 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 			return nil, err
 		}
 	}
-	e.stats.BytesWritten.Add(n)
+	if act == ActCopy || e.needSum() {
+		e.stats.BytesRead.Add(n)
+	}
+	if act == ActCopy {
+		e.stats.BytesWritten.Add(n)
+	}
 	return &pending{tmp: tmp, sum: sum, size: n, action: act}, nil
 }
 
@@ -252,16 +273,23 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 				if e.needSum() {
 					// The clone moved no data through us: read the source once
 					// for its digest, which the read-back is checked against.
-					if sum, n, err = verify.HashFile(src, size, st.Sparse(), buf); err != nil {
+					if sum, n, err = verify.Stream(src, size, st.Sparse(), buf, e.ctxSink); err != nil {
 						return "", sum, 0, err
 					}
 				}
 				return ActClone, sum, n, nil
 			}
-			if !fileio.IsFallback(err) || e.opt.Reflink == ReflinkAlways {
+			if e.opt.Reflink == ReflinkAlways {
 				return "", verify.Sum{}, 0, fmt.Errorf("--reflink=always: %w", err)
 			}
-			e.noClone.Store(st.Dev, true)
+			if !fileio.IsFallback(err) {
+				return "", verify.Sum{}, 0, err
+			}
+			// EINVAL is about this pair of files (a NOCOW file on btrfs,
+			// say), not the filesystem: the next file may still clone.
+			if !errors.Is(err, syscall.EINVAL) {
+				e.noClone.Store(st.Dev, true)
+			}
 		} else if e.opt.Reflink == ReflinkAlways {
 			return "", verify.Sum{}, 0, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
 		}
@@ -284,6 +312,15 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 			return "", verify.Sum{}, 0, err
 		}
 	}
-	sum, n, err := verify.Stream(src, size, st.Sparse(), buf, dst.WriteAt)
+	sum, n, err := verify.Stream(src, size, st.Sparse(), buf, func(p []byte, off int64) error {
+		if err := e.ctx.Err(); err != nil {
+			return err // a cancel stops a large file mid-way, not after it
+		}
+		return dst.WriteAt(p, off)
+	})
 	return ActCopy, sum, n, err
 }
+
+// ctxSink is a verify.Sink that only stops a read once the run is
+// cancelled, so that hashing a large file does not hold up the cancel.
+func (e *engine) ctxSink([]byte, int64) error { return e.ctx.Err() }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -46,6 +47,16 @@ type entry struct {
 	dstSt   *fileio.Stat // the destination's entry, when one exists
 	target  string       // a symlink's target
 	group   *linkGroup   // the first name of a source inode with several
+	tmp     string       // the temporary name, when not tempName(dstName)
+}
+
+// tempName is the name en is written under before it takes dstName: the
+// usual one, unless a source file of the same directory has that name.
+func (en *entry) tempName() string {
+	if en.tmp != "" {
+		return en.tmp
+	}
+	return tempName(en.dstName)
 }
 
 // chunk is a batch of entries of one source directory for one worker.
@@ -67,6 +78,7 @@ type linkFollower struct {
 	rel   string // destination path of this name
 	group *linkGroup
 	st    fileio.Stat
+	tmp   string // the temporary name, when not tempName of the name
 }
 
 type dirMeta struct {
@@ -95,11 +107,13 @@ type engine struct {
 	links     map[devIno]*linkGroup
 	followers []linkFollower
 	dirs      []dirMeta
-	visited   map[devIno]bool // -L: directories already walked
 	manifest  []verify.ManifestEntry
 	unhashed  []string // files in place whose digest the manifest still needs
 
 	noClone sync.Map // dev -> true once FICLONE failed there
+
+	ix   *dedup.Index // nil with --dedup=off
+	dups []dupFile    // duplicates waiting to share a placed file's data
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -120,6 +134,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if opt.Stats == nil {
 		opt.Stats = &Stats{}
 	}
+	if opt.Dedup == "" {
+		opt.Dedup = dedup.Auto
+	}
 	for _, g := range opt.Excludes {
 		if _, err := path.Match(g, ""); err != nil {
 			return Summary{}, refuse(g, "is not a valid --exclude pattern", "see 'fastcopy --help' for the pattern syntax")
@@ -129,11 +146,14 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}, visited: map[devIno]bool{}}
+	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
 	e.euid = fileio.Geteuid()
 	e.root = e.euid == 0
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
 	e.sum.Verify = opt.Verify
+	if opt.Dedup != dedup.Off && !opt.DryRun {
+		e.ix = dedup.NewIndex()
+	}
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason
 	if opt.Jobs <= 0 || opt.JobsReason == "" {
@@ -225,6 +245,10 @@ func (e *engine) run(p *plan) error {
 		e.committer()
 	}()
 
+	if e.ix != nil {
+		stop := context.AfterFunc(e.ctx, e.ix.Close) // wake workers waiting on a duplicate
+		defer stop()
+	}
 	e.walk(p)
 	close(e.chunks)
 	workers.Wait()
@@ -232,6 +256,7 @@ func (e *engine) run(p *plan) error {
 	committer.Wait()
 	e.stats.ScanDone.Store(true)
 
+	e.placeDups() // with a cancelled run, only releases them
 	if e.ctx.Err() != nil {
 		return e.ctx.Err()
 	}

@@ -2,7 +2,6 @@ package copyengine
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -18,10 +17,12 @@ func (e *engine) owner(st *fileio.Stat) (uid, gid int, kept bool) {
 		return int(st.Uid), int(st.Gid), true
 	}
 	uid, gid = -1, -1
-	if st.Gid != uint32(fileio.Getegid()) && fileio.InGroup(st.Gid) {
+	// The process's own group is set too: a new file takes the group of a
+	// setgid directory it is made in, not the process's.
+	if fileio.InGroup(st.Gid) {
 		gid = int(st.Gid)
 	}
-	kept = st.Uid == uint32(e.euid) && (st.Gid == uint32(fileio.Getegid()) || gid >= 0)
+	kept = st.Uid == uint32(e.euid) && gid >= 0
 	return uid, gid, kept
 }
 
@@ -49,28 +50,38 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat) error {
 			kept = false
 		}
 	}
-	if err := f.Chmod(mode(st, kept)); err != nil {
-		return fmt.Errorf("setting mode: %w", err)
-	}
+	// Attributes before the mode: setting a user.* attribute needs write
+	// permission, which a read-only mode would take away from a non-root
+	// copier (and after the owner: chown drops security.capability).
 	if srcF != nil {
 		if err := fileio.CopyXattrs(srcF, f, e.root); err != nil && !fileio.IsFallback(err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 	}
+	if err := f.Chmod(mode(st, kept)); err != nil {
+		return fmt.Errorf("setting mode: %w", err)
+	}
 	return nil
+}
+
+// metaWanted returns the owner and mode an unchanged destination entry
+// should have, and whether they differ from what it has.
+func (e *engine) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner, differs bool) {
+	d, s := en.dstSt, &en.st
+	uid, gid, kept := e.owner(s)
+	wantMode = mode(s, kept)
+	needOwner = (uid >= 0 && d.Uid != uint32(uid)) || (gid >= 0 && d.Gid != uint32(gid))
+	return uid, gid, wantMode, needOwner, needOwner || d.Mode&0o7777 != wantMode
 }
 
 // fixMeta brings the mode and owner of an unchanged destination file up to
 // date without touching its data.
 func (e *engine) fixMeta(dst *handle, en *entry) {
-	d, s := en.dstSt, &en.st
-	if s.IsSymlink() {
+	if en.st.IsSymlink() {
 		return
 	}
-	uid, gid, kept := e.owner(s)
-	wantMode := mode(s, kept)
-	needOwner := (uid >= 0 && d.Uid != uint32(uid)) || (gid >= 0 && d.Gid != uint32(gid))
-	if !needOwner && d.Mode&0o7777 == wantMode {
+	uid, gid, wantMode, needOwner, differs := e.metaWanted(en)
+	if !differs {
 		return
 	}
 	rel := joinRel(dst.rel, en.dstName)
@@ -123,7 +134,9 @@ func (e *engine) applyOneDir(dm dirMeta) error {
 	}
 	defer dd.Close()
 	var srcF *fileio.File
-	if sd, err := fileio.OpenDir(filepath.Join(dm.srcRoot, filepath.FromSlash(dm.srcRel))); err == nil {
+	// Opened like the walk opened it: below the root, so that a path
+	// longer than PATH_MAX still gets its attributes.
+	if sd, err := e.openSrcDir(dirWork{root: &rootSpec{srcDir: dm.srcRoot}, srcRel: dm.srcRel}); err == nil {
 		defer sd.Close()
 		srcF = sd.AsFile()
 	}
@@ -185,6 +198,9 @@ func (e *engine) linkOne(f linkFollower) error {
 		return nil
 	}
 	tmp := tempName(fname)
+	if f.tmp != "" {
+		tmp = f.tmp
+	}
 	_ = fd.Remove(tmp)
 	if err := fd.Link(ld, lname, tmp); err != nil {
 		return err

@@ -3,6 +3,8 @@ package copyengine
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/fastcopy/fastcopy/dedup"
 )
 
 // Reflink says when the data path may clone blocks instead of copying them.
@@ -35,12 +37,13 @@ type Options struct {
 	JobsReason  string // why Jobs is what it is, for the summary
 	Reflink     Reflink
 	Verify      VerifyMode
-	Dereference bool     // follow symlinks inside the tree (-L)
-	NoSync      bool     // skip the flush to stable storage
-	Force       bool     // recopy files whose size and mtime already match
-	DryRun      bool     // report what would be done, write nothing
-	Excludes    []string // glob patterns, matched on the relative path and the base name
-	Manifest    string   // write an xxhsum -H2 manifest of the copied files here
+	Dereference bool       // follow symlinks inside the tree (-L)
+	NoSync      bool       // skip the flush to stable storage
+	Force       bool       // recopy files whose size and mtime already match
+	DryRun      bool       // report what would be done, write nothing
+	Excludes    []string   // glob patterns, matched on the relative path and the base name
+	Manifest    string     // write an xxhsum -H2 manifest of the copied files here
+	Dedup       dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.
@@ -55,17 +58,19 @@ type Action string
 
 // The actions an Event reports.
 const (
-	ActCopy     Action = "copy"     // data written (read/write or copy_file_range)
-	ActClone    Action = "clone"    // data cloned (reflink)
-	ActLink     Action = "hardlink" // a hard link of the source kept as a hard link
-	ActSymlink  Action = "symlink"
-	ActSpecial  Action = "special" // fifo, socket or device node
-	ActMkdir    Action = "mkdir"
-	ActSkip     Action = "skip"     // unchanged
-	ActMeta     Action = "metadata" // only metadata brought up to date
-	ActFail     Action = "fail"
-	ActWouldDo  Action = "would-copy" // dry run
-	ActCleanTmp Action = "remove-temp"
+	ActCopy       Action = "copy"        // data written (read/write or copy_file_range)
+	ActClone      Action = "clone"       // data cloned (reflink)
+	ActLink       Action = "hardlink"    // a hard link of the source kept as a hard link
+	ActDedupClone Action = "dedup-clone" // identical content: a clone of a file already written
+	ActDedupLink  Action = "dedup-link"  // identical content: a hard link to a file already written
+	ActSymlink    Action = "symlink"
+	ActSpecial    Action = "special" // fifo, socket or device node
+	ActMkdir      Action = "mkdir"
+	ActSkip       Action = "skip"     // unchanged
+	ActMeta       Action = "metadata" // only metadata brought up to date
+	ActFail       Action = "fail"
+	ActWouldDo    Action = "would-copy" // dry run
+	ActCleanTmp   Action = "remove-temp"
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -85,6 +90,7 @@ type Stats struct {
 	BytesDone     atomic.Int64 // bytes of files done (written or skipped)
 	BytesWritten  atomic.Int64
 	BytesVerified atomic.Int64
+	BytesRead     atomic.Int64 // file content read: sources, read-backs, hash checks
 	ScanDone      atomic.Bool
 }
 
@@ -96,24 +102,30 @@ type Failure struct {
 
 // Summary is the outcome of a run.
 type Summary struct {
-	Copied        int64         `json:"copied"`         // regular files whose data was written or cloned
-	Cloned        int64         `json:"cloned"`         // of Copied, by reflink
-	Linked        int64         `json:"hardlinked"`     // source hard links kept
-	Symlinks      int64         `json:"symlinks"`       // symlinks created
-	Specials      int64         `json:"specials"`       // fifos, sockets, devices created
-	Dirs          int64         `json:"dirs"`           // directories created
-	Skipped       int64         `json:"skipped"`        // unchanged
-	MetaUpdated   int64         `json:"metadata_only"`  // unchanged data, metadata brought up to date
-	Failed        int64         `json:"failed"`         // entries that failed
-	Bytes         int64         `json:"bytes"`          // bytes of data written or cloned
-	Verified      int64         `json:"verified"`       // files read back and matched
-	VerifiedBytes int64         `json:"verified_bytes"` // bytes read back and matched
-	Mismatches    int64         `json:"mismatches"`     // files that failed verification twice
-	TempsRemoved  int64         `json:"temps_removed"`  // leftovers of an interrupted run removed
-	Elapsed       time.Duration `json:"elapsed_ns"`
-	Jobs          int           `json:"jobs"`
-	JobsReason    string        `json:"jobs_reason"`
-	Verify        VerifyMode    `json:"verify"`
-	DryRun        bool          `json:"dry_run"`
-	Failures      []Failure     `json:"failures"`
+	Copied          int64         `json:"copied"`               // regular files whose data was written or cloned
+	Cloned          int64         `json:"cloned"`               // of Copied, by reflink
+	Linked          int64         `json:"hardlinked"`           // source hard links kept
+	Symlinks        int64         `json:"symlinks"`             // symlinks created
+	Specials        int64         `json:"specials"`             // fifos, sockets, devices created
+	Dirs            int64         `json:"dirs"`                 // directories created
+	Skipped         int64         `json:"skipped"`              // unchanged
+	MetaUpdated     int64         `json:"metadata_only"`        // unchanged data, metadata brought up to date
+	Failed          int64         `json:"failed"`               // entries that failed
+	Bytes           int64         `json:"bytes"`                // bytes of data written or cloned
+	Verified        int64         `json:"verified"`             // files read back and matched
+	VerifiedBytes   int64         `json:"verified_bytes"`       // bytes read back and matched
+	Mismatches      int64         `json:"mismatches"`           // files that failed verification twice
+	Deduped         int64         `json:"deduplicated"`         // files placed by sharing identical content
+	DedupCloned     int64         `json:"dedup_cloned"`         // of Deduped, by reflink
+	DedupLinked     int64         `json:"dedup_hardlinked"`     // of Deduped, by hard link
+	BytesNotWritten int64         `json:"bytes_not_written"`    // data not written thanks to dedup
+	DiskSaved       int64         `json:"disk_bytes_saved"`     // allocation saved by sharing (clones and links)
+	DedupNote       string        `json:"dedup_note,omitempty"` // why dedup fell back, when it did
+	TempsRemoved    int64         `json:"temps_removed"`        // leftovers of an interrupted run removed
+	Elapsed         time.Duration `json:"elapsed_ns"`
+	Jobs            int           `json:"jobs"`
+	JobsReason      string        `json:"jobs_reason"`
+	Verify          VerifyMode    `json:"verify"`
+	DryRun          bool          `json:"dry_run"`
+	Failures        []Failure     `json:"failures"`
 }

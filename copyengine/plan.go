@@ -172,14 +172,22 @@ func checkNotSame(src, dst string) error {
 func quote(s string) string { return `"` + s + `"` }
 
 // errText is the cause of err without the path (which the message names).
+// Context wrapped around a path error ("--reflink=always: ", "flushing to
+// stable storage: ") is kept: only the "op path: " part is cut to "op: ".
 func errText(err error) string {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		return pe.Err.Error()
+		if pe == err {
+			return pe.Err.Error()
+		}
+		return strings.Replace(err.Error(), pe.Error(), pe.Op+": "+pe.Err.Error(), 1)
 	}
 	var le *os.LinkError
 	if errors.As(err, &le) {
-		return le.Err.Error()
+		if le == err {
+			return le.Err.Error()
+		}
+		return strings.Replace(err.Error(), le.Error(), le.Op+": "+le.Err.Error(), 1)
 	}
 	return err.Error()
 }

@@ -16,9 +16,19 @@ const (
 // dirWork is a source directory waiting to be listed.
 type dirWork struct {
 	root    *rootSpec
-	srcRel  string // relative to root.srcDir
-	dstRel  string // relative to the destination root
-	created bool   // the destination directory was made by this run (so is empty)
+	srcRel  string    // relative to root.srcDir
+	dstRel  string    // relative to the destination root
+	created bool      // the destination directory was made by this run (so is empty)
+	above   *ancestor // with -L: the directories walked down through to this one
+}
+
+// ancestor is a source directory on the way down from a walk root. With -L
+// a followed symlink that leads back to one of them is a loop; one that
+// leads elsewhere, even to a directory copied already, is copied again, as
+// cp -L does.
+type ancestor struct {
+	key devIno
+	up  *ancestor
 }
 
 // walkQueue is a LIFO of directories with a count of those not yet done;
@@ -82,6 +92,11 @@ func (e *engine) walk(p *plan) {
 			}
 		} else {
 			created = p.create
+			if !created && e.dstRoot != nil {
+				if st, err := e.dstRoot.Stat(); err == nil {
+					e.writable(e.dstRoot, ".", st)
+				}
+			}
 		}
 		e.recordDir(r, "", r.dstRel)
 		q.push(dirWork{root: r, dstRel: r.dstRel, created: created})
@@ -202,7 +217,19 @@ func (e *engine) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, ok
 		e.fail(rel, fmt.Errorf("destination exists and is a %s, but the source %q is a directory; remove it and rerun", fileio.Describe(st.Mode), srcPath))
 		return false, false
 	}
+	e.writable(dir, name, st)
 	return false, true
+}
+
+// writable lets the owner write in an existing destination directory that a
+// previous run left read-only (as its source is), so that a non-root rerun
+// can add to it. Root needs no permission bits. The source's mode is put
+// back with the directory's times, after its contents (applyDirMeta).
+func (e *engine) writable(dir *fileio.Dir, name string, st fileio.Stat) {
+	if e.root || e.opt.DryRun || st.Mode&0o300 == 0o300 {
+		return
+	}
+	_ = dir.Chmod(name, st.Mode&0o7777|0o700)
 }
 
 func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
@@ -225,17 +252,17 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	}
 	src := newHandle(sd, w.srcRel)
 	defer src.release()
+	var here *ancestor
 	if e.opt.Dereference {
 		if st, err := sd.Stat(); err == nil {
 			k := devIno{st.Dev, st.Ino}
-			e.mu.Lock()
-			seen := e.visited[k]
-			e.visited[k] = true
-			e.mu.Unlock()
-			if seen {
-				e.fail(w.dstRel, fmt.Errorf("directory loop through a followed symlink: %q was already copied", filepath.Join(w.root.srcDir, w.srcRel)))
-				return
+			for a := w.above; a != nil; a = a.up {
+				if a.key == k {
+					e.fail(w.dstRel, fmt.Errorf("directory loop through a followed symlink: %q leads back to a directory above it", filepath.Join(w.root.srcDir, w.srcRel)))
+					return
+				}
 			}
+			here = &ancestor{key: k, up: w.above}
 		}
 	}
 	names, err := sd.ReadDir()
@@ -259,6 +286,19 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 	}
 
+	// Source names that are temporaries' names ("a" beside ".a.fastcopy-tmp"):
+	// their neighbours get other temporaries, so that writing one never
+	// removes or replaces the copy of the other.
+	var tempLike map[string]bool
+	for _, n := range names {
+		if isTempName(n.Name) {
+			if tempLike == nil {
+				tempLike = map[string]bool{}
+			}
+			tempLike[n.Name] = true
+		}
+	}
+
 	var batch []entry
 	var batchBytes int64
 	for _, n := range names {
@@ -279,10 +319,17 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		if err != nil {
 			if !fileio.IsNotExist(err) { // vanished since the listing: nothing to copy
 				e.fail(dstRel, err)
+			} else if _, lerr := sd.Lstat(n.Name); lerr == nil && e.opt.Dereference {
+				// Still there: a symlink whose target is missing, which
+				// -L cannot follow (cp -L and rsync -L fail it too).
+				e.fail(dstRel, fmt.Errorf("-L: the symlink's target does not exist: %w", err))
 			}
 			continue
 		}
 		en := entry{name: n.Name, dstName: n.Name, st: st}
+		if tempLike[tempName(n.Name)] {
+			en.tmp = altTempName(n.Name)
+		}
 		if d, ok := existing[n.Name]; ok {
 			en.dstSt = &d
 		}
@@ -306,7 +353,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 				e.dirs = append(e.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: st})
 				e.mu.Unlock()
 			}
-			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created})
+			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: here})
 			continue
 		}
 		if !e.plan(src, dst, &en, dstRel) {
@@ -380,7 +427,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
 			e.links[k] = g
 		} else {
-			e.followers = append(e.followers, linkFollower{rel: dstRel, group: g, st: *st})
+			e.followers = append(e.followers, linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp})
 		}
 		e.mu.Unlock()
 		if seen {
@@ -428,8 +475,10 @@ func (e *engine) unchanged(dst *handle, en *entry) bool {
 		if d.Size != s.Size || d.Mtime != s.Mtime {
 			return false
 		}
-		if d.Nlink > 1 && s.Nlink == 1 {
-			return false // a hard link in the destination: replace it, never share it
+		if _, _, _, _, differs := e.metaWanted(en); differs && d.Nlink > 1 {
+			// A shared inode (a hard link) cannot take this file's new
+			// mode without changing the other names: replace it instead.
+			return false
 		}
 	case s.IsSymlink():
 		if dst == nil {

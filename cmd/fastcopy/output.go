@@ -124,6 +124,16 @@ func (o *output) summary(s copyengine.Summary, err error) {
 		fmt.Fprintf(&b, ", %d cloned", s.Cloned)
 	}
 	fmt.Fprintf(&b, "), skipped %d unchanged, failed %d", s.Skipped, s.Failed)
+	if s.Deduped > 0 {
+		how := "cloned"
+		switch {
+		case s.DedupLinked > 0 && s.DedupCloned > 0:
+			how = fmt.Sprintf("%d cloned, %d hard-linked", s.DedupCloned, s.DedupLinked)
+		case s.DedupLinked > 0:
+			how = "hard-linked"
+		}
+		fmt.Fprintf(&b, ", %d duplicates %s (%s not written)", s.Deduped, how, humanBytes(s.BytesNotWritten))
+	}
 	if s.Linked > 0 {
 		fmt.Fprintf(&b, ", %d hard links", s.Linked)
 	}

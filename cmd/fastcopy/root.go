@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/dedup"
 )
 
 // Main runs the command line and returns the exit code.
@@ -71,6 +72,9 @@ A source directory named like a command (verify) is written ./verify.
 	}
 	opts.addFlags(cmd)
 	cmd.Flags().SortFlags = false
+	// An unknown or malformed flag is a usage error (exit 2), here and in
+	// the subcommands, which inherit this.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.AddCommand(newVerifyCommand(out))
 	return cmd
 }
@@ -85,6 +89,7 @@ type copyOptions struct {
 	dryRun      bool
 	excludes    []string
 	manifest    string
+	dedup       string
 	verbose     bool
 	quiet       bool
 	json        bool
@@ -102,6 +107,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
+	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the copied files to this file")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
@@ -135,6 +141,11 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	default:
 		return usageError{fmt.Errorf("--verify must be device, cache or off, not %q", o.verify)}
 	}
+	dm, err := dedup.ParseMode(o.dedup)
+	if err != nil {
+		return usageError{err}
+	}
+	eo.Dedup = dm
 	if o.jobs < 0 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
 	}

@@ -1,0 +1,275 @@
+package copyengine
+
+import (
+	"bytes"
+	"errors"
+	"sort"
+	"syscall"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// dupFile is a file whose content an earlier file of the run already holds;
+// it is placed after the committer is done, by sharing that file's data.
+type dupFile struct {
+	src, dst *handle
+	en       entry
+	rel      string
+	sum      verify.Sum
+	target   *dedup.Target
+}
+
+// dedupMeta is what a hard link would share between two files.
+func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
+	uid, gid, kept := e.owner(st)
+	m := dedup.Meta{Mode: mode(st, kept), Mtime: st.Mtime, Uid: uint32(fileio.Geteuid()), Gid: uint32(fileio.Getegid())}
+	if uid >= 0 {
+		m.Uid = uint32(uid)
+	}
+	if gid >= 0 {
+		m.Gid = uint32(gid)
+	}
+	return m
+}
+
+// beginDedup runs before a regular file is copied. A file whose size no
+// other file shares is copied in one pass (writing: it must then Register
+// or Abandon). A file whose size collides is hashed first; when a file of
+// the run already holds the same bytes, it is set aside to share them
+// (handled) instead of being written again.
+func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled, writing bool) {
+	size := en.st.Size
+	if !e.ix.Begin(size) {
+		return false, true
+	}
+	sum, err := e.hashSource(c.src.d, en, buf)
+	if err != nil {
+		return false, false // copied without dedup; the copy reports a real error
+	}
+	t := e.ix.Find(size, sum, e.dedupMeta(&en.st), e.opt.Dedup == dedup.Hardlink)
+	if t == nil {
+		return false, true
+	}
+	e.mu.Lock()
+	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t})
+	e.mu.Unlock()
+	return true, false
+}
+
+// hashSource reads a source file for its digest, failing if it moved.
+func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, error) {
+	f, err := sd.Open(en.name, e.opt.Dereference)
+	if err != nil {
+		return verify.Sum{}, err
+	}
+	defer f.Close()
+	sum, n, err := verify.HashFile(f, en.st.Size, en.st.Sparse(), buf)
+	if err != nil {
+		return verify.Sum{}, err
+	}
+	e.stats.BytesRead.Add(n)
+	after, err := f.Stat()
+	if err != nil {
+		return verify.Sum{}, err
+	}
+	if changed(&en.st, &after) || n != en.st.Size {
+		return verify.Sum{}, errChanged
+	}
+	return sum, nil
+}
+
+// endDedup registers a written file as a target for later ones, or gives
+// up its place when it was not written.
+func (e *engine) endDedup(p *pending, size int64) {
+	if p == nil || p.size != size {
+		e.ix.Abandon(size)
+		return
+	}
+	p.target = e.ix.Register(p.rel, size, p.sum, e.dedupMeta(&p.en.st))
+}
+
+// placeDups shares data for every duplicate, in path order, once the files
+// they share with are in place.
+func (e *engine) placeDups() {
+	sort.Slice(e.dups, func(i, j int) bool { return e.dups[i].rel < e.dups[j].rel })
+	bp := e.buf()
+	defer e.putBuf(bp)
+	for _, d := range e.dups {
+		if e.ctx.Err() == nil {
+			if err := e.placeDup(d, *bp); err != nil {
+				if d.en.group != nil {
+					close(d.en.group.done)
+				}
+				e.fail(d.rel, err)
+			}
+		} else if d.en.group != nil {
+			close(d.en.group.done)
+		}
+		d.src.release()
+		d.dst.release()
+	}
+	e.dups = nil
+}
+
+func (e *engine) placeDup(d dupFile, buf []byte) error {
+	p, err := e.shareData(d)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		// Nothing to share safely: an ordinary copy.
+		c := &chunk{src: d.src, dst: d.dst}
+		if p, err = e.copyRegular(c, &d.en, d.rel, buf); err != nil {
+			return err
+		}
+	}
+	if e.needFlush() {
+		f, err := d.dst.d.Open(p.tmp, false)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			_ = d.dst.d.Remove(p.tmp)
+			return err
+		}
+	}
+	p.src, p.dst = d.src.retain(), d.dst.retain()
+	e.commitOne(p, buf)
+	return nil
+}
+
+// shareData makes the temporary of d share the target's data: a clone where
+// the filesystem can (auto, clone), otherwise a hard link when the preserved
+// metadata is identical (auto, hardlink). It returns nil, nil when sharing
+// is not possible or not safe, and the caller copies.
+func (e *engine) shareData(d dupFile) (*pending, error) {
+	placed, ok := d.target.InPlace()
+	if !ok {
+		return nil, nil
+	}
+	tdir, tname := splitRel(d.target.Rel)
+	td, err := e.dstRoot.OpenBeneath(tdir)
+	if err != nil {
+		return nil, nil
+	}
+	defer td.Close()
+	// Never share stale content: the target must be exactly as it was when
+	// its read-back matched (the read-back of the new name checks again).
+	cur, err := td.Lstat(tname)
+	if err != nil || cur.Dev != placed.Dev || cur.Ino != placed.Ino || cur.Size != placed.Size ||
+		cur.Mtime != placed.Mtime || cur.Ctime != placed.Ctime {
+		return nil, nil
+	}
+	dd := d.dst.d
+	tmp := d.en.tempName()
+	_ = dd.Remove(tmp)
+	_, cloneBroken := e.noClone.Load(e.dstDev)
+	if e.opt.Dedup != dedup.Hardlink && !cloneBroken {
+		p, err := e.cloneFrom(td, tname, dd, tmp, d)
+		if err == nil || !fileio.IsFallback(err) {
+			return p, err
+		}
+		e.noClone.Store(e.dstDev, true)
+		if e.opt.Dedup == dedup.Clone {
+			e.noteDedup("the destination filesystem cannot clone; duplicates were copied")
+			return nil, nil
+		}
+	}
+	if d.target.Meta != e.dedupMeta(&d.en.st) || !e.sameXattrs(d, td, tname) {
+		return nil, nil // one inode cannot carry two sets of metadata
+	}
+	if err := dd.Link(td, tname, tmp); err != nil {
+		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
+			e.noteDedup("hard links are not possible for some files here (" + errText(err) + "); those were copied")
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target}, nil
+}
+
+func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
+	tf, err := td.Open(tname, false)
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
+	f, err := dd.CreateTemp(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		f.Close()
+		if err != nil {
+			_ = dd.Remove(tmp)
+		}
+	}()
+	if err = f.Clone(tf); err != nil {
+		return nil, err
+	}
+	src, err := d.src.d.Open(d.en.name, e.opt.Dereference)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	if err = e.applyMeta(f, src, &d.en.st); err != nil {
+		return nil, err
+	}
+	if e.opt.Verify == VerifyOff {
+		if err = f.SetTimes(d.en.st.Atime, d.en.st.Mtime); err != nil {
+			return nil, err
+		}
+	}
+	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone}, nil
+}
+
+// sameXattrs compares the extended attributes the copy of d would get with
+// those the target carries.
+func (e *engine) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
+	sf, err := d.src.d.Open(d.en.name, e.opt.Dereference)
+	if err != nil {
+		return false
+	}
+	defer sf.Close()
+	tf, err := td.Open(tname, false)
+	if err != nil {
+		return false
+	}
+	defer tf.Close()
+	a, err1 := fileio.Xattrs(sf)
+	b, err2 := fileio.Xattrs(tf)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	keep := func(m map[string][]byte) map[string][]byte {
+		out := map[string][]byte{}
+		for k, v := range m {
+			if e.root || len(k) > 5 && k[:5] == "user." {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	a, b = keep(a), keep(b)
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *engine) noteDedup(msg string) {
+	e.mu.Lock()
+	if e.sum.DedupNote == "" {
+		e.sum.DedupNote = msg
+	}
+	e.mu.Unlock()
+}
