@@ -28,6 +28,8 @@ type pending struct {
 	action   Action
 	target   *dedup.Target // set when later duplicates may share this file
 	linkedTo *dedup.Target // a duplicate hard-linked to this target
+	readAt   time.Time     // when the read-back began
+	placed   *fileio.Stat  // the file under its final name, when needed
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -161,6 +163,15 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 		e.fail(p.rel, err)
 		return
 	}
+	verified := e.opt.Verify != VerifyOff
+	if (e.cache != nil && verified) || p.target != nil || p.linkedTo != nil {
+		if st, err := dd.Lstat(p.en.dstName); err == nil {
+			p.placed = &st
+			if e.cache != nil && verified {
+				e.rememberDest(e.dstSide.key(p.rel), &st, p.sum, p.readAt)
+			}
+		}
+	}
 	e.groupDone(p, true)
 	e.recordSum(p.rel, p.sum)
 	e.done(p.action, p.rel, p.size, func(s *Summary) {
@@ -193,6 +204,7 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 // the source's digest, and sets the file's times last, since the read may
 // have moved its access time.
 func (e *engine) readBack(p *pending, buf []byte) error {
+	p.readAt = time.Now()
 	f, err := p.dst.d.Open(p.tmp, false)
 	if err != nil {
 		return err
@@ -267,9 +279,11 @@ func (e *engine) groupDone(p *pending, ok bool) {
 	if t != nil {
 		var placed dedup.Placed
 		if ok {
-			st, err := p.dst.d.Lstat(p.en.dstName)
-			ok = err == nil
-			placed = dedup.Placed{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime}
+			st := p.placed
+			ok = st != nil
+			if ok {
+				placed = dedup.Placed{Dev: st.Dev, Ino: st.Ino, Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime}
+			}
 		}
 		t.Done(ok, placed)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/verify"
@@ -71,6 +72,9 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 	var err error
 	switch {
 	case en.st.IsRegular():
+		if en.check && e.checkEntry(c, en, rel, buf) {
+			return
+		}
 		var p *pending
 		size, writing := en.st.Size, false
 		if e.ix != nil && size > 0 {
@@ -220,6 +224,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 			_ = dd.Remove(tmp)
 		}
 	}()
+	started := time.Now()
 	act, sum, n, err := e.copyData(src, dst, &en.st, buf)
 	if err != nil {
 		return nil, err
@@ -230,6 +235,9 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 	}
 	if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) {
 		return nil, errChanged
+	}
+	if act == ActCopy || e.needSum() {
+		e.rememberSource(en.srcKey, &en.st, sum, started)
 	}
 	if err := e.applyMeta(dst, src, &en.st); err != nil {
 		return nil, err

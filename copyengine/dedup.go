@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"syscall"
+	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
@@ -44,10 +45,12 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 	if !e.ix.Begin(size) {
 		return false, true
 	}
+	started := time.Now()
 	sum, err := e.hashSource(c.src.d, en, buf)
 	if err != nil {
 		return false, false // copied without dedup; the copy reports a real error
 	}
+	e.rememberSource(en.srcKey, &en.st, sum, started)
 	t := e.ix.Find(size, sum, e.dedupMeta(&en.st), e.opt.Dedup == dedup.Hardlink)
 	if t == nil {
 		return false, true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -47,6 +48,10 @@ type entry struct {
 	dstSt   *fileio.Stat // the destination's entry, when one exists
 	target  string       // a symlink's target
 	group   *linkGroup   // the first name of a source inode with several
+	srcKey  string       // the source's hash-cache key ("" without a cache)
+	cache   *cached      // what the cache knows, when there is a destination to compare
+	check   bool         // size matches: compare digests before deciding to copy
+	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
 	tmp     string       // the temporary name, when not tempName(dstName)
 }
 
@@ -112,6 +117,9 @@ type engine struct {
 
 	noClone sync.Map // dev -> true once FICLONE failed there
 
+	cache   *hashcache.Cache // nil with --no-cache
+	dstSide cacheSide
+
 	ix   *dedup.Index // nil with --dedup=off
 	dups []dupFile    // duplicates waiting to share a placed file's data
 
@@ -166,6 +174,13 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		}
 	}
 	e.dstRootPath = p.dstRoot
+	e.cache = opt.Cache
+	if !opt.DryRun || !p.create {
+		e.dstSide = newCacheSide(p.dstRoot)
+	}
+	for i := range p.roots {
+		p.roots[i].side = newCacheSide(p.roots[i].srcDir)
+	}
 	if !p.create || !opt.DryRun {
 		d, err := fileio.OpenDir(p.dstRoot)
 		if err != nil {
@@ -190,6 +205,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	defer e.cancel()
 	err = e.run(p)
 	e.sum.Elapsed = time.Since(start)
+	e.sum.BytesRead = e.stats.BytesRead.Load()
 	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
 	switch {
 	case ctx.Err() != nil:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/hashcache"
 )
 
 // Reflink says when the data path may clone blocks instead of copying them.
@@ -44,6 +45,13 @@ type Options struct {
 	Excludes    []string   // glob patterns, matched on the relative path and the base name
 	Manifest    string     // write an xxhsum -H2 manifest of the copied files here
 	Dedup       dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
+	// Cache, when set, remembers digests of sources read and destinations
+	// verified, so that a rerun decides "unchanged" from two stats and two
+	// lookups. The caller opens and closes it.
+	Cache *hashcache.Cache
+	// Checksum decides by digest for every file whose size matches, even
+	// when the mtimes differ or no cache entry vouches for it.
+	Checksum bool
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.
@@ -121,6 +129,9 @@ type Summary struct {
 	BytesNotWritten int64         `json:"bytes_not_written"`    // data not written thanks to dedup
 	DiskSaved       int64         `json:"disk_bytes_saved"`     // allocation saved by sharing (clones and links)
 	DedupNote       string        `json:"dedup_note,omitempty"` // why dedup fell back, when it did
+	CacheHits       int64         `json:"cache_hits"`           // digests taken from the hash cache instead of reading
+	BytesHashed     int64         `json:"bytes_hashed"`         // bytes read only to compute digests for decisions
+	BytesRead       int64         `json:"bytes_read"`           // all file content read: copies, read-backs, hashing
 	TempsRemoved    int64         `json:"temps_removed"`        // leftovers of an interrupted run removed
 	Elapsed         time.Duration `json:"elapsed_ns"`
 	Jobs            int           `json:"jobs"`

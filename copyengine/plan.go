@@ -14,6 +14,7 @@ type rootSpec struct {
 	srcDir string // the directory walked (isDir) or holding the file
 	name   string // for a file: its name in srcDir
 	dstRel string // where it lands, relative to the destination root
+	side   cacheSide
 }
 
 // plan is what Run decided from the arguments before writing anything.

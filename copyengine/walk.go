@@ -160,6 +160,9 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 		}
 	}
 	var c []entry
+	ens := []entry{en}
+	e.lookupCache(r.side, "", "", ens)
+	en = ens[0]
 	if e.plan(src, dst, &en, r.dstRel) {
 		c = append(c, en)
 	}
@@ -299,8 +302,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 	}
 
-	var batch []entry
-	var batchBytes int64
+	var files []entry // non-directories, planned once the cache is asked
 	for _, n := range names {
 		if e.ctx.Err() != nil {
 			return
@@ -356,12 +358,20 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: here})
 			continue
 		}
-		if !e.plan(src, dst, &en, dstRel) {
+		files = append(files, en)
+	}
+	// What the hash cache knows of this directory's files, in one lookup.
+	e.lookupCache(w.root.side, w.srcRel, w.dstRel, files)
+	var batch []entry
+	var batchBytes int64
+	for i := range files {
+		en := &files[i]
+		if !e.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
 			continue
 		}
-		batch = append(batch, en)
-		if st.IsRegular() {
-			batchBytes += st.Size
+		batch = append(batch, *en)
+		if en.st.IsRegular() {
+			batchBytes += en.st.Size
 		}
 		if len(batch) >= chunkFiles || batchBytes >= chunkBytes {
 			e.sendChunk(src, dst, batch)
@@ -445,7 +455,9 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if e.unchanged(dst, en) {
 		e.skip(dstRel, st.Size)
-		if st.IsRegular() {
+		if en.cache != nil && en.cache.dstOK {
+			e.recordSum(dstRel, en.cache.dst)
+		} else if st.IsRegular() {
 			e.recordUnhashed(dstRel)
 		}
 		return false
@@ -472,7 +484,7 @@ func (e *engine) unchanged(dst *handle, en *entry) bool {
 	s := &en.st
 	switch {
 	case s.IsRegular():
-		if d.Size != s.Size || d.Mtime != s.Mtime {
+		if !e.sameContent(dst, en) {
 			return false
 		}
 		if _, _, _, _, differs := e.metaWanted(en); differs && d.Nlink > 1 {

@@ -25,7 +25,7 @@ const exitHelp = `EXIT STATUS
   2    usage error or refused request: nothing was written
   3    some files failed (listed); all others are in place
   4    verification failed for some files; they were not put in place
-  5    the destination is in use by another fastcopy
+  5    the destination or the hash cache is in use by another fastcopy
   130  interrupted; no temporary files are left behind
 `
 
@@ -42,7 +42,7 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.As(err, &refusal), errors.As(err, &usage):
 		return exitUsage
-	case errors.Is(err, copyengine.ErrLocked):
+	case errors.Is(err, copyengine.ErrLocked), errors.As(err, new(lockedError)):
 		return exitLocked
 	case errors.Is(err, copyengine.ErrMismatch):
 		return exitMismatch

@@ -67,6 +67,8 @@ func TestScripts(t *testing.T) {
 		Condition:          func(cond string) (bool, error) { return condition(root, cond) },
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FASTCOPY_BIN", bin)
+			// Each script gets its own hash cache, never the user's.
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

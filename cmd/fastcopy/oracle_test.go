@@ -396,6 +396,7 @@ type runner struct {
 	nobody bool
 	group  string // for nobody: a supplementary group ("" for none)
 	bin    string // where fastcopy and the tree builder are, for nobody
+	cache  string // XDG_CACHE_HOME for fastcopy: a hash cache of this test's own
 }
 
 func (r *runner) run(prog string, args ...string) (stdout, stderr string, code int) {
@@ -410,7 +411,15 @@ func (r *runner) run(prog string, args ...string) (stdout, stderr string, code i
 			r.t.Fatal(err)
 		}
 	}
+	if r.cache == "" {
+		// Never the user's hash cache; writable by the unprivileged user.
+		r.cache = r.t.TempDir()
+		if err := os.Chmod(r.cache, 0o777); err != nil {
+			r.t.Fatal(err)
+		}
+	}
 	cmd := exec.Command(prog, args...)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+r.cache)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

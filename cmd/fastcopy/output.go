@@ -36,6 +36,10 @@ func (o *output) printf(w io.Writer, format string, a ...any) {
 	fmt.Fprintf(w, format, a...)
 }
 
+func (o *output) warn(format string, a ...any) {
+	o.printf(o.stderr, "fastcopy: warning: "+format+"\n", a...)
+}
+
 func (o *output) info(format string, a ...any) {
 	if !o.quiet {
 		o.printf(o.stderr, "fastcopy: "+format+"\n", a...)
@@ -78,7 +82,7 @@ func (o *output) reportError(err error, code int) {
 		o.printf(o.stderr, "fastcopy: interrupted; temporary files removed, rerun to finish\n")
 	case code == exitLocked:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
-		o.printf(o.stderr, "fastcopy: hint: wait for the other run to finish, then rerun\n")
+		o.printf(o.stderr, "fastcopy: hint: wait for the other run to finish and rerun, or rerun with --no-cache (or another --cache) if only the hash cache is busy\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
@@ -150,6 +154,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 		b.WriteString("; not verified")
 	default:
 		fmt.Fprintf(&b, "; verified %d from %s", s.Verified, s.Verify)
+	}
+	if s.CacheHits > 0 || s.BytesHashed > 0 {
+		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, humanBytes(s.BytesHashed))
 	}
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)

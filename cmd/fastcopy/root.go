@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +76,7 @@ A source directory named like a command (verify) is written ./verify.
 	// An unknown or malformed flag is a usage error (exit 2), here and in
 	// the subcommands, which inherit this.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.AddCommand(newVerifyCommand(out))
+	cmd.AddCommand(newVerifyCommand(out), newCacheCommand(out))
 	return cmd
 }
 
@@ -90,6 +91,8 @@ type copyOptions struct {
 	excludes    []string
 	manifest    string
 	dedup       string
+	checksum    bool
+	cache       cacheFlags
 	verbose     bool
 	quiet       bool
 	json        bool
@@ -108,6 +111,10 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
+	f.BoolVarP(&o.checksum, "checksum", "c", false, "decide by content digest for every file whose size matches (cache entries used where valid)")
+	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
+	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
+	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the copied files to this file")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
@@ -166,9 +173,16 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	if o.verbose {
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
 	}
+	eo.Checksum = o.checksum
+	hc, err := o.cache.open(out, o.dryRun)
+	if err != nil {
+		return err
+	}
+	eo.Cache = hc
 	bar := out.startProgress(eo.Stats, o.progress, o.noProgress)
 	sum, err := copyengine.Run(ctx, eo)
 	bar.stop()
+	closeCache(out, hc)
 	out.summary(sum, err)
 	return err
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	"github.com/fastcopy/fastcopy/hashcache"
+)
+
+// cacheFlags are the hash-cache flags shared by the commands that use it.
+type cacheFlags struct {
+	path        string
+	off         bool
+	lockTimeout time.Duration
+}
+
+func (c *cacheFlags) resolve() (string, error) {
+	if c.path != "" {
+		return c.path, nil
+	}
+	return hashcache.DefaultPath()
+}
+
+// open opens the hash cache, or returns nil with --no-cache. Another
+// fastcopy holding it past the timeout is an error (exit 5); an unreadable
+// cache file is moved aside and rebuilt, with a warning.
+func (c *cacheFlags) open(out *output, readOnly bool) (*hashcache.Cache, error) {
+	if c.off {
+		return nil, nil
+	}
+	path, err := c.resolve()
+	if err != nil {
+		out.warn("%v; running without a hash cache", err)
+		return nil, nil
+	}
+	hc, err := hashcache.Open(path, hashcache.Options{LockTimeout: c.lockTimeout, ReadOnly: readOnly})
+	if errors.Is(err, hashcache.ErrLocked) {
+		return nil, lockedError{err}
+	}
+	if err != nil {
+		out.warn("%v; running without a hash cache", err)
+		return nil, nil
+	}
+	for _, w := range hc.Warnings() {
+		out.warn("%v", w)
+	}
+	return hc, nil
+}
+
+// close flushes and closes the cache; a failure to save it costs the next
+// run some reading, never correctness, so it is a warning.
+func closeCache(out *output, hc *hashcache.Cache) {
+	if hc == nil {
+		return
+	}
+	if err := hc.Close(); err != nil && !errors.Is(err, hashcache.ErrReadOnly) {
+		out.warn("saving the hash cache: %v", err)
+	}
+}
+
+// lockedError is a resource held by another fastcopy (exit 5).
+type lockedError struct{ error }
+
+func (e lockedError) Unwrap() error { return e.error }

@@ -1,0 +1,269 @@
+package copyengine
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// cacheSide is one side (a source root, or the destination) as the hash
+// cache sees it: the absolute path its keys start with and the validity
+// policy of its filesystem.
+type cacheSide struct {
+	abs    string
+	policy hashcache.Policy
+}
+
+func newCacheSide(dir string) cacheSide {
+	abs := realPath(dir)
+	fsType, _ := hashcache.FSType(abs)
+	return cacheSide{abs: abs, policy: hashcache.PolicyFor(fsType)}
+}
+
+func (s cacheSide) key(rel string) string {
+	if rel == "" {
+		return s.abs
+	}
+	return filepath.Join(s.abs, filepath.FromSlash(rel))
+}
+
+func fileState(st *fileio.Stat) hashcache.FileState {
+	return hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino}
+}
+
+// cached is what the cache knows of an entry, looked up by the walker.
+type cached struct {
+	src, dst       verify.Sum
+	srcOK, dstOK   bool // the entry exists and is valid for the file as it is now
+	srcKey, dstKey string
+}
+
+// lookupCache fills in what the cache knows of the regular files of one
+// directory, in one read transaction per side.
+func (e *engine) lookupCache(srcSide cacheSide, srcRel, dstRel string, ens []entry) {
+	g := e.mtimeGranularity(srcSide)
+	for i := range ens {
+		ens[i].gran = g
+	}
+	if e.cache == nil {
+		return
+	}
+	var srcKeys, dstKeys []string
+	var idx []int
+	for i := range ens {
+		en := &ens[i]
+		if !en.st.IsRegular() {
+			continue
+		}
+		en.srcKey = srcSide.key(joinRel(srcRel, en.name))
+		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
+			continue // nothing to compare: the file is copied anyway
+		}
+		en.cache = &cached{
+			srcKey: en.srcKey,
+			dstKey: e.dstSide.key(joinRel(dstRel, en.dstName)),
+		}
+		srcKeys = append(srcKeys, en.cache.srcKey)
+		dstKeys = append(dstKeys, en.cache.dstKey)
+		idx = append(idx, i)
+	}
+	if len(idx) == 0 {
+		return
+	}
+	srcRes := e.cache.Lookup(srcKeys)
+	dstRes := e.cache.Lookup(dstKeys)
+	for j, i := range idx {
+		en := &ens[i]
+		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st), srcSide.policy) {
+			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
+		}
+		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt), e.dstSide.policy) {
+			en.cache.dst, en.cache.dstOK = r.Entry.Sum, true
+		}
+	}
+}
+
+// mtimeGranularity is the coarser of the two sides' timestamp resolutions:
+// a copy onto exFAT keeps 10 ms of the source's nanoseconds, so the two
+// mtimes are compared at 10 ms.
+func (e *engine) mtimeGranularity(src cacheSide) int64 {
+	g := src.policy.MtimeGranularity
+	if d := e.dstSide.policy.MtimeGranularity; d > g {
+		g = d
+	}
+	if g <= 0 {
+		return 1
+	}
+	return int64(g)
+}
+
+func sameMtime(a, b, g int64) bool {
+	if g <= 1 {
+		return a == b
+	}
+	return floorDiv(a, g) == floorDiv(b, g)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// rememberSource stores the digest of a source read from start to end
+// while its stat stayed st.
+func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	if e.cache == nil || key == "" {
+		return
+	}
+	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano()})
+}
+
+// sameContent decides, for a destination file as large as its source,
+// whether it already holds the source's content without reading either when
+// it can: both cache entries valid and equal. Without a cache the rsync rule
+// applies (same size and mtime), unless --checksum. Cases the stats and the
+// cache cannot settle are marked for a check by a worker (en.check), which
+// reads what it must.
+func (e *engine) sameContent(dst *handle, en *entry) bool {
+	d, s := en.dstSt, &en.st
+	if d.Size != s.Size {
+		return false
+	}
+	same := sameMtime(d.Mtime, s.Mtime, en.gran)
+	c := en.cache
+	switch {
+	case e.cache == nil || c == nil:
+		if e.opt.Checksum {
+			en.check = true
+			return false
+		}
+		return same
+	case c.srcOK && c.dstOK:
+		if c.src != c.dst {
+			return false
+		}
+		e.count(func(s *Summary) { s.CacheHits += 2 })
+		if !same {
+			return e.fixTimes(dst, en, c.dst)
+		}
+		return true
+	case !same && !c.dstOK && !e.opt.Checksum:
+		return false // the rsync rule: another mtime and nothing vouching otherwise
+	}
+	en.check = true
+	return false
+}
+
+// fixTimes gives an unchanged destination file its source's times (only the
+// mtime moved) and records its new state in the cache.
+func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum) bool {
+	if dst == nil || e.opt.DryRun {
+		return true
+	}
+	if err := dst.d.Lutimes(en.dstName, en.st.Atime, en.st.Mtime); err != nil {
+		return false // copied instead
+	}
+	if st, err := dst.d.Lstat(en.dstName); err == nil && en.cache != nil {
+		e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+	}
+	e.count(func(s *Summary) { s.MetaUpdated++ })
+	e.event(ActMeta, joinRel(dst.rel, en.dstName))
+	return true
+}
+
+// rememberDest stores the digest of a destination file that was verified.
+func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	if e.cache == nil || key == "" {
+		return
+	}
+	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano()})
+}
+
+// checkEntry settles a file whose size matches its destination but whose
+// sameness the stats and the cache could not decide: it takes each side's
+// digest from the cache or by reading it, and reports true when they are
+// equal (the file is then done: skipped, its times brought up to date).
+func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
+	var srcSum, dstSum verify.Sum
+	var srcOK, dstOK bool
+	if en.cache != nil {
+		srcSum, srcOK, dstSum, dstOK = en.cache.src, en.cache.srcOK, en.cache.dst, en.cache.dstOK
+	}
+	hits := int64(0)
+	if srcOK {
+		hits++
+	} else {
+		started := time.Now()
+		sum, err := e.hashSource(c.src.d, en, buf)
+		if err != nil {
+			return false // copied, which reports a real error
+		}
+		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
+		e.rememberSource(en.srcKey, &en.st, sum, started)
+		srcSum = sum
+	}
+	if dstOK {
+		hits++
+	} else {
+		started := time.Now()
+		sum, st, err := e.hashDest(c.dst.d, en.dstName, buf)
+		if err != nil {
+			return false
+		}
+		e.count(func(s *Summary) { s.BytesHashed += st.Size })
+		if en.cache != nil {
+			e.rememberDest(en.cache.dstKey, &st, sum, started)
+		}
+		dstSum = sum
+	}
+	e.count(func(s *Summary) { s.CacheHits += hits })
+	if srcSum != dstSum {
+		return false
+	}
+	if _, _, _, _, differs := e.metaWanted(en); differs && en.dstSt.Nlink > 1 {
+		return false // a shared inode cannot take new metadata: replace the name
+	}
+	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) && !e.fixTimes(c.dst, en, dstSum) {
+		return false
+	}
+	e.fixMeta(c.dst, en)
+	if en.group != nil {
+		en.group.ok = true
+		close(en.group.done)
+	}
+	e.recordSum(rel, dstSum)
+	e.skip(rel, en.st.Size)
+	return true
+}
+
+// hashDest reads a destination file for its digest, failing if it moved.
+func (e *engine) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, fileio.Stat, error) {
+	f, err := dd.Open(name, false)
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	sum, n, err := verify.HashFile(f, before.Size, before.Sparse(), buf)
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	e.stats.BytesRead.Add(n)
+	after, err := f.Stat()
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	if changed(&before, &after) || n != before.Size {
+		return verify.Sum{}, fileio.Stat{}, errChanged
+	}
+	return sum, after, nil
+}

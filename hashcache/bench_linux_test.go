@@ -1,0 +1,5 @@
+package hashcache
+
+import "syscall"
+
+func syncAll() error { syscall.Sync(); return nil }

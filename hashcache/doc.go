@@ -1,0 +1,36 @@
+// Package hashcache remembers, per file, the xxh128 digest fastcopy computed
+// and the stat fields it saw, so that a rerun can skip reading files that did
+// not change. It is the only package of fastcopy that uses bbolt.
+//
+// # Contract
+//
+//   - One file, by default os.UserCacheDir()/fastcopy/hashes.db (DefaultPath),
+//     keyed by absolute path as raw bytes (not necessarily UTF-8). One process
+//     at a time may write it; Open waits Options.LockTimeout for another and
+//     then fails with ErrLocked, and the caller goes on without a cache.
+//   - The cache is an optimisation and never a source of truth: a missing,
+//     unreadable, truncated or foreign file is moved aside and replaced
+//     (Open warns, see ErrCorrupt); each value carries a check over its key
+//     and bytes, so a damaged entry reads as a miss, never as a wrong digest;
+//     bbolt panics and faults on bad pages are recovered and stop the use of
+//     the cache for the run.
+//   - Whether an entry may be used is decided by Entry.Valid, a pure function
+//     of the entry, the file's current stat and the filesystem's Policy
+//     (PolicyFor, FSType): size and mtime at the filesystem's granularity,
+//     inode and ctime where they are stable, and git's racy-timestamp rule.
+//     The engine should set Entry.HashedAt to the time it started reading.
+//   - Writes go through one writer goroutine that commits every 1,000
+//     entries or 200 ms, whichever comes first, in key order, each commit
+//     synced. A crash loses at most the uncommitted batch; Flush and Close
+//     wait for the commit and report its error.
+//
+// # Schema
+//
+// Bucket "meta" holds "version" (uvarint, now 1); bucket "files" maps a path
+// to an entry encoded with varints (see encodeValue). Fields are appended to
+// values without a version change; a newer version number means a layout
+// this code cannot read, and such a cache is left alone and not used for the
+// run (ErrNewerSchema) rather than thrown away: the user may go back to the
+// newer fastcopy, and two versions in turn must not destroy each other's
+// cache.
+package hashcache

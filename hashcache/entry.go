@@ -1,0 +1,227 @@
+package hashcache
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Entry is what the cache remembers of one file: the stat fields seen when
+// its digest was computed, the digest, and when the hashing began.
+// Times are nanoseconds since the Unix epoch.
+type Entry struct {
+	Size     int64
+	Mtime    int64
+	Ctime    int64
+	Ino      uint64
+	Sum      xxh3.Uint128 // the xxh128 digest (verify.Sum is the same type)
+	HashedAt int64        // wall clock when reading for the digest began
+}
+
+// FileState is the current lstat of a file, as the engine sees it before it
+// decides whether to trust an Entry. Times are nanoseconds since the Unix
+// epoch.
+type FileState struct {
+	Size  int64
+	Mtime int64
+	Ctime int64
+	Ino   uint64
+}
+
+// Policy says which stat fields of a filesystem can be trusted to stay put
+// while a file is unchanged, and how coarse its modification times are.
+// PolicyFor returns the policy for a filesystem type.
+type Policy struct {
+	// CheckInode compares inode numbers. Off where the driver makes them up
+	// per mount (FAT, exFAT, most FUSE filesystems), so that every remount
+	// would otherwise miss.
+	CheckInode bool
+	// CheckCtime compares change times. Off where the filesystem has no real
+	// ctime (FAT reports a creation time or the mtime, sshfs the mtime).
+	CheckCtime bool
+	// MtimeGranularity is the resolution of stored times: 2s for FAT, 10ms
+	// for exFAT, 100ns for NTFS, 1ns for ext4, xfs and btrfs. Zero means 1ns.
+	MtimeGranularity time.Duration
+}
+
+// racySlack is added to the granularity to form the racy window (see Racy).
+const racySlack = time.Second
+
+// Valid reports whether e still describes the file whose current state is
+// cur, so that its digest may be used instead of reading the file.
+//
+// Size and mtime must match, the mtimes compared after truncating both to
+// p.MtimeGranularity (a file on exFAT reports nanoseconds while its inode is
+// cached and 10 ms steps once it has been read back from disk). Inode and
+// ctime must match too when the policy says they are stable; ctime is
+// truncated the same way. Finally the entry must not be racy (see Racy).
+func (e Entry) Valid(cur FileState, p Policy) bool {
+	g := granularity(p)
+	switch {
+	case e.Size != cur.Size:
+		return false
+	case truncate(e.Mtime, g) != truncate(cur.Mtime, g):
+		return false
+	case p.CheckInode && e.Ino != cur.Ino:
+		return false
+	case p.CheckCtime && truncate(e.Ctime, g) != truncate(cur.Ctime, g):
+		return false
+	}
+	return !e.Racy(p)
+}
+
+// Racy reports whether e can never be trusted because the file's mtime was
+// too close to the moment hashing began: a write that landed in the same
+// timestamp tick after hashing started would leave size and mtime as
+// recorded, so the stat fields could not tell the change apart (git's "racy
+// clean" problem). An entry is racy unless
+//
+//	HashedAt - Mtime >= MtimeGranularity + 1s
+//
+// Git (built without USE_NSEC, the default) calls an index entry racy when
+// its mtime is not in an earlier whole second than the index file's own
+// mtime. Git's anchor is a timestamp taken from the same filesystem clock as
+// the file's; ours is the local wall clock, while the mtime comes from the
+// kernel's coarse clock (one jiffy, up to 10 ms, behind), from an NFS or SMB
+// server's clock, or was rounded down by FAT. For any later write to be
+// visible we need its mtime to land in another granule:
+// HashedAt - skew >= floor(Mtime) + granularity. The extra second covers the
+// skew, as git's whole-second rule does; taking the maximum of granularity
+// and 1s would not, on FAT (2s granules, rounded down).
+//
+// Only mtime is subject to the window. A file fastcopy has just written gets
+// a fresh ctime when its times are set, so a ctime window would make every
+// new copy untrusted on the next run, while the case it would catch (a write
+// that restores the old mtime within one clock tick) is far-fetched.
+//
+// The engine may skip storing racy entries; they are harmless but useless.
+func (e Entry) Racy(p Policy) bool {
+	w := uint64(granularity(p)) + uint64(racySlack)
+	if e.HashedAt < e.Mtime {
+		return true // hashed before it was last written, or clocks disagree
+	}
+	return uint64(e.HashedAt)-uint64(e.Mtime) < w
+}
+
+func granularity(p Policy) int64 {
+	if p.MtimeGranularity <= 0 {
+		return 1
+	}
+	return int64(p.MtimeGranularity)
+}
+
+// truncate rounds t down to a multiple of g (toward minus infinity, so that
+// times before 1970 fall into the right granule).
+func truncate(t, g int64) int64 {
+	if g <= 1 {
+		return t
+	}
+	r := t % g
+	if r < 0 {
+		r += g
+	}
+	return t - r
+}
+
+// Value encoding, schema version 1:
+//
+//	uvarint  size (as uint64)
+//	varint   mtime
+//	varint   ctime - mtime   (zero for most files that were never chmod-ed)
+//	uvarint  inode
+//	varint   hashedAt - mtime
+//	16 bytes digest, Hi then Lo, big endian (the order xxhsum prints)
+//	...      fields a later version may append; this version skips them
+//	4 bytes  check: low 32 bits of xxh3(value before the check, seeded with
+//	         xxh3(key)), big endian
+//
+// The check makes a torn or bit-flipped page, or a value filed under the
+// wrong key, a miss instead of a wrong digest: bbolt checksums only its meta
+// pages. Differences wrap around in two's complement, so every int64
+// round-trips.
+
+const (
+	checkLen  = 4
+	sumLen    = 16
+	maxValLen = 5*binary.MaxVarintLen64 + sumLen + checkLen
+)
+
+// encodeValue appends the encoding of e, stored under key, to dst.
+func encodeValue(dst []byte, key string, e Entry) []byte {
+	start := len(dst)
+	dst = binary.AppendUvarint(dst, uint64(e.Size))
+	dst = binary.AppendVarint(dst, e.Mtime)
+	dst = binary.AppendVarint(dst, e.Ctime-e.Mtime)
+	dst = binary.AppendUvarint(dst, e.Ino)
+	dst = binary.AppendVarint(dst, e.HashedAt-e.Mtime)
+	dst = binary.BigEndian.AppendUint64(dst, e.Sum.Hi)
+	dst = binary.BigEndian.AppendUint64(dst, e.Sum.Lo)
+	return binary.BigEndian.AppendUint32(dst, check(key, dst[start:]))
+}
+
+// decodeValue parses a value stored under key. It reports false for anything
+// that is not a well-formed value with a matching check.
+func decodeValue(key string, v []byte) (Entry, bool) {
+	if len(v) < checkLen {
+		return Entry{}, false
+	}
+	body := v[:len(v)-checkLen]
+	if binary.BigEndian.Uint32(v[len(body):]) != check(key, body) {
+		return Entry{}, false
+	}
+	var e Entry
+	r := reader{b: body}
+	e.Size = int64(r.uvarint())
+	e.Mtime = r.varint()
+	e.Ctime = e.Mtime + r.varint()
+	e.Ino = r.uvarint()
+	e.HashedAt = e.Mtime + r.varint()
+	e.Sum.Hi = r.uint64()
+	e.Sum.Lo = r.uint64()
+	if r.bad {
+		return Entry{}, false
+	}
+	return e, true
+}
+
+func check(key string, body []byte) uint32 {
+	return uint32(xxh3.HashSeed(body, xxh3.HashString(key)))
+}
+
+// reader consumes a value front to back; any short or malformed field sets
+// bad and makes the rest read as zero.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) uvarint() uint64 {
+	x, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.bad, r.b = true, nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+func (r *reader) varint() int64 {
+	x, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.bad, r.b = true, nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+func (r *reader) uint64() uint64 {
+	if len(r.b) < 8 {
+		r.bad, r.b = true, nil
+		return 0
+	}
+	x := binary.BigEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return x
+}

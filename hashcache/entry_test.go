@@ -1,0 +1,206 @@
+package hashcache
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/zeebo/xxh3"
+)
+
+const sec = int64(time.Second)
+
+// base is a file last written on 2024-01-01 and hashed a day later.
+var base = Entry{
+	Size:     4096,
+	Mtime:    1704067200*sec + 123456789,
+	Ctime:    1704067200*sec + 123456789,
+	Ino:      1234567,
+	Sum:      xxh3.Uint128{Hi: 0x0123456789abcdef, Lo: 0xfedcba9876543210},
+	HashedAt: 1704153600 * sec,
+}
+
+func stateOf(e Entry) FileState {
+	return FileState{Size: e.Size, Mtime: e.Mtime, Ctime: e.Ctime, Ino: e.Ino}
+}
+
+func TestValid(t *testing.T) {
+	ext4 := PolicyFor("ext4")
+	vfat := PolicyFor("vfat")
+	exfat := PolicyFor("exfat")
+	with := func(f func(e *Entry, s *FileState)) (Entry, FileState) {
+		e, s := base, stateOf(base)
+		f(&e, &s)
+		return e, s
+	}
+	tests := []struct {
+		name string
+		f    func(e *Entry, s *FileState)
+		p    Policy
+		want bool
+	}{
+		{"unchanged", func(e *Entry, s *FileState) {}, ext4, true},
+		{"unchanged vfat", func(e *Entry, s *FileState) {}, vfat, true},
+		{"size changed", func(e *Entry, s *FileState) { s.Size++ }, ext4, false},
+		{"size changed vfat", func(e *Entry, s *FileState) { s.Size = 0 }, vfat, false},
+		{"mtime +1ns on ext4", func(e *Entry, s *FileState) { s.Mtime++ }, ext4, false},
+		{"mtime +1s on ext4", func(e *Entry, s *FileState) { s.Mtime += sec }, ext4, false},
+		{"mtime earlier on ext4", func(e *Entry, s *FileState) { s.Mtime -= sec }, ext4, false},
+		// exFAT: ns while the inode is cached, 10 ms steps once reread.
+		{"mtime within 10ms granule on exfat", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond) + 3456
+			s.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
+		}, exfat, true},
+		{"mtime next 10ms granule on exfat", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
+			s.Mtime = 1704067200*sec + 130*int64(time.Millisecond)
+		}, exfat, false},
+		{"mtime within 2s granule on vfat", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067200 * sec
+			s.Mtime = 1704067201*sec + 999
+		}, vfat, true},
+		{"mtime next 2s granule on vfat", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067201 * sec
+			s.Mtime = 1704067202 * sec
+		}, vfat, false},
+		{"ctime moved, checked", func(e *Entry, s *FileState) { s.Ctime += sec }, ext4, false},
+		{"ctime moved, not checked", func(e *Entry, s *FileState) { s.Ctime += sec }, vfat, true},
+		{"ctime moved by 1ns, checked", func(e *Entry, s *FileState) { s.Ctime++ }, ext4, false},
+		{"inode changed, checked", func(e *Entry, s *FileState) { s.Ino++ }, ext4, false},
+		{"inode changed, not checked", func(e *Entry, s *FileState) { s.Ino++ }, exfat, true},
+		// Racy: hashed too soon after the last write.
+		{"racy: hashed 1ms after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + int64(time.Millisecond)
+		}, ext4, false},
+		{"racy: hashed 999ms after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + 999*int64(time.Millisecond)
+		}, ext4, false},
+		{"not racy: hashed 1s after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + sec + 1
+		}, ext4, true},
+		{"racy on vfat: hashed 2.5s after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + 2500*int64(time.Millisecond)
+		}, vfat, false},
+		{"not racy on vfat: hashed 3s after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + 3*sec
+		}, vfat, true},
+		{"racy: mtime after hashing (clock skew)", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime - sec
+		}, ext4, false},
+		{"racy: never hashed", func(e *Entry, s *FileState) { e.HashedAt = 0 }, ext4, false},
+		{"ctime recent is not racy", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt + int64(time.Millisecond) // times set after hashing a new copy
+			s.Ctime = e.Ctime
+		}, ext4, true},
+		{"pre-1970 mtime within vfat granule", func(e *Entry, s *FileState) {
+			e.Mtime = -3*sec + 1
+			s.Mtime = -3*sec + 500
+		}, vfat, true},
+		{"pre-1970 mtime across vfat granule", func(e *Entry, s *FileState) {
+			e.Mtime = 0
+			s.Mtime = -1
+		}, vfat, false},
+		{"zero policy is 1ns", func(e *Entry, s *FileState) { s.Mtime++ }, Policy{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, s := with(tt.f)
+			if got := e.Valid(s, tt.p); got != tt.want {
+				t.Errorf("Valid = %v, want %v (entry %+v, state %+v, policy %+v)", got, tt.want, e, s, tt.p)
+			}
+		})
+	}
+}
+
+func TestRacyExtremes(t *testing.T) {
+	p := PolicyFor("ext4")
+	for _, e := range []Entry{
+		{Mtime: math.MinInt64, HashedAt: math.MaxInt64},
+		{Mtime: math.MaxInt64, HashedAt: math.MinInt64},
+		{Mtime: math.MinInt64, HashedAt: math.MinInt64},
+	} {
+		want := e.HashedAt < e.Mtime || e.HashedAt == e.Mtime
+		if got := e.Racy(p); got != want {
+			t.Errorf("Racy(%+v) = %v, want %v", e, got, want)
+		}
+	}
+}
+
+func TestPolicyFor(t *testing.T) {
+	tests := []struct {
+		fs           string
+		inode, ctime bool
+		gran         time.Duration
+	}{
+		{"ext4", true, true, time.Nanosecond},
+		{"xfs", true, true, time.Nanosecond},
+		{"btrfs", true, true, time.Nanosecond},
+		{"tmpfs", true, true, time.Nanosecond},
+		{"nfs", true, true, time.Nanosecond},
+		{"overlay", true, true, time.Nanosecond},
+		{"vfat", false, false, 2 * time.Second},
+		{"msdos", false, false, 2 * time.Second},
+		{"exfat", false, false, 10 * time.Millisecond},
+		{"ntfs", false, false, 100 * time.Nanosecond},
+		{"ntfs3", false, false, 100 * time.Nanosecond},
+		{"fuseblk", false, false, 2 * time.Second},
+		{"fuse", false, false, 2 * time.Second},
+		{"fuse.sshfs", false, false, 2 * time.Second},
+		{"fuse.exfat-fuse", false, false, 2 * time.Second},
+		{"", true, true, 2 * time.Second},
+		{"9p", true, true, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		p := PolicyFor(tt.fs)
+		if p.CheckInode != tt.inode || p.CheckCtime != tt.ctime || p.MtimeGranularity != tt.gran {
+			t.Errorf("PolicyFor(%q) = %+v, want inode %v ctime %v granularity %v", tt.fs, p, tt.inode, tt.ctime, tt.gran)
+		}
+	}
+}
+
+func TestEncoding(t *testing.T) {
+	for _, e := range []Entry{
+		base,
+		{},
+		{Size: -1, Mtime: math.MinInt64, Ctime: math.MaxInt64, Ino: math.MaxUint64, HashedAt: math.MinInt64,
+			Sum: xxh3.Uint128{Hi: math.MaxUint64, Lo: math.MaxUint64}},
+	} {
+		v := encodeValue(nil, "/k", e)
+		if len(v) > maxValLen {
+			t.Errorf("value of %d bytes, more than maxValLen %d", len(v), maxValLen)
+		}
+		got, ok := decodeValue("/k", v)
+		if !ok || got != e {
+			t.Errorf("decode(encode(%+v)) = %+v, %v", e, got, ok)
+		}
+		if _, ok := decodeValue("/other", v); ok {
+			t.Errorf("value decoded under another key")
+		}
+		for i := range v {
+			w := append([]byte(nil), v...)
+			w[i] ^= 0x10
+			if _, ok := decodeValue("/k", w); ok {
+				t.Errorf("value with byte %d flipped decoded", i)
+			}
+		}
+		for n := 0; n < len(v); n++ {
+			if _, ok := decodeValue("/k", v[:n]); ok {
+				t.Errorf("value cut to %d bytes decoded", n)
+			}
+		}
+	}
+	t.Logf("a typical entry encodes in %d bytes", len(encodeValue(nil, "/k", base)))
+}
+
+// A later version may append fields before the check; this one skips them.
+func TestEncodingAppendedFields(t *testing.T) {
+	v := encodeValue(nil, "/k", base)
+	body := append(v[:len(v)-checkLen:len(v)-checkLen], 0x05, 0xff, 0x01)
+	w := append(body, 0, 0, 0, 0)
+	c := check("/k", body)
+	w[len(w)-4], w[len(w)-3], w[len(w)-2], w[len(w)-1] = byte(c>>24), byte(c>>16), byte(c>>8), byte(c)
+	got, ok := decodeValue("/k", w)
+	if !ok || got != base {
+		t.Errorf("decode with appended fields = %+v, %v", got, ok)
+	}
+}

@@ -1,0 +1,27 @@
+package hashcache
+
+import "errors"
+
+// ErrLocked is returned (wrapped) by Open and Clear when another process
+// holds the cache file's lock for longer than the lock timeout. The caller
+// goes on without a cache.
+var ErrLocked = errors.New("hash cache is in use by another fastcopy")
+
+// ErrCorrupt wraps the warnings (Cache.Warnings) about a cache file that could
+// not be read: garbage, truncated, the wrong format, or a page that made the
+// database code fail while in use. A writable cache moves such a file aside
+// to PATH.corrupt-<unix time> and starts a new one; a read-only cache just
+// ignores it.
+var ErrCorrupt = errors.New("hash cache unreadable")
+
+// ErrNewerSchema wraps the warning about a cache written by a newer fastcopy
+// whose layout this one does not know. Such a cache is left alone and not
+// used for the run: no lookups, no writes.
+var ErrNewerSchema = errors.New("hash cache written by a newer fastcopy")
+
+// ErrReadOnly is returned by Flush and Close after Put or Delete was called
+// on a cache opened with Options.ReadOnly; nothing was written.
+var ErrReadOnly = errors.New("hash cache opened read-only")
+
+// ErrClosed is returned by Flush, Close, Stats and Prune on a closed cache.
+var ErrClosed = errors.New("hash cache is closed")

@@ -1,0 +1,288 @@
+package hashcache
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// op is one request to the writer: a put, a delete, or (done set) a flush.
+type op struct {
+	key  string
+	val  []byte // encoded entry; nil with del
+	del  bool
+	done chan error
+}
+
+// queue hands requests to the writer a batch at a time: Put appends to the
+// batch being filled under a mutex, and the writer is woken only when a
+// batch is full, when the first entry of a batch needs the timer started,
+// and for Flush and Close. Waking it for every entry would cost a futex
+// wake per Put (about a microsecond of system call on a VM, and more than
+// the rest of Put).
+type queue struct {
+	mu      sync.Mutex
+	room    sync.Cond // signalled when the writer takes batches
+	pending []op      // the batch being filled
+	full    [][]op    // batches for the writer, in order
+	armed   bool      // the writer has been told pending is not empty
+	closed  bool
+	kick    chan struct{} // capacity 1: wake the writer
+}
+
+// Put queues e to be stored for path. It returns at once unless four full
+// batches (4,000 entries) already wait for the writer, in which case it
+// waits for a commit: entries are never dropped to keep up. The writer
+// commits every 1,000 entries, and 200 ms after the first entry of a batch,
+// whichever comes first; Flush waits for that.
+//
+// On a read-only cache Put stores nothing and Flush and Close report
+// ErrReadOnly; on an unused one (see ErrNewerSchema, ErrCorrupt) it stores
+// nothing, as the warning said. A path that cannot be a key (empty, or
+// longer than 32 KiB) is ignored: Get never finds it. Put after Close
+// panics.
+func (c *Cache) Put(path string, e Entry) {
+	if !validKey(path) {
+		return
+	}
+	c.enqueue(op{key: path, val: encodeValue(make([]byte, 0, maxValLen), path, e)})
+}
+
+// Delete queues the removal of path's entry, as Put queues a store.
+func (c *Cache) Delete(path string) {
+	if !validKey(path) {
+		return
+	}
+	c.enqueue(op{key: path, del: true})
+}
+
+func (c *Cache) enqueue(o op) {
+	if c.readOnly {
+		c.setErr(ErrReadOnly)
+		return
+	}
+	q := &c.q
+	q.mu.Lock()
+	for len(q.full) >= maxQueued && !q.closed {
+		q.room.Wait()
+	}
+	if q.closed {
+		q.mu.Unlock()
+		panic("hashcache: Put or Delete after Close")
+	}
+	if !c.writing {
+		q.mu.Unlock()
+		return
+	}
+	q.pending = append(q.pending, o)
+	wake := false
+	switch {
+	case len(q.pending) >= batchSize:
+		q.full = append(q.full, q.pending)
+		q.pending = make([]op, 0, batchSize)
+		wake = true
+	case !q.armed:
+		q.armed = true
+		wake = true
+	}
+	q.mu.Unlock()
+	if wake {
+		q.wake()
+	}
+}
+
+func (q *queue) wake() {
+	select {
+	case q.kick <- struct{}{}:
+	default: // a wake-up is already due
+	}
+}
+
+// Flush waits until everything queued before it is committed (synced to
+// disk), and returns the first commit error of the cache's life, if any.
+// After a failed commit the writer discards what follows: the cache is an
+// optimisation, and the files will simply be read again next time.
+func (c *Cache) Flush() error {
+	q := &c.q
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return ErrClosed
+	}
+	if !c.writing {
+		q.mu.Unlock()
+		return c.firstErr()
+	}
+	done := make(chan error, 1)
+	if len(q.pending) > 0 {
+		q.full = append(q.full, q.pending)
+		q.pending = make([]op, 0, batchSize)
+	}
+	q.full = append(q.full, []op{{done: done}})
+	q.mu.Unlock()
+	q.wake()
+	return <-done
+}
+
+// Close commits what is queued, closes the file and returns what Flush
+// would, plus any error closing. A cache found broken during the run is
+// moved aside now (see Warnings). Put, Delete and Flush must not be called
+// after Close.
+func (c *Cache) Close() error {
+	q := &c.q
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return ErrClosed
+	}
+	q.closed = true
+	if len(q.pending) > 0 {
+		q.full = append(q.full, q.pending)
+		q.pending = nil
+	}
+	q.room.Broadcast()
+	q.mu.Unlock()
+	if c.writing {
+		q.wake()
+		<-c.writerDone
+	}
+	errs := []error{c.firstErr()}
+	if c.db == nil {
+		return errors.Join(errs...)
+	}
+	// A broken file is renamed while we still hold its lock (Unix allows
+	// that), so that no other fastcopy starts using it in between; where
+	// renaming an open file fails, after closing.
+	broken := c.broken.Load() && !c.readOnly
+	var aside string
+	var asideErr error
+	if broken {
+		aside, asideErr = moveAside(c.path, time.Now())
+	}
+	var err error
+	if perr := protect(func() { err = c.db.Close() }); perr != nil {
+		err = perr
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("hash cache %q: close: %w", c.path, err))
+	}
+	if broken && asideErr != nil {
+		aside, asideErr = moveAside(c.path, time.Now())
+	}
+	switch {
+	case broken && asideErr == nil:
+		c.warn(fmt.Errorf("%w: %q moved to %q", ErrCorrupt, c.path, aside))
+	case broken:
+		c.warn(fmt.Errorf("%w: %q could not be moved aside: %v", ErrCorrupt, c.path, asideErr))
+	}
+	return errors.Join(errs...)
+}
+
+// writer is the only goroutine that writes to the database. It commits one
+// transaction per batch: a synced transaction costs about as much for one
+// entry as for a thousand.
+func (c *Cache) writer() {
+	defer close(c.writerDone)
+	q := &c.q
+	timer := time.NewTimer(batchDelay)
+	timer.Stop()
+	timing := false
+	for {
+		fired := false
+		select {
+		case <-q.kick:
+		case <-timer.C:
+			fired, timing = true, false
+		}
+		q.mu.Lock()
+		batches := q.full
+		q.full = nil
+		if fired && len(q.pending) > 0 {
+			batches = append(batches, q.pending)
+			q.pending = make([]op, 0, batchSize)
+		}
+		if fired {
+			q.armed = false
+		}
+		start := q.armed && !timing
+		closed := q.closed
+		q.room.Broadcast()
+		q.mu.Unlock()
+		if start {
+			timer.Reset(batchDelay)
+			timing = true
+		}
+		for _, b := range batches {
+			if b[0].done != nil {
+				b[0].done <- c.firstErr()
+				continue
+			}
+			c.commit(b)
+		}
+		if closed {
+			timer.Stop()
+			return
+		}
+	}
+}
+
+var errBroken = errors.New("broken")
+
+// commit writes one batch in one transaction, keys in order (bbolt inserts
+// sorted keys several times faster). The sort is stable, so a put and a
+// delete of the same path keep their order.
+func (c *Cache) commit(batch []op) {
+	if c.firstErr() != nil || !c.readable() {
+		return
+	}
+	slices.SortStableFunc(batch, func(a, b op) int { return strings.Compare(a.key, b.key) })
+	err := c.update(func(b *bolt.Bucket) error {
+		b.FillPercent = fillPercent
+		for _, o := range batch {
+			var err error
+			if o.del {
+				err = b.Delete([]byte(o.key))
+			} else {
+				err = b.Put([]byte(o.key), o.val)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	c.commits.Add(1)
+	if err != nil && !errors.Is(err, errBroken) {
+		c.setErr(fmt.Errorf("hash cache %q: commit: %w", c.path, err))
+	}
+}
+
+// update runs fn on the files bucket in a write transaction.
+func (c *Cache) update(fn func(b *bolt.Bucket) error) error {
+	if !c.readable() {
+		return errBroken
+	}
+	var err error
+	if perr := protect(func() {
+		err = c.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketFiles)
+			if b == nil {
+				return errNoBucket
+			}
+			return fn(b)
+		})
+	}); perr != nil {
+		c.markBroken(perr)
+		return errBroken
+	}
+	if errors.Is(err, errNoBucket) {
+		c.markBroken(err)
+		return errBroken
+	}
+	return err
+}
