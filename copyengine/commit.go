@@ -113,15 +113,44 @@ func (e *engine) flushBatch(batch []*pending) bool {
 		}
 		return false
 	}
-	if e.needFlush() {
-		if err := e.dstRoot.Syncfs(); err != nil {
-			for _, p := range batch {
-				e.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
+	if !e.needFlush() {
+		return true
+	}
+	err := e.dstRoot.Syncfs()
+	if err != nil && fileio.IsFallback(err) {
+		// No filesystem-wide flush here (or not for this user): flush each
+		// file instead, slower but as durable.
+		err = nil
+		kept := batch[:0]
+		for _, p := range batch {
+			if ferr := e.syncTemp(p); ferr != nil {
+				e.failPending(p, fmt.Errorf("flushing to stable storage: %w", ferr))
+				continue
 			}
-			return false
+			kept = append(kept, p)
 		}
+		batch = kept
+	}
+	if err != nil {
+		for _, p := range batch {
+			e.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
+		}
+		return false
 	}
 	return true
+}
+
+// syncTemp flushes one temporary file to stable storage.
+func (e *engine) syncTemp(p *pending) error {
+	f, err := p.dst.d.Open(p.tmp, false)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // verifyWorkers is the read-back concurrency: parallel reads pay off on
@@ -211,8 +240,11 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 	}
 	defer f.Close()
 	if e.opt.Verify == VerifyDevice {
-		if err := f.DropCache(); err != nil && !fileio.IsFallback(err) {
-			return err
+		if err := f.DropCache(); err != nil {
+			if !fileio.IsFallback(err) {
+				return err
+			}
+			e.noteVerify("this platform cannot drop cached pages: files were read back through the page cache")
 		}
 	}
 	st, err := f.Stat()
@@ -231,7 +263,9 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 	if p.action == ActDedupLink {
 		return nil // the inode is shared: its times are the target's, already equal
 	}
-	return f.SetTimes(p.en.st.Atime, p.en.st.Mtime)
+	// By name, relative to the directory: utimensat keeps nanoseconds on
+	// every Unix, where futimes on the descriptor keeps microseconds on some.
+	return p.dst.d.Lutimes(p.tmp, p.en.st.Atime, p.en.st.Mtime)
 }
 
 // recopy writes the file again after a mismatch and checks it once more.
@@ -242,13 +276,7 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 	}
 	p.sum, p.size = np.sum, np.size
 	if e.needFlush() {
-		f, err := p.dst.d.Open(p.tmp, false)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
+		if err := e.syncTemp(p); err != nil {
 			return err
 		}
 	}

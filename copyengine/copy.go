@@ -186,6 +186,13 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte) (*pend
 		if attempt == 1 {
 			return nil, ErrSourceChanged
 		}
+		// Let a write that was in flight finish (see settling) before the
+		// second look.
+		select {
+		case <-time.After(settleWindow):
+		case <-e.ctx.Done():
+			return nil, e.ctx.Err()
+		}
 		st, serr := e.restat(c.src.d, en.name)
 		if serr != nil {
 			return nil, serr
@@ -233,7 +240,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 	if err != nil {
 		return nil, err
 	}
-	if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) {
+	if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) || settling(&after, started) {
 		return nil, errChanged
 	}
 	if act == ActCopy || e.needSum() {
@@ -243,7 +250,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {
-		if err := dst.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
+		if err := dd.Lutimes(tmp, en.st.Atime, en.st.Mtime); err != nil {
 			return nil, err
 		}
 	}
@@ -254,6 +261,22 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 		e.stats.BytesWritten.Add(n)
 	}
 	return &pending{tmp: tmp, sum: sum, size: n, action: act}, nil
+}
+
+// settleWindow is how recently a source may have changed for its read to be
+// trusted. A write moves mtime and ctime when it starts, not when its data is
+// in place: a stat taken while a write is copying its data sees the final
+// times already, and a read racing that write's data is torn although the
+// stat after it matches. So a file whose ctime is within this window of the
+// moment its read began is read again after the window.
+const settleWindow = 50 * time.Millisecond
+
+// settling reports whether st changed too shortly before started for a
+// read begun then to be trusted. A ctime far in the future (a skewed clock)
+// cannot be judged this way and is left to the before/after comparison.
+func settling(st *fileio.Stat, started time.Time) bool {
+	t := started.UnixNano()
+	return st.Ctime > t-int64(settleWindow) && st.Ctime < t+int64(10*time.Second)
 }
 
 // changed reports whether a file moved between two stats of it.

@@ -63,6 +63,7 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 
 // hashSource reads a source file for its digest, failing if it moved.
 func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, error) {
+	started := time.Now()
 	f, err := sd.Open(en.name, e.opt.Dereference)
 	if err != nil {
 		return verify.Sum{}, err
@@ -77,7 +78,7 @@ func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, 
 	if err != nil {
 		return verify.Sum{}, err
 	}
-	if changed(&en.st, &after) || n != en.st.Size {
+	if changed(&en.st, &after) || n != en.st.Size || settling(&after, started) {
 		return verify.Sum{}, errChanged
 	}
 	return sum, nil
@@ -128,19 +129,13 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 			return err
 		}
 	}
+	p.src, p.dst = d.src.retain(), d.dst.retain()
 	if e.needFlush() {
-		f, err := d.dst.d.Open(p.tmp, false)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			_ = d.dst.d.Remove(p.tmp)
-			return err
+		if err := e.syncTemp(p); err != nil {
+			e.failPending(p, err)
+			return nil
 		}
 	}
-	p.src, p.dst = d.src.retain(), d.dst.retain()
 	e.commitOne(p, buf)
 	return nil
 }
@@ -223,7 +218,7 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp str
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {
-		if err = f.SetTimes(d.en.st.Atime, d.en.st.Mtime); err != nil {
+		if err = dd.Lutimes(tmp, d.en.st.Atime, d.en.st.Mtime); err != nil {
 			return nil, err
 		}
 	}
@@ -267,6 +262,14 @@ func (e *engine) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
 		}
 	}
 	return true
+}
+
+func (e *engine) noteVerify(msg string) {
+	e.mu.Lock()
+	if e.sum.VerifyNote == "" {
+		e.sum.VerifyNote = msg
+	}
+	e.mu.Unlock()
 }
 
 func (e *engine) noteDedup(msg string) {

@@ -110,29 +110,30 @@ type Failure struct {
 
 // Summary is the outcome of a run.
 type Summary struct {
-	Copied          int64         `json:"copied"`               // regular files whose data was written or cloned
-	Cloned          int64         `json:"cloned"`               // of Copied, by reflink
-	Linked          int64         `json:"hardlinked"`           // source hard links kept
-	Symlinks        int64         `json:"symlinks"`             // symlinks created
-	Specials        int64         `json:"specials"`             // fifos, sockets, devices created
-	Dirs            int64         `json:"dirs"`                 // directories created
-	Skipped         int64         `json:"skipped"`              // unchanged
-	MetaUpdated     int64         `json:"metadata_only"`        // unchanged data, metadata brought up to date
-	Failed          int64         `json:"failed"`               // entries that failed
-	Bytes           int64         `json:"bytes"`                // bytes of data written or cloned
-	Verified        int64         `json:"verified"`             // files read back and matched
-	VerifiedBytes   int64         `json:"verified_bytes"`       // bytes read back and matched
-	Mismatches      int64         `json:"mismatches"`           // files that failed verification twice
-	Deduped         int64         `json:"deduplicated"`         // files placed by sharing identical content
-	DedupCloned     int64         `json:"dedup_cloned"`         // of Deduped, by reflink
-	DedupLinked     int64         `json:"dedup_hardlinked"`     // of Deduped, by hard link
-	BytesNotWritten int64         `json:"bytes_not_written"`    // data not written thanks to dedup
-	DiskSaved       int64         `json:"disk_bytes_saved"`     // allocation saved by sharing (clones and links)
-	DedupNote       string        `json:"dedup_note,omitempty"` // why dedup fell back, when it did
-	CacheHits       int64         `json:"cache_hits"`           // digests taken from the hash cache instead of reading
-	BytesHashed     int64         `json:"bytes_hashed"`         // bytes read only to compute digests for decisions
-	BytesRead       int64         `json:"bytes_read"`           // all file content read: copies, read-backs, hashing
-	TempsRemoved    int64         `json:"temps_removed"`        // leftovers of an interrupted run removed
+	Copied          int64         `json:"copied"`                // regular files whose data was written or cloned
+	Cloned          int64         `json:"cloned"`                // of Copied, by reflink
+	Linked          int64         `json:"hardlinked"`            // source hard links kept
+	Symlinks        int64         `json:"symlinks"`              // symlinks created
+	Specials        int64         `json:"specials"`              // fifos, sockets, devices created
+	Dirs            int64         `json:"dirs"`                  // directories created
+	Skipped         int64         `json:"skipped"`               // unchanged
+	MetaUpdated     int64         `json:"metadata_only"`         // unchanged data, metadata brought up to date
+	Failed          int64         `json:"failed"`                // entries that failed
+	Bytes           int64         `json:"bytes"`                 // bytes of data written or cloned
+	Verified        int64         `json:"verified"`              // files read back and matched
+	VerifiedBytes   int64         `json:"verified_bytes"`        // bytes read back and matched
+	Mismatches      int64         `json:"mismatches"`            // files that failed verification twice
+	Deduped         int64         `json:"deduplicated"`          // files placed by sharing identical content
+	DedupCloned     int64         `json:"dedup_cloned"`          // of Deduped, by reflink
+	DedupLinked     int64         `json:"dedup_hardlinked"`      // of Deduped, by hard link
+	BytesNotWritten int64         `json:"bytes_not_written"`     // data not written thanks to dedup
+	DiskSaved       int64         `json:"disk_bytes_saved"`      // allocation saved by sharing (clones and links)
+	DedupNote       string        `json:"dedup_note,omitempty"`  // why dedup fell back, when it did
+	VerifyNote      string        `json:"verify_note,omitempty"` // why the read-back is weaker than asked, when it is
+	CacheHits       int64         `json:"cache_hits"`            // digests taken from the hash cache instead of reading
+	BytesHashed     int64         `json:"bytes_hashed"`          // bytes read only to compute digests for decisions
+	BytesRead       int64         `json:"bytes_read"`            // all file content read: copies, read-backs, hashing
+	TempsRemoved    int64         `json:"temps_removed"`         // leftovers of an interrupted run removed
 	Elapsed         time.Duration `json:"elapsed_ns"`
 	Jobs            int           `json:"jobs"`
 	JobsReason      string        `json:"jobs_reason"`

@@ -5,17 +5,21 @@
 //
 //   - Dir.OpenBeneath opens a directory below a root without following any
 //     symlink on the way (openat2 with RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH on
-//     Linux, a component-by-component O_NOFOLLOW walk elsewhere).
+//     Linux, O_NOFOLLOW_ANY on darwin, a component-by-component O_NOFOLLOW
+//     walk elsewhere).
 //   - Dir.CreateTemp creates a file with O_CREAT|O_EXCL|O_NOFOLLOW and mode
 //     0600, so that an existing file, symlink or hard link at that name is
 //     never opened or written through.
-//   - File offers the data-path primitives: FICLONE, copy_file_range,
-//     SEEK_DATA/SEEK_HOLE, posix_fadvise and syncfs where the platform has
-//     them, each returning ErrUnsupported where it does not.
+//   - File offers the data-path primitives: FICLONE (clonefile on darwin),
+//     copy_file_range, SEEK_DATA/SEEK_HOLE, posix_fadvise and syncfs where
+//     the platform has them, each returning ErrUnsupported where it does not.
 //
-// Platform code sits in files named by suffix: _linux.go for Linux-only
-// primitives, _unix.go for what all Unix systems share, _windows.go for a
-// path-based fallback with the same contract.
+// Platform code sits in files named by suffix: _unix.go for what all Unix
+// systems share, _linux.go, _darwin.go and _freebsd.go for what each has of
+// its own, _bsd.go for what darwin and FreeBSD share, and _windows.go for a
+// path-based implementation of the same contract (Windows has no calls
+// relative to an open directory, so there a check and the call it guards
+// are two steps). Each platform file says what it only approximates.
 //
 // Built with the tag fcfault, the package consults a fault injector before
 // each operation (see fault_on.go); the shipped binary carries no such hook.

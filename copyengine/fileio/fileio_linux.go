@@ -86,28 +86,6 @@ func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
 	return done, nil
 }
 
-// NextData returns the offset of the first data byte at or after off, and
-// the offset of the hole that ends that data run. At or past the last data
-// it returns (size, size, nil). Where SEEK_DATA is not supported it returns
-// an error that IsFallback accepts.
-func (f *File) NextData(off, size int64) (data, hole int64, err error) {
-	data, err = unix.Seek(f.fd, off, unix.SEEK_DATA)
-	if err == unix.ENXIO {
-		return size, size, nil
-	}
-	if err != nil {
-		return 0, 0, pathErr("seek", f.path, err)
-	}
-	hole, err = unix.Seek(f.fd, data, unix.SEEK_HOLE)
-	if err != nil {
-		return 0, 0, pathErr("seek", f.path, err)
-	}
-	if hole > size {
-		hole = size
-	}
-	return data, hole, nil
-}
-
 // DropCache asks the kernel to drop the file's clean cached pages, so that
 // the next read comes from the device.
 func (f *File) DropCache() error {
@@ -202,32 +180,6 @@ func getxattr(fd int, name string) ([]byte, error) {
 		}
 		return v[:n], nil
 	}
-}
-
-// Device describes the block device under a path, for choosing concurrency.
-type Device struct {
-	Name       string // e.g. "vda", "sdb"; empty when there is none
-	Rotational bool   // the queue says it seeks
-	USB        bool   // attached through USB
-	Virtual    bool   // a paravirtual disk (virtio, xen), whose rotational flag means nothing
-}
-
-// String describes the device for -v output.
-func (d Device) String() string {
-	if d.Name == "" {
-		return "no block device"
-	}
-	kind := "ssd"
-	switch {
-	case d.Virtual:
-		kind = "virtual disk"
-	case d.Rotational:
-		kind = "rotational"
-	}
-	if d.USB {
-		kind += ", usb"
-	}
-	return fmt.Sprintf("%s (%s)", d.Name, kind)
 }
 
 // DeviceOf finds the block device that holds path, from sysfs.

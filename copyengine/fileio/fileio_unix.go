@@ -4,7 +4,6 @@ package fileio
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,13 +33,6 @@ func ignoringEINTR(fn func() error) error {
 			return err
 		}
 	}
-}
-
-func pathErr(op, path string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &os.PathError{Op: op, Path: path, Err: err}
 }
 
 // OpenDir opens the directory at path, following symlinks in path: it is for
@@ -373,9 +365,6 @@ func (d *Dir) Lock() error {
 	return pathErr("lock", d.path, err)
 }
 
-// ErrLocked is returned by Dir.Lock when another process holds the lock.
-var ErrLocked = errors.New("locked by another process")
-
 // Path returns the path the file was opened as (for messages).
 func (f *File) Path() string { return f.path }
 
@@ -417,23 +406,6 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return n, nil
 	}
-}
-
-// ReadFull reads into buf from off until buf is full or the file ends, and
-// returns the bytes read.
-func (f *File) ReadFull(buf []byte, off int64) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.ReadAt(buf[n:], off+int64(n))
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return n, nil
 }
 
 // WriteAt writes all of p at off.
@@ -508,15 +480,6 @@ func InGroup(gid uint32) bool {
 	return false
 }
 
-// Errno returns the system error number inside err, or 0.
-func Errno(err error) syscall.Errno {
-	var e syscall.Errno
-	if errors.As(err, &e) {
-		return e
-	}
-	return 0
-}
-
 // IsNotExist reports whether err says a file does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, unix.ENOENT) }
 
@@ -541,25 +504,3 @@ func IsFallback(err error) bool {
 	}
 	return Errno(err) == unix.EOPNOTSUPP
 }
-
-// describe gives a short name for a file type, for messages.
-func describe(mode uint32) string {
-	switch mode & ModeType {
-	case ModeDir:
-		return "directory"
-	case ModeSymlink:
-		return "symlink"
-	case ModeRegular:
-		return "file"
-	case ModeFIFO:
-		return "fifo"
-	case ModeSocket:
-		return "socket"
-	case ModeChar, ModeBlock:
-		return "device"
-	}
-	return fmt.Sprintf("file of type %o", mode&ModeType)
-}
-
-// Describe names the type of mode for messages ("file", "symlink", ...).
-func Describe(mode uint32) string { return describe(mode) }

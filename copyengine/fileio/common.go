@@ -1,0 +1,66 @@
+package fileio
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// ErrLocked is returned by Dir.Lock when another process holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+func pathErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
+}
+
+// ReadFull reads into buf from off until buf is full or the file ends, and
+// returns the bytes read.
+func (f *File) ReadFull(buf []byte, off int64) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := f.ReadAt(buf[n:], off+int64(n))
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// Errno returns the system error number inside err, or 0.
+func Errno(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return 0
+}
+
+// describe gives a short name for a file type, for messages.
+func describe(mode uint32) string {
+	switch mode & ModeType {
+	case ModeDir:
+		return "directory"
+	case ModeSymlink:
+		return "symlink"
+	case ModeRegular:
+		return "file"
+	case ModeFIFO:
+		return "fifo"
+	case ModeSocket:
+		return "socket"
+	case ModeChar, ModeBlock:
+		return "device"
+	}
+	return fmt.Sprintf("file of type %o", mode&ModeType)
+}
+
+// Describe names the type of mode for messages ("file", "symlink", ...).
+func Describe(mode uint32) string { return describe(mode) }
