@@ -1,0 +1,70 @@
+package copyengine_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+)
+
+// TestCancelLargeFile cancels a run in the middle of one large file: the
+// run stops within the file, not after it, and removes its temporary.
+func TestCancelLargeFile(t *testing.T) {
+	scr := scratchDir(t)
+	src := filepath.Join(scr, "src")
+	const size = 1 << 30
+	big := filepath.Join(src, "big")
+	writeFile(t, big, nil)
+	f, err := os.OpenFile(big, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Allocated but unwritten: it reads as zeros at memory speed, and is
+	// not sparse, so every byte goes through the copy loop.
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+		f.Close()
+		t.Skipf("skipping: fallocate: %v", err)
+	}
+	f.Close()
+
+	dst := filepath.Join(scr, "dst")
+	tmp := filepath.Join(dst, ".big"+tempSuffix)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cancelledAt atomic.Pointer[time.Time]
+	go func() {
+		for {
+			if st, err := os.Lstat(tmp); err == nil && st.Size() >= 32<<20 {
+				now := time.Now()
+				cancelledAt.Store(&now)
+				cancel()
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	sum, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
+	returned := time.Now()
+	at := cancelledAt.Load()
+	if at == nil {
+		t.Fatalf("the run ended (%v, copied %d) before it was cancelled", err, sum.Copied)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run returned %v, want context.Canceled", err)
+	}
+	d := returned.Sub(*at)
+	t.Logf("Run returned %v after the cancel", d)
+	if d > 300*time.Millisecond {
+		t.Errorf("Run returned %v after the cancel: it finished the file first", d)
+	}
+	noTemps(t, dst)
+}

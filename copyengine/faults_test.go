@@ -1,0 +1,299 @@
+//go:build fcfault && linux
+
+package copyengine_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// The faults are global to the process: these tests never run in parallel.
+
+// setFaults activates fs for the rest of the test.
+func setFaults(t *testing.T, fs ...*fileio.Fault) {
+	t.Helper()
+	fileio.SetFaults(fs...)
+	t.Cleanup(fileio.ClearFaults)
+}
+
+// faultTree writes a small tree whose file "victim" the faults aim at and
+// returns the source directory and the contents by relative path.
+func faultTree(t *testing.T) (string, map[string][]byte) {
+	t.Helper()
+	src := filepath.Join(scratchDir(t), "src")
+	files := map[string][]byte{
+		"a":      pattern(20, 150000),
+		"b":      pattern(21, 10),
+		"sub/c":  pattern(22, 3<<20), // several writes
+		"victim": pattern(23, 200000),
+	}
+	for rel, data := range files {
+		writeFile(t, filepath.Join(src, rel), data)
+	}
+	return src, files
+}
+
+// onlyVictimFailed checks the outcome of a run in which the file "victim"
+// alone was to fail with a message containing cause.
+func onlyVictimFailed(t *testing.T, src, dst string, sum copyengine.Summary, cause string) {
+	t.Helper()
+	if sum.Failed != 1 || len(sum.Failures) != 1 || sum.Failures[0].Path != "victim" {
+		t.Fatalf("failed %d: %v; want the victim alone", sum.Failed, sum.Failures)
+	}
+	if msg := sum.Failures[0].Err; !strings.Contains(msg, cause) {
+		t.Errorf("failure reads %q; want the cause %q", msg, cause)
+	}
+	if sum.Copied != 3 {
+		t.Errorf("copied %d, want the 3 other files", sum.Copied)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "victim")); err == nil {
+		t.Error("the failed file exists under its final name")
+	}
+	noTemps(t, dst)
+	if n := finalFilesMatch(t, src, dst); n != 3 {
+		t.Errorf("%d files in place, want 3", n)
+	}
+}
+
+// TestFaultOneFile injects one failure into the copy of one file: that file
+// fails alone, with its cause, leaves nothing behind, and the rest is
+// copied; a rerun without the fault completes the copy.
+func TestFaultOneFile(t *testing.T) {
+	cases := []struct {
+		name  string
+		fault func(src, dst string) *fileio.Fault
+		cause string
+	}{
+		{"source open EIO", func(src, _ string) *fileio.Fault {
+			return &fileio.Fault{Op: fileio.OpOpen, PathHas: filepath.Join(src, "victim"), Err: syscall.EIO}
+		}, "input/output error"},
+		{"source read EIO", func(src, _ string) *fileio.Fault {
+			return &fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(src, "victim"), Err: syscall.EIO}
+		}, "input/output error"},
+		{"create ENOSPC", func(string, string) *fileio.Fault {
+			return &fileio.Fault{Op: fileio.OpCreate, PathHas: "victim", Err: syscall.ENOSPC}
+		}, "no space left on device"},
+		{"write EIO", func(string, string) *fileio.Fault {
+			return &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Err: syscall.EIO}
+		}, "input/output error"},
+		{"short write", func(string, string) *fileio.Fault {
+			// Half the buffer reaches the file, then the write fails.
+			return &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Short: true, Err: syscall.ENOSPC}
+		}, "no space left on device"},
+		{"read-back EIO", func(_, dst string) *fileio.Fault {
+			return &fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(dst, ".victim"), Err: syscall.EIO}
+		}, "input/output error"},
+		{"rename EIO", func(string, string) *fileio.Fault {
+			return &fileio.Fault{Op: fileio.OpRename, PathHas: "victim", Err: syscall.EIO}
+		}, "input/output error"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src, _ := faultTree(t)
+			dst := filepath.Join(scratchDir(t), "dst")
+			setFaults(t, c.fault(src, dst))
+			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
+			if !errors.Is(err, copyengine.ErrSomeFailed) {
+				t.Errorf("Run returned %v, want ErrSomeFailed", err)
+			}
+			onlyVictimFailed(t, src, dst, sum, c.cause)
+
+			fileio.ClearFaults()
+			sum, err = runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+			if err != nil || sum.Copied != 1 || sum.Skipped != 3 {
+				t.Errorf("rerun: %v, copied %d, skipped %d; want the victim copied and the rest skipped", err, sum.Copied, sum.Skipped)
+			}
+			sameTree(t, src, dst)
+		})
+	}
+}
+
+// TestFaultCorruptWrite flips a byte of what is written to one file. When
+// every write is corrupted the retry mismatches too: the file fails with
+// both digests and never takes its name. When only the first write is, the
+// retry puts a correct file in place.
+func TestFaultCorruptWrite(t *testing.T) {
+	t.Run("every write", func(t *testing.T) {
+		src, files := faultTree(t)
+		dst := filepath.Join(scratchDir(t), "dst")
+		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true})
+		var ev events
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, OnEvent: ev.record})
+		if !errors.Is(err, copyengine.ErrMismatch) {
+			t.Errorf("Run returned %v, want ErrMismatch", err)
+		}
+		if sum.Mismatches != 1 {
+			t.Errorf("%d mismatches, want 1", sum.Mismatches)
+		}
+		onlyVictimFailed(t, src, dst, sum, "verification failed")
+		want := verify.Hex(verify.Bytes(files["victim"]))
+		var mm *copyengine.MismatchError
+		if e := ev.failures()["victim"]; !errors.As(e, &mm) {
+			t.Fatalf("the victim failed with %v, want a *MismatchError", e)
+		}
+		if mm.Path != "victim" || mm.Want != want || mm.Got == want || len(mm.Got) != len(want) {
+			t.Errorf("mismatch %+v; want path victim, source digest %s and a different read-back digest", mm, want)
+		}
+		if msg := sum.Failures[0].Err; !strings.Contains(msg, mm.Want) || !strings.Contains(msg, mm.Got) {
+			t.Errorf("failure %q does not give both digests", msg)
+		}
+	})
+
+	t.Run("first write", func(t *testing.T) {
+		src, _ := faultTree(t)
+		dst := filepath.Join(scratchDir(t), "dst")
+		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true, Nth: 1})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
+		if err != nil {
+			t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+		}
+		if sum.Mismatches != 0 || sum.Copied != 4 || sum.Verified != 4 {
+			t.Errorf("mismatches %d, copied %d, verified %d; want the retry to succeed", sum.Mismatches, sum.Copied, sum.Verified)
+		}
+		sameTree(t, src, dst)
+	})
+}
+
+// TestFaultCreateNth fails the creation of the fourth file with ENOSPC,
+// whichever file that is.
+func TestFaultCreateNth(t *testing.T) {
+	src := filepath.Join(scratchDir(t), "src")
+	for i := 0; i < 10; i++ {
+		writeFile(t, filepath.Join(src, fmt.Sprintf("f%d", i)), pattern(int64(30+i), 1000*i+1))
+	}
+	dst := filepath.Join(scratchDir(t), "dst")
+	setFaults(t, &fileio.Fault{Op: fileio.OpCreate, Nth: 4, Err: syscall.ENOSPC})
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if !errors.Is(err, copyengine.ErrSomeFailed) {
+		t.Errorf("Run returned %v, want ErrSomeFailed", err)
+	}
+	if sum.Copied != 9 || len(sum.Failures) != 1 {
+		t.Fatalf("copied %d, failures %v; want one file failed", sum.Copied, sum.Failures)
+	}
+	f := sum.Failures[0]
+	if !strings.Contains(f.Err, "no space left on device") {
+		t.Errorf("failure of %s reads %q", f.Path, f.Err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, f.Path)); err == nil {
+		t.Errorf("%s exists though its creation failed", f.Path)
+	}
+	noTemps(t, dst)
+	if n := finalFilesMatch(t, src, dst); n != 9 {
+		t.Errorf("%d files in place, want 9", n)
+	}
+}
+
+// TestFaultSync fails the flush to stable storage: no file of the batch may
+// take its name (its durability is unknown), none is left as a temporary.
+func TestFaultSync(t *testing.T) {
+	t.Run("every flush", func(t *testing.T) {
+		src, _ := faultTree(t)
+		dst := filepath.Join(scratchDir(t), "dst")
+		setFaults(t, &fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+		if err == nil || !errors.Is(err, syscall.EIO) {
+			t.Errorf("Run returned %v, want an error that wraps EIO", err)
+		}
+		if sum.Failed != 4 || sum.Copied != 0 {
+			t.Errorf("failed %d, copied %d; want all 4 failed", sum.Failed, sum.Copied)
+		}
+		for _, f := range sum.Failures {
+			if !strings.Contains(f.Err, "stable storage") || !strings.Contains(f.Err, "input/output error") {
+				t.Errorf("failure of %s reads %q", f.Path, f.Err)
+			}
+		}
+		noTemps(t, dst)
+		if n := finalFilesMatch(t, src, dst); n != 0 {
+			t.Errorf("%d files took their names though they were never flushed", n)
+		}
+	})
+
+	t.Run("first flush", func(t *testing.T) {
+		src, _ := faultTree(t)
+		dst := filepath.Join(scratchDir(t), "dst")
+		setFaults(t, &fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO, Nth: 1})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+		if !errors.Is(err, copyengine.ErrSomeFailed) || sum.Failed == 0 {
+			t.Errorf("Run returned %v with %d failed, want ErrSomeFailed", err, sum.Failed)
+		}
+		noTemps(t, dst)
+		finalFilesMatch(t, src, dst)
+		fileio.ClearFaults()
+		if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil {
+			t.Fatalf("rerun: %v (failures %v)", err, sum.Failures)
+		}
+		sameTree(t, src, dst)
+	})
+}
+
+// TestFaultClone makes FICLONE fail on a filesystem that can clone. A
+// "cannot clone here" error falls back to copying the data, and the copy is
+// correct and shares nothing; --reflink always fails instead; any other
+// error fails the file without pretending --reflink always was asked for.
+func TestFaultClone(t *testing.T) {
+	fs := loopfs.Mount(t, reflinkFilesystems[0])
+	src := fs.Path("src")
+	files := map[string][]byte{"a": pattern(40, 300000), "victim": pattern(41, 2<<20+1)}
+	for rel, data := range files {
+		writeFile(t, filepath.Join(src, rel), data)
+	}
+	for _, errno := range []syscall.Errno{syscall.ENOTSUP, syscall.EXDEV} {
+		t.Run("fallback "+errno.Error(), func(t *testing.T) {
+			dst := fs.Path("dst-" + strings.ReplaceAll(errno.Error(), " ", "-"))
+			setFaults(t, &fileio.Fault{Op: fileio.OpClone, Err: errno})
+			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAuto})
+			if err != nil {
+				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+			}
+			if sum.Copied != 2 || sum.Cloned != 0 || sum.Verified != 2 {
+				t.Errorf("copied %d, cloned %d, verified %d; want 2 plain copies, verified", sum.Copied, sum.Cloned, sum.Verified)
+			}
+			for rel := range files {
+				if shared, _ := extentBytes(t, filepath.Join(dst, rel)); shared != 0 {
+					t.Errorf("%s shares %d bytes though cloning failed", rel, shared)
+				}
+			}
+			sameTree(t, src, dst)
+		})
+	}
+
+	t.Run("always", func(t *testing.T) {
+		dst := fs.Path("dst-always")
+		setFaults(t, &fileio.Fault{Op: fileio.OpClone, PathHas: "victim", Err: syscall.ENOTSUP})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAlways})
+		if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || sum.Failures[0].Path != "victim" {
+			t.Fatalf("Run: %v, failures %v; want the victim to fail", err, sum.Failures)
+		}
+		if msg := sum.Failures[0].Err; !strings.Contains(msg, "--reflink=always") || !strings.Contains(msg, "not supported") {
+			t.Errorf("failure reads %q", msg)
+		}
+		if sum.Cloned != 1 {
+			t.Errorf("cloned %d, want the other file cloned", sum.Cloned)
+		}
+		noTemps(t, dst)
+	})
+
+	t.Run("hard error under auto", func(t *testing.T) {
+		dst := fs.Path("dst-eio")
+		setFaults(t, &fileio.Fault{Op: fileio.OpClone, PathHas: "victim", Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAuto})
+		if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || sum.Failures[0].Path != "victim" {
+			t.Fatalf("Run: %v, failures %v; want the victim to fail", err, sum.Failures)
+		}
+		msg := sum.Failures[0].Err
+		if !strings.Contains(msg, "input/output error") || strings.Contains(msg, "--reflink=always") {
+			t.Errorf("failure reads %q; want the I/O error, and no mention of a --reflink=always that was not given", msg)
+		}
+		noTemps(t, dst)
+	})
+}
