@@ -3,12 +3,14 @@ package copyengine
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -177,8 +179,23 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 			return nil, nil
 		}
 	}
-	if d.target.Meta != e.dedupMeta(&d.en.st) || !e.sameXattrs(d, td, tname) {
+	tmeta := d.target.Meta
+	if d.target.External {
+		tmeta = dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}
+	}
+	if tmeta != e.dedupMeta(&d.en.st) || !e.sameXattrs(d, td, tname) {
 		return nil, nil // one inode cannot carry two sets of metadata
+	}
+	if d.target.External && e.opt.Verify == VerifyOff {
+		// A file from before this run is re-read before a link to it: its
+		// cache entry vouches for its stat, the read for its bytes. (With a
+		// read-back, the new name is read and checked anyway.)
+		buf := e.buf()
+		sum, _, err := e.hashDest(td, tname, *buf)
+		e.putBuf(buf)
+		if err != nil || sum != d.sum {
+			return nil, nil
+		}
 	}
 	if err := dd.Link(td, tname, tmp); err != nil {
 		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
@@ -278,4 +295,28 @@ func (e *engine) noteDedup(msg string) {
 		e.sum.DedupNote = msg
 	}
 	e.mu.Unlock()
+}
+
+// destDedupMin is the smallest file the destination's earlier content is
+// offered for: below it, the saving is less than the bookkeeping.
+const destDedupMin = 4096
+
+// loadDestTargets offers the files the destination already holds, as the
+// hash cache recorded them when they were verified, as dedup targets: a new
+// file with the same content is cloned or linked from there. Each is
+// confirmed by its stat (and its bytes) before it is shared.
+func (e *engine) loadDestTargets() {
+	if e.cache == nil || e.ix == nil || e.dstRoot == nil || !e.dstSide.policy.CheckInode {
+		return
+	}
+	prefix := e.dstSide.abs + string(filepath.Separator)
+	e.cache.Range(prefix, func(p string, ce hashcache.Entry) bool {
+		if ce.Size < destDedupMin || ce.Racy(e.dstSide.policy) {
+			return true
+		}
+		t := &dedup.Target{Rel: filepath.ToSlash(p[len(prefix):]), Sum: ce.Sum, Size: ce.Size, External: true}
+		t.Done(true, dedup.Placed{Dev: e.dstDev, Ino: ce.Ino, Size: ce.Size, Mtime: ce.Mtime, Ctime: ce.Ctime})
+		e.ix.Add(t)
+		return e.ctx.Err() == nil
+	})
 }

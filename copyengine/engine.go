@@ -265,6 +265,7 @@ func (e *engine) run(p *plan) error {
 		stop := context.AfterFunc(e.ctx, e.ix.Close) // wake workers waiting on a duplicate
 		defer stop()
 	}
+	e.loadDestTargets()
 	e.walk(p)
 	close(e.chunks)
 	workers.Wait()

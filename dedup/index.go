@@ -51,6 +51,10 @@ type Target struct {
 	Sum  verify.Sum
 	Size int64
 	Meta Meta
+	// External marks a file the destination held before the run (known
+	// from the hash cache): its Meta is not known, and the caller confirms
+	// its metadata and content before sharing it.
+	External bool
 
 	mu     sync.Mutex
 	done   bool
@@ -124,7 +128,7 @@ func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta bool) *Tar
 		ix.cond.Wait()
 	}
 	for _, t := range g.bySum[sum] {
-		if !sameMeta || t.Meta == meta {
+		if !sameMeta || t.External || t.Meta == meta {
 			return t
 		}
 	}

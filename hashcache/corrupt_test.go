@@ -62,14 +62,14 @@ func TestCorruptFiles(t *testing.T) {
 		{"short garbage", func(t *testing.T, path string) { writeFile(t, path, []byte("hello")) }, 1},
 		{"zero length", func(t *testing.T, path string) { writeFile(t, path, nil) }, 0},
 		{"truncated to half", func(t *testing.T, path string) {
-			makeCache(t, path, 20_000)
+			makeCache(t, path, 5000)
 			fi, _ := os.Stat(path)
 			if err := os.Truncate(path, fi.Size()/2); err != nil {
 				t.Fatal(err)
 			}
 		}, 1},
 		{"truncated to 3 pages", func(t *testing.T, path string) {
-			makeCache(t, path, 20_000)
+			makeCache(t, path, 5000)
 			if err := os.Truncate(path, 3*4096); err != nil {
 				t.Fatal(err)
 			}
@@ -143,8 +143,8 @@ func TestCorruptKeepsOneCopy(t *testing.T) {
 // the cache reports misses from then on, warns, and Close moves it aside.
 func TestCorruptPageAtRuntime(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hashes.db")
-	paths := makeCache(t, path, 20_000)
-	victim := paths[10_000]
+	paths := makeCache(t, path, 5000)
+	victim := paths[2500]
 	var hit int
 	patchFile(t, path, func(b []byte) {
 		ps := pageSize(b)

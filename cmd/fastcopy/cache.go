@@ -53,8 +53,14 @@ func closeCache(out *output, hc *hashcache.Cache) {
 	if hc == nil {
 		return
 	}
+	before := len(hc.Warnings())
 	if err := hc.Close(); err != nil && !errors.Is(err, hashcache.ErrReadOnly) {
 		out.warn("saving the hash cache: %v", err)
+	}
+	// A bad page met during the run is reported (and the file set aside)
+	// only now.
+	for _, w := range hc.Warnings()[before:] {
+		out.warn("%v", w)
 	}
 }
 
