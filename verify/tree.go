@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -29,9 +30,10 @@ type Diff struct {
 
 // Report is the outcome of a comparison.
 type Report struct {
-	Files int64  `json:"files"` // regular files hashed on the checked side
-	Bytes int64  `json:"bytes"` // bytes hashed on the checked side
-	Extra int64  `json:"extra"` // files present only on the checked side
+	Files int64  `json:"files"`      // regular files hashed on the checked side
+	Bytes int64  `json:"bytes"`      // bytes hashed on the checked side
+	Extra int64  `json:"extra"`      // files present only on the checked side
+	Known int64  `json:"from_cache"` // digests taken from the hash cache, not read
 	Diffs []Diff `json:"differences"`
 }
 
@@ -45,6 +47,9 @@ type TreeOptions struct {
 	// FromCache reads the checked side through the page cache instead of
 	// dropping its cached pages first (a scrub reads from the device).
 	FromCache bool
+	// Known, when set, may supply the digest of a file (by absolute path
+	// and its current stat) without reading it: a hash cache's valid entry.
+	Known func(path string, st *fileio.Stat) (Sum, bool)
 }
 
 type treeEntry struct {
@@ -57,7 +62,7 @@ type treeEntry struct {
 // walkTree lists every entry below root (not following symlinks), keyed by
 // its '/'-separated path relative to root.
 func walkTree(root string) (map[string]treeEntry, error) {
-	d, err := fileio.OpenDir(root)
+	d, err := fileio.OpenDir(realDir(root))
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +108,19 @@ func walkDir(d *fileio.Dir, rel string, out map[string]treeEntry) error {
 }
 
 // hashAt hashes the regular file rel below root, without following symlinks.
-func hashAt(root *fileio.Dir, rel string, dropCache bool, buf []byte) (Sum, int64, error) {
+// With known set and vouching for the file as it is, nothing is read and
+// cached reports true.
+func hashAt(root *fileio.Dir, rel string, dropCache bool, buf []byte, known func(string, *fileio.Stat) (Sum, bool)) (_ Sum, _ int64, cached bool, _ error) {
+	sum, n, err := hashAtRead(root, rel, dropCache, buf, known)
+	if err == errKnown {
+		return sum, n, true, nil
+	}
+	return sum, n, false, err
+}
+
+var errKnown = fmt.Errorf("known")
+
+func hashAtRead(root *fileio.Dir, rel string, dropCache bool, buf []byte, known func(string, *fileio.Stat) (Sum, bool)) (Sum, int64, error) {
 	dir, name := "", rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		dir, name = rel[:i], rel[i+1:]
@@ -124,6 +141,11 @@ func hashAt(root *fileio.Dir, rel string, dropCache bool, buf []byte) (Sum, int6
 	}
 	if !st.IsRegular() {
 		return Sum{}, 0, fmt.Errorf("%q is not a regular file", rel)
+	}
+	if known != nil {
+		if s, ok := known(filepath.Join(root.Path(), filepath.FromSlash(rel)), &st); ok {
+			return s, st.Size, errKnown
+		}
 	}
 	if dropCache {
 		_ = f.DropCache()
@@ -170,12 +192,12 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra})
 		}
 	}
-	sd, err := fileio.OpenDir(src)
+	sd, err := fileio.OpenDir(realDir(src))
 	if err != nil {
 		return Report{}, err
 	}
 	defer sd.Close()
-	dd, err := fileio.OpenDir(dst)
+	dd, err := fileio.OpenDir(realDir(dst))
 	if err != nil {
 		return Report{}, err
 	}
@@ -214,7 +236,7 @@ func CheckManifest(ctx context.Context, entries []ManifestEntry, dir string, opt
 			r.Extra++
 		}
 	}
-	dd, err := fileio.OpenDir(dir)
+	dd, err := fileio.OpenDir(realDir(dir))
 	if err != nil {
 		return Report{}, err
 	}
@@ -248,6 +270,7 @@ func hashAll(ctx context.Context, src, dst *fileio.Dir, jobs []hashJob, opt Tree
 				if d.Kind != Failed {
 					r.Files++
 					r.Bytes += d.size
+					r.Known += d.known
 				}
 				mu.Unlock()
 			}
@@ -269,28 +292,36 @@ func hashAll(ctx context.Context, src, dst *fileio.Dir, jobs []hashJob, opt Tree
 
 type sizedDiff struct {
 	Diff
-	size int64
+	size  int64
+	known int64 // digests that came from Known
 }
 
 func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) sizedDiff {
 	var want Sum
+	var known int64
 	if j.want != nil {
 		want = *j.want
 	} else {
-		s, _, err := hashAt(src, j.rel, false, buf)
+		s, _, cached, err := hashAt(src, j.rel, false, buf, opt.Known)
 		if err != nil {
 			return sizedDiff{Diff: Diff{Path: j.rel, Kind: Failed, Detail: "source: " + err.Error()}}
 		}
+		if cached {
+			known++
+		}
 		want = s
 	}
-	got, n, err := hashAt(dst, j.rel, !opt.FromCache, buf)
+	got, n, cached, err := hashAt(dst, j.rel, !opt.FromCache, buf, opt.Known)
 	if err != nil {
 		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Failed, Detail: err.Error()}}
 	}
-	if got != want {
-		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Differ, Detail: fmt.Sprintf("xxh128 %s expected, %s found", Hex(want), Hex(got))}, size: n}
+	if cached {
+		known++
 	}
-	return sizedDiff{size: n}
+	if got != want {
+		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Differ, Detail: fmt.Sprintf("xxh128 %s expected, %s found", Hex(want), Hex(got))}, size: n, known: known}
+	}
+	return sizedDiff{size: n, known: known}
 }
 
 func sortDiffs(r *Report) {
@@ -321,7 +352,7 @@ func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions)
 			defer wg.Done()
 			buf := make([]byte, BufSize)
 			for i := range ch {
-				s, _, err := hashAt(d, rels[i], !opt.FromCache, buf)
+				s, _, _, err := hashAt(d, rels[i], !opt.FromCache, buf, nil)
 				if err != nil {
 					mu.Lock()
 					diffs = append(diffs, Diff{Path: rels[i], Kind: Failed, Detail: err.Error()})
@@ -350,4 +381,17 @@ func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions)
 		}
 	}
 	return kept, diffs, nil
+}
+
+// realDir is dir made absolute with its symlinks resolved (dir itself when
+// that fails): the form the hash cache keys paths by.
+func realDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
 }

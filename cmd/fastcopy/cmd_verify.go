@@ -6,14 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
 type verifyOptions struct {
+	cache     cacheFlags
 	manifest  string
 	jobs      int
 	fromCache bool
@@ -30,8 +36,13 @@ func newVerifyCommand(out *output) *cobra.Command {
 both and lists what is missing from DEST, what DEST has in addition, and what
 differs. With --manifest it checks the files of DIR against a manifest written
 by 'fastcopy --manifest' or by 'xxhsum -H2' (files DIR holds beyond the
-manifest are counted, not failed). DEST (or DIR) is read from the device, not
-the page cache, unless --from-cache is given: a verify is a scrub.
+manifest are counted, not failed).
+
+A file whose hash-cache entry is still valid (same size, mtime, inode and
+ctime as when fastcopy last read or verified it) is not read again; every
+other file of DEST (or DIR) is read from the device, not the page cache,
+unless --from-cache is given. --no-cache reads every file: a full scrub
+of the media.
 
 EXIT STATUS
   0    identical
@@ -55,6 +66,9 @@ EXIT STATUS
 	f.BoolVar(&o.fromCache, "from-cache", false, "read through the page cache (faster; does not check the media)")
 	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only differences and errors")
+	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
+	f.BoolVar(&o.cache.off, "no-cache", false, "read every file, trusting no cached digest (a full scrub)")
+	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
 	return cmd
 }
 
@@ -63,8 +77,12 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 	if o.jobs < 1 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
 	}
+	hc, err := o.cache.open(out, true)
+	if err != nil {
+		return err
+	}
+	defer closeCache(out, hc)
 	var rep verify.Report
-	var err error
 	var checked string
 	switch {
 	case o.manifest != "" && len(args) == 1:
@@ -78,9 +96,11 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		if perr != nil {
 			return fmt.Errorf("reading manifest %q: %w", o.manifest, perr)
 		}
+		topt.Known = knownFrom(hc, checked)
 		rep, err = verify.CheckManifest(ctx, entries, checked, topt)
 	case o.manifest == "" && len(args) == 2:
 		checked = args[1]
+		topt.Known = knownFrom(hc, args[0], args[1])
 		rep, err = verify.CompareTrees(ctx, args[0], args[1], topt)
 	default:
 		return usageError{errors.New("verify takes SOURCE DEST, or --manifest FILE DIR (see 'fastcopy verify --help')")}
@@ -108,11 +128,53 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 			if !rep.OK() {
 				verdict = fmt.Sprintf("%d differences", len(rep.Diffs))
 			}
-			out.printf(out.stdout, "verified %d files (%s) in %q: %s\n", rep.Files, humanBytes(rep.Bytes), checked, verdict)
+			from := ""
+			if rep.Known > 0 {
+				from = fmt.Sprintf(", %d digests from the hash cache", rep.Known)
+			}
+			out.printf(out.stdout, "verified %d files (%s%s) in %q: %s\n", rep.Files, humanBytes(rep.Bytes), from, checked, verdict)
 		}
 	}
 	if !rep.OK() {
 		return copyengine.ErrMismatch
 	}
 	return nil
+}
+
+// knownFrom answers digests from the hash cache for files below roots, where
+// an entry is valid for the file as it is now (by the policy of the root's
+// filesystem). Nil without a cache: everything is read.
+func knownFrom(hc *hashcache.Cache, roots ...string) func(string, *fileio.Stat) (verify.Sum, bool) {
+	if hc == nil {
+		return nil
+	}
+	type root struct {
+		prefix string
+		policy hashcache.Policy
+	}
+	var rs []root
+	for _, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		fsType, _ := hashcache.FSType(abs)
+		rs = append(rs, root{prefix: abs + string(filepath.Separator), policy: hashcache.PolicyFor(fsType)})
+	}
+	return func(path string, st *fileio.Stat) (verify.Sum, bool) {
+		for _, r := range rs {
+			if !strings.HasPrefix(path, r.prefix) {
+				continue
+			}
+			e, ok := hc.Get(path)
+			if ok && e.Valid(hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino}, r.policy) {
+				return e.Sum, true
+			}
+			return verify.Sum{}, false
+		}
+		return verify.Sum{}, false
+	}
 }
