@@ -164,6 +164,11 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		cur.Mtime != placed.Mtime || cur.Ctime != placed.Ctime {
 		return nil, nil
 	}
+	if e.opt.DedupVerifyBytes {
+		if same, err := e.sameBytes(d, td, tname); err != nil || !same {
+			return nil, nil
+		}
+	}
 	dd := d.dst.d
 	tmp := d.en.tempName()
 	_ = dd.Remove(tmp)
@@ -319,4 +324,40 @@ func (e *engine) loadDestTargets() {
 		e.ix.Add(t)
 		return e.ctx.Err() == nil
 	})
+}
+
+// sameBytes compares the duplicate's source with the target byte for byte
+// (--dedup-verify=bytes): equal digests are then not taken on trust.
+func (e *engine) sameBytes(d dupFile, td *fileio.Dir, tname string) (bool, error) {
+	a, err := d.src.d.Open(d.en.name, e.opt.Dereference)
+	if err != nil {
+		return false, err
+	}
+	defer a.Close()
+	b, err := td.Open(tname, false)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	ba, bb := e.buf(), e.buf()
+	defer e.putBuf(ba)
+	defer e.putBuf(bb)
+	for off := int64(0); ; {
+		n, err := a.ReadFull(*ba, off)
+		if err != nil {
+			return false, err
+		}
+		m, err := b.ReadFull((*bb)[:len(*ba)], off)
+		if err != nil {
+			return false, err
+		}
+		if n != m || !bytes.Equal((*ba)[:n], (*bb)[:m]) {
+			return false, nil
+		}
+		e.stats.BytesRead.Add(int64(n + m))
+		if n < len(*ba) {
+			return true, nil
+		}
+		off += int64(n)
+	}
 }

@@ -45,6 +45,9 @@ type Options struct {
 	Excludes    []string   // glob patterns, matched on the relative path and the base name
 	Manifest    string     // write an xxhsum -H2 manifest of the copied files here
 	Dedup       dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
+	// DedupVerifyBytes compares a duplicate with the file it will share
+	// byte for byte before sharing it, instead of trusting equal digests.
+	DedupVerifyBytes bool
 	// Cache, when set, remembers digests of sources read and destinations
 	// verified, so that a rerun decides "unchanged" from two stats and two
 	// lookups. The caller opens and closes it.

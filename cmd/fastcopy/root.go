@@ -92,6 +92,7 @@ type copyOptions struct {
 	manifest    string
 	dedup       string
 	checksum    bool
+	dedupVerify string
 	cache       cacheFlags
 	verbose     bool
 	quiet       bool
@@ -111,6 +112,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
+	f.StringVar(&o.dedupVerify, "dedup-verify", "hash", "before sharing a duplicate: hash (equal xxh128) or bytes (compare every byte)")
 	f.BoolVarP(&o.checksum, "checksum", "c", false, "decide by content digest for every file whose size matches (cache entries used where valid)")
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
@@ -153,6 +155,13 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		return usageError{err}
 	}
 	eo.Dedup = dm
+	switch o.dedupVerify {
+	case "hash":
+	case "bytes":
+		eo.DedupVerifyBytes = true
+	default:
+		return usageError{fmt.Errorf("--dedup-verify must be hash or bytes, not %q", o.dedupVerify)}
+	}
 	if o.jobs < 0 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
 	}
