@@ -270,7 +270,7 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 
 // recopy writes the file again after a mismatch and checks it once more.
 func (e *engine) recopy(p *pending, buf []byte) error {
-	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, buf)
+	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, buf, nil)
 	if err != nil {
 		return err
 	}

@@ -77,13 +77,14 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 		}
 		var p *pending
 		size, writing := en.st.Size, false
+		var pre *preread
 		if e.ix != nil && size > 0 {
 			var handled bool
-			if handled, writing = e.beginDedup(c, en, rel, buf); handled {
+			if handled, writing, pre = e.beginDedup(c, en, rel, buf); handled {
 				return
 			}
 		}
-		p, err = e.copyRegular(c, en, rel, buf)
+		p, err = e.copyRegular(c, en, rel, buf, pre)
 		if writing {
 			e.endDedup(p, size)
 		}
@@ -174,9 +175,10 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 // copyRegular writes a regular file's data and metadata under its temporary
 // name and returns it for the committer. A source that changes while it is
 // read is tried once more, then fails with ErrSourceChanged.
-func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte) (*pending, error) {
+func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *preread) (*pending, error) {
 	for attempt := 0; ; attempt++ {
-		p, err := e.writeTemp(c.src.d, c.dst.d, en, buf)
+		p, err := e.writeTemp(c.src.d, c.dst.d, en, buf, pre)
+		pre = nil // a second attempt reads afresh
 		if !errors.Is(err, errChanged) {
 			if p != nil {
 				p.src, p.dst, p.en, p.rel = c.src.retain(), c.dst.retain(), *en, rel
@@ -209,9 +211,15 @@ func (e *engine) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
 }
 
 // writeTemp copies one file to its temporary name and returns it as pending.
-func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pending, err error) {
-	src, err := sd.Open(en.name, e.opt.Dereference)
-	if err != nil {
+//
+// With pre, the source was already opened and read for its digest (a file
+// whose size collides with another's): its descriptor is used, and a file
+// that fit in buf is written from there, so its bytes are read once.
+func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *preread) (_ *pending, err error) {
+	var src *fileio.File
+	if pre != nil {
+		src = pre.f
+	} else if src, err = sd.Open(en.name, e.opt.Dereference); err != nil {
 		return nil, err
 	}
 	defer src.Close()
@@ -232,16 +240,26 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte) (_ *pendin
 		}
 	}()
 	started := time.Now()
-	act, sum, n, err := e.copyData(src, dst, &en.st, buf)
-	if err != nil {
-		return nil, err
-	}
-	after, err := src.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) || settling(&after, started) {
-		return nil, errChanged
+	var act Action
+	var sum verify.Sum
+	var n int64
+	if pre != nil && pre.whole && !e.mayClone(&en.st) {
+		// Read, hashed and found stable already: write what is in buf.
+		act, sum, n, started = ActCopy, pre.sum, pre.n, pre.started
+		if err := dst.WriteAt(buf[:n], 0); err != nil {
+			return nil, err
+		}
+	} else {
+		if act, sum, n, err = e.copyData(src, dst, &en.st, buf); err != nil {
+			return nil, err
+		}
+		after, err := src.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) || settling(&after, started) {
+			return nil, errChanged
+		}
 	}
 	if act == ActCopy || e.needSum() {
 		e.rememberSource(en.srcKey, &en.st, sum, started)
@@ -277,6 +295,15 @@ const settleWindow = 50 * time.Millisecond
 func settling(st *fileio.Stat, started time.Time) bool {
 	t := started.UnixNano()
 	return st.Ctime > t-int64(settleWindow) && st.Ctime < t+int64(10*time.Second)
+}
+
+// mayClone reports whether the data path would try a clone for st.
+func (e *engine) mayClone(st *fileio.Stat) bool {
+	if st.Size == 0 || e.opt.Reflink == ReflinkNever || st.Dev != e.dstDev {
+		return false
+	}
+	_, broken := e.noClone.Load(st.Dev)
+	return !broken
 }
 
 // changed reports whether a file moved between two stats of it.

@@ -27,7 +27,7 @@ type dupFile struct {
 // dedupMeta is what a hard link would share between two files.
 func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
 	uid, gid, kept := e.owner(st)
-	m := dedup.Meta{Mode: mode(st, kept), Mtime: st.Mtime, Uid: uint32(fileio.Geteuid()), Gid: uint32(fileio.Getegid())}
+	m := dedup.Meta{Mode: mode(st, kept), Mtime: st.Mtime, Uid: uint32(e.euid), Gid: uint32(e.egid)}
 	if uid >= 0 {
 		m.Uid = uint32(uid)
 	}
@@ -42,48 +42,78 @@ func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
 // or Abandon). A file whose size collides is hashed first; when a file of
 // the run already holds the same bytes, it is set aside to share them
 // (handled) instead of being written again.
-func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled, writing bool) {
+//
+// When the file is to be written, pre (if not nil) holds the source still
+// open, and its bytes when they fit in buf, for writeTemp to use.
+func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled, writing bool, pre *preread) {
 	size := en.st.Size
 	if !e.ix.Begin(size) {
-		return false, true
+		return false, true, nil
 	}
-	started := time.Now()
-	sum, err := e.hashSource(c.src.d, en, buf)
+	pre, err := e.readSource(c.src.d, en, buf)
 	if err != nil {
-		return false, false // copied without dedup; the copy reports a real error
+		return false, false, nil // copied without dedup; the copy reports a real error
 	}
-	e.rememberSource(en.srcKey, &en.st, sum, started)
-	t := e.ix.Find(size, sum, e.dedupMeta(&en.st), e.opt.Dedup == dedup.Hardlink)
+	e.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
+	t := e.ix.Find(size, pre.sum, e.dedupMeta(&en.st), e.opt.Dedup == dedup.Hardlink)
 	if t == nil {
-		return false, true
+		return false, true, pre
 	}
+	sum := pre.sum
+	pre.f.Close()
 	e.mu.Lock()
 	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t})
 	e.mu.Unlock()
-	return true, false
+	return true, false, nil
+}
+
+// preread is a source opened and read for its digest before the decision
+// to write it.
+type preread struct {
+	f       *fileio.File
+	sum     verify.Sum
+	n       int64
+	whole   bool // all n bytes are still in the buffer it was read with
+	started time.Time
 }
 
 // hashSource reads a source file for its digest, failing if it moved.
 func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, error) {
-	started := time.Now()
-	f, err := sd.Open(en.name, e.opt.Dereference)
+	pre, err := e.readSource(sd, en, buf)
 	if err != nil {
 		return verify.Sum{}, err
 	}
-	defer f.Close()
+	pre.f.Close()
+	return pre.sum, nil
+}
+
+// readSource opens and reads a source for its digest, failing if it moved
+// meanwhile, and returns it still open.
+func (e *engine) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
+	started := time.Now()
+	f, err := sd.Open(en.name, e.opt.Dereference)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
 	sum, n, err := verify.HashFile(f, en.st.Size, en.st.Sparse(), buf)
 	if err != nil {
-		return verify.Sum{}, err
+		return nil, err
 	}
 	e.stats.BytesRead.Add(n)
 	after, err := f.Stat()
 	if err != nil {
-		return verify.Sum{}, err
+		return nil, err
 	}
 	if changed(&en.st, &after) || n != en.st.Size || settling(&after, started) {
-		return verify.Sum{}, errChanged
+		return nil, errChanged
 	}
-	return sum, nil
+	whole := !en.st.Sparse() && n > 0 && n <= int64(len(buf))
+	return &preread{f: f, sum: sum, n: n, whole: whole, started: started}, nil
 }
 
 // endDedup registers a written file as a target for later ones, or gives
@@ -124,14 +154,36 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	if p == nil {
-		// Nothing to share safely: an ordinary copy.
-		c := &chunk{src: d.src, dst: d.dst}
-		if p, err = e.copyRegular(c, &d.en, d.rel, buf); err != nil {
-			return err
+	if p == nil && e.opt.Dedup != dedup.Clone {
+		// The target could not take this file as a hard link (other
+		// metadata, or out of links): another copy of the content with this
+		// file's metadata may.
+		for _, t := range e.ix.Others(d.target, e.dedupMeta(&d.en.st)) {
+			alt := d
+			alt.target = t
+			if p, err = e.shareData(alt); err != nil {
+				return err
+			}
+			if p != nil {
+				break
+			}
 		}
 	}
-	p.src, p.dst = d.src.retain(), d.dst.retain()
+	if p == nil {
+		// Nothing to share safely: an ordinary copy (copyRegular holds its
+		// own references to the directories).
+		c := &chunk{src: d.src, dst: d.dst}
+		if p, err = e.copyRegular(c, &d.en, d.rel, buf, nil); err != nil {
+			return err
+		}
+		if p.size == d.en.st.Size && p.sum == d.sum {
+			// Later duplicates with this file's metadata can link to it.
+			p.target = &dedup.Target{Rel: d.rel, Sum: d.sum, Size: p.size, Meta: e.dedupMeta(&p.en.st)}
+			e.ix.Add(p.target)
+		}
+	} else {
+		p.src, p.dst = d.src.retain(), d.dst.retain()
+	}
 	if e.needFlush() {
 		if err := e.syncTemp(p); err != nil {
 			e.failPending(p, err)
@@ -164,6 +216,12 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		cur.Mtime != placed.Mtime || cur.Ctime != placed.Ctime {
 		return nil, nil
 	}
+	// A target that already is this name (or a link of it, as after an
+	// earlier dedup and now --force) cannot be shared: renaming a link
+	// onto the same inode does nothing, and would leave the temporary.
+	if own, err := d.dst.d.Lstat(d.en.dstName); err == nil && own.Dev == cur.Dev && own.Ino == cur.Ino {
+		return nil, nil
+	}
 	if e.opt.DedupVerifyBytes {
 		if same, err := e.sameBytes(d, td, tname); err != nil || !same {
 			return nil, nil
@@ -179,10 +237,13 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 			return p, err
 		}
 		e.noClone.Store(e.dstDev, true)
-		if e.opt.Dedup == dedup.Clone {
-			e.noteDedup("the destination filesystem cannot clone; duplicates were copied")
-			return nil, nil
-		}
+		cloneBroken = true
+	}
+	if e.opt.Dedup == dedup.Clone && cloneBroken {
+		// Never a hard link under --dedup=clone, also when an earlier file
+		// found that this filesystem cannot clone.
+		e.noteDedup("the destination filesystem cannot clone; duplicates were copied")
+		return nil, nil
 	}
 	tmeta := d.target.Meta
 	if d.target.External {

@@ -104,6 +104,7 @@ type engine struct {
 	dstDev      uint64
 	root        bool // running as root: owners, devices, all xattrs
 	euid        int
+	egid        int
 
 	bufs sync.Pool
 
@@ -156,6 +157,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
 	e.euid = fileio.Geteuid()
+	e.egid = fileio.Getegid()
 	e.root = e.euid == 0
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
 	e.sum.Verify = opt.Verify
@@ -331,6 +333,11 @@ func (e *engine) excluded(rel string) bool {
 	}
 	base := path.Base(rel)
 	for _, g := range e.opt.Excludes {
+		// A pattern equal to the path or the name excludes it, glob
+		// characters in it or not ("photo[1].jpg").
+		if g == rel || g == base {
+			return true
+		}
 		if ok, _ := path.Match(g, rel); ok {
 			return true
 		}
