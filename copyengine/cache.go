@@ -118,7 +118,7 @@ func floorDiv(a, b int64) int64 {
 // rememberSource stores the digest of a source read from start to end
 // while its stat stayed st.
 func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	if e.cache == nil || key == "" {
+	if e.cache == nil || key == "" || st.Size == 0 {
 		return
 	}
 	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano()})
@@ -138,6 +138,13 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 	same := sameMtime(d.Mtime, s.Mtime, en.gran)
 	c := en.cache
 	switch {
+	case s.Size == 0:
+		// Two empty files hold the same (no) bytes: nothing to remember or
+		// read, whatever the cache says.
+		if !same {
+			return e.fixTimes(dst, en, verify.Sum{})
+		}
+		return true
 	case e.cache == nil || c == nil:
 		if e.opt.Checksum {
 			en.check = true
@@ -179,7 +186,7 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum) bool {
 
 // rememberDest stores the digest of a destination file that was verified.
 func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	if e.cache == nil || key == "" {
+	if e.cache == nil || key == "" || st.Size == 0 {
 		return
 	}
 	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano()})
