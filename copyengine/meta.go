@@ -95,6 +95,9 @@ func (e *engine) fixMeta(dst *handle, en *entry) {
 		e.fail(rel, err)
 		return
 	}
+	if st, err := dst.d.Lstat(en.dstName); err == nil && st.Mode&0o7777 != wantMode && !needOwner {
+		return // the filesystem cannot hold modes (exFAT, FAT): nothing was updated
+	}
 	e.count(func(s *Summary) { s.MetaUpdated++ })
 	e.event(ActMeta, rel)
 }

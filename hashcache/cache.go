@@ -151,7 +151,11 @@ func (c *Cache) open(opt Options) (done bool, err error) {
 	o := openDB(c.path, opt)
 	switch {
 	case errors.Is(o.err, berrors.ErrTimeout):
-		return false, fmt.Errorf("hash cache %q: %w (waited %v)", c.path, ErrLocked, opt.LockTimeout)
+		waited := opt.LockTimeout
+		if waited <= time.Nanosecond {
+			waited = 0 // tried once
+		}
+		return false, fmt.Errorf("hash cache %q: %w (waited %v)", c.path, ErrLocked, waited)
 	case o.openErr != nil:
 		return false, fmt.Errorf("hash cache: %w", o.openErr)
 	case o.err != nil:

@@ -33,7 +33,11 @@ func (c *cacheFlags) open(out *output, readOnly bool) (*hashcache.Cache, error) 
 		out.warn("%v; running without a hash cache", err)
 		return nil, nil
 	}
-	hc, err := hashcache.Open(path, hashcache.Options{LockTimeout: c.lockTimeout, ReadOnly: readOnly})
+	wait := c.lockTimeout
+	if wait == 0 {
+		wait = -1 // --cache-wait 0 does not wait (hashcache takes 0 for its default)
+	}
+	hc, err := hashcache.Open(path, hashcache.Options{LockTimeout: wait, ReadOnly: readOnly})
 	if errors.Is(err, hashcache.ErrLocked) {
 		return nil, lockedError{err}
 	}

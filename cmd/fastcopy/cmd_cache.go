@@ -34,7 +34,12 @@ EXIT STATUS
   2    usage error
   5    another fastcopy is using the cache
 `,
-		Args:          cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{errors.New("cache takes one action: path, stats, prune or clear")}
+			}
+			return nil
+		},
 		ValidArgs:     []string{"path", "stats", "prune", "clear"},
 		SilenceErrors: true,
 		SilenceUsage:  true,

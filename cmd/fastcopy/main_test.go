@@ -67,6 +67,8 @@ func TestScripts(t *testing.T) {
 		Condition:          func(cond string) (bool, error) { return condition(root, cond) },
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FASTCOPY_BIN", bin)
+			// A -race binary sleeps 1 s at a clean exit by default.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			// Each script gets its own hash cache, never the user's.
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
 			return nil
@@ -89,6 +91,7 @@ func TestScripts(t *testing.T) {
 			"setmode":     cmdSetmode,
 			"lockdir":     cmdLockdir,
 			"chownnobody": cmdChownNobody,
+			"lockfile":    cmdLockfile,
 		},
 	})
 }

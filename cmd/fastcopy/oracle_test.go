@@ -419,7 +419,7 @@ func (r *runner) run(prog string, args ...string) (stdout, stderr string, code i
 		}
 	}
 	cmd := exec.Command(prog, args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+r.cache)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+r.cache, "GORACE=atexit_sleep_ms=0")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -185,6 +185,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	eo.Checksum = o.checksum
 	hc, err := o.cache.open(out, o.dryRun)
 	if err != nil {
+		if o.json {
+			out.summary(copyengine.Summary{Verify: eo.Verify}, err)
+		}
 		return err
 	}
 	eo.Cache = hc
