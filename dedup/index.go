@@ -136,6 +136,27 @@ func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta bool) *Tar
 	return nil
 }
 
+// Others returns the targets with t's size and digest, other than t, whose
+// Meta is meta, newest first. A file that cannot be hard-linked to t (other
+// metadata, or t is out of links) may be linked to one of them. External
+// targets are left out: their metadata is not known. It does not wait.
+func (ix *Index) Others(t *Target, meta Meta) []*Target {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	g := ix.sizes[t.Size]
+	if g == nil {
+		return nil
+	}
+	var out []*Target
+	list := g.bySum[t.Sum]
+	for i := len(list) - 1; i >= 0; i-- {
+		if c := list[i]; c != t && !c.External && c.Meta == meta {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Register records the digest of a file written after Begin (or a nil Find)
 // and returns it as a target for later files.
 func (ix *Index) Register(rel string, size int64, sum verify.Sum, meta Meta) *Target {
