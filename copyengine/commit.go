@@ -275,6 +275,10 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 		return err
 	}
 	p.sum, p.size = np.sum, np.size
+	if p.action == ActDedupLink || p.action == ActDedupClone {
+		// Shared data that read back wrong was replaced by a copy.
+		p.action, p.linkedTo = np.action, nil
+	}
 	if e.needFlush() {
 		if err := e.syncTemp(p); err != nil {
 			return err

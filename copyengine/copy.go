@@ -243,6 +243,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 	var act Action
 	var sum verify.Sum
 	var n int64
+	hashed := true
 	if pre != nil && pre.whole && !e.mayClone(&en.st) {
 		// Read, hashed and found stable already: write what is in buf.
 		act, sum, n, started = ActCopy, pre.sum, pre.n, pre.started
@@ -250,7 +251,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 			return nil, err
 		}
 	} else {
-		if act, sum, n, err = e.copyData(src, dst, &en.st, buf); err != nil {
+		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf); err != nil {
 			return nil, err
 		}
 		after, err := src.Stat()
@@ -261,7 +262,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 			return nil, errChanged
 		}
 	}
-	if act == ActCopy || e.needSum() {
+	if hashed {
 		e.rememberSource(en.srcKey, &en.st, sum, started)
 	}
 	if err := e.applyMeta(dst, src, &en.st); err != nil {
@@ -272,8 +273,8 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 			return nil, err
 		}
 	}
-	if act == ActCopy || e.needSum() {
-		e.stats.BytesRead.Add(n)
+	if hashed {
+		e.stats.BytesRead.Add(n) // copy_file_range and an unhashed clone read nothing here
 	}
 	if act == ActCopy {
 		e.stats.BytesWritten.Add(n)
@@ -318,7 +319,7 @@ func changed(before, after *fileio.Stat) bool {
 // is known not to work there, so it cannot silently clone), then read/write
 // with the digest computed as the data streams. It returns the action, the
 // source digest and the length.
-func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (Action, verify.Sum, int64, error) {
+func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
 	size := st.Size
 	sameDev := st.Dev == e.dstDev
 	if size > 0 && e.opt.Reflink != ReflinkNever {
@@ -332,16 +333,16 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 					// The clone moved no data through us: read the source once
 					// for its digest, which the read-back is checked against.
 					if sum, n, err = verify.Stream(src, size, st.Sparse(), buf, e.ctxSink); err != nil {
-						return "", sum, 0, err
+						return "", sum, 0, false, err
 					}
 				}
-				return ActClone, sum, n, nil
+				return ActClone, sum, n, e.needSum(), nil
 			}
 			if e.opt.Reflink == ReflinkAlways {
-				return "", verify.Sum{}, 0, fmt.Errorf("--reflink=always: %w", err)
+				return "", verify.Sum{}, 0, false, fmt.Errorf("--reflink=always: %w", err)
 			}
 			if !fileio.IsFallback(err) {
-				return "", verify.Sum{}, 0, err
+				return "", verify.Sum{}, 0, false, err
 			}
 			// EINVAL is about this pair of files (a NOCOW file on btrfs,
 			// say), not the filesystem: the next file may still clone.
@@ -349,17 +350,17 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 				e.noClone.Store(st.Dev, true)
 			}
 		} else if e.opt.Reflink == ReflinkAlways {
-			return "", verify.Sum{}, 0, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
+			return "", verify.Sum{}, 0, false, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
 		}
 	}
 	if size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() {
 		if _, broken := e.noClone.Load(st.Dev); broken {
 			n, err := dst.CopyRange(src, 0, 0, size)
 			if err == nil {
-				return ActCopy, verify.Sum{}, n, nil
+				return ActCopy, verify.Sum{}, n, false, nil // no digest: not needed
 			}
 			if !fileio.IsFallback(err) || n > 0 {
-				return "", verify.Sum{}, 0, err
+				return "", verify.Sum{}, 0, false, err
 			}
 		}
 	}
@@ -367,16 +368,16 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (A
 	// stay holes: the destination is sized first and only data is written.
 	if st.Sparse() {
 		if err := dst.Truncate(size); err != nil {
-			return "", verify.Sum{}, 0, err
+			return "", verify.Sum{}, 0, false, err
 		}
 	}
-	sum, n, err := verify.Stream(src, size, st.Sparse(), buf, func(p []byte, off int64) error {
+	sum, n, err = verify.Stream(src, size, st.Sparse(), buf, func(p []byte, off int64) error {
 		if err := e.ctx.Err(); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}
 		return dst.WriteAt(p, off)
 	})
-	return ActCopy, sum, n, err
+	return ActCopy, sum, n, true, err
 }
 
 // ctxSink is a verify.Sink that only stops a read once the run is

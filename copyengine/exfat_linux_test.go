@@ -310,9 +310,10 @@ func TestExfatFuseCache(t *testing.T) {
 
 	readFree := func(t *testing.T, what string, sum copyengine.Summary) {
 		t.Helper()
-		if sum.Copied != 0 || sum.Skipped != n || sum.BytesRead != 0 || sum.BytesHashed != 0 || sum.CacheHits != 2*n {
+		// The empty file needs no cache entries: two empty files are equal.
+		if sum.Copied != 0 || sum.Skipped != n || sum.BytesRead != 0 || sum.BytesHashed != 0 || sum.CacheHits != 2*(n-1) {
 			t.Errorf("%s: copied %d, skipped %d, read %d bytes (%d to hash), %d cache hits; want 0, %d, 0 (0), %d",
-				what, sum.Copied, sum.Skipped, sum.BytesRead, sum.BytesHashed, sum.CacheHits, n, 2*n)
+				what, sum.Copied, sum.Skipped, sum.BytesRead, sum.BytesHashed, sum.CacheHits, n, 2*(n-1))
 		}
 	}
 
@@ -360,9 +361,9 @@ func TestExfatFuseCache(t *testing.T) {
 		}
 		fs.remount()
 		sum = cachedRun(t, db, opt)
-		if sum.Copied != 1 || sum.Skipped != n-1 || sum.CacheHits != 2*(n-1)+1 || sum.BytesHashed != 70000 {
+		if sum.Copied != 1 || sum.Skipped != n-1 || sum.CacheHits != 2*(n-2)+1 || sum.BytesHashed != 70000 {
 			t.Errorf("after changing one file: copied %d, skipped %d, %d cache hits, %d bytes hashed; want 1, %d, %d, 70000",
-				sum.Copied, sum.Skipped, sum.CacheHits, sum.BytesHashed, n-1, 2*(n-1)+1)
+				sum.Copied, sum.Skipped, sum.CacheHits, sum.BytesHashed, n-1, 2*(n-2)+1)
 		}
 		sameTree(t, from, back)
 	})

@@ -186,10 +186,10 @@ func TestWriterBatching(t *testing.T) {
 func TestWriterTimer(t *testing.T) {
 	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{})
 	defer closeT(t, c)
+	start := time.Now() // before the Puts: a busy machine may stall them
 	for i := range 5 {
 		c.Put(fmt.Sprintf("/t/%d", i), entryFor(i))
 	}
-	start := time.Now()
 	for {
 		if _, ok := c.Get("/t/4"); ok {
 			break
@@ -202,8 +202,10 @@ func TestWriterTimer(t *testing.T) {
 	if d := time.Since(start); d < batchDelay/2 {
 		t.Errorf("committed after %v, before the batch delay %v", d, batchDelay)
 	}
-	if n := c.commits.Load(); n != 1 {
-		t.Errorf("%d commits, want 1", n)
+	// One commit, unless the machine stalled this goroutine between Puts
+	// for longer than the delay: never one per entry.
+	if n := c.commits.Load(); n < 1 || n > 2 {
+		t.Errorf("%d commits for 5 entries, want 1 (2 at most on a stalled machine)", n)
 	}
 }
 

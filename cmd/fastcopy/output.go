@@ -158,6 +158,12 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.CacheHits > 0 || s.BytesHashed > 0 {
 		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, humanBytes(s.BytesHashed))
 	}
+	if s.DedupNote != "" {
+		fmt.Fprintf(&b, "; note: %s", s.DedupNote)
+	}
+	if s.VerifyNote != "" {
+		fmt.Fprintf(&b, "; note: %s", s.VerifyNote)
+	}
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
 	}

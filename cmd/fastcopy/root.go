@@ -155,6 +155,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		return usageError{err}
 	}
 	eo.Dedup = dm
+	if dm == dedup.Clone && eo.Reflink == copyengine.ReflinkNever {
+		return usageError{errors.New("--dedup=clone needs clones, which --reflink=never forbids; use --dedup=hardlink or --dedup=off")}
+	}
 	switch o.dedupVerify {
 	case "hash":
 	case "bytes":
