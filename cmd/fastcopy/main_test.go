@@ -22,7 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/internal/treecmp"
+	"github.com/fastcopy/fastcopy/verify/treecmp"
 )
 
 // TestMain makes the test binary act as fastcopy when it is run under that
