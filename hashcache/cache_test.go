@@ -202,6 +202,9 @@ func TestWriterTimer(t *testing.T) {
 	if d := time.Since(start); d < batchDelay/2 {
 		t.Errorf("committed after %v, before the batch delay %v", d, batchDelay)
 	}
+	// The entries are visible once the transaction ends, a moment before
+	// the writer counts it: Flush waits for the writer.
+	flushT(t, c)
 	// One commit, unless the machine stalled this goroutine between Puts
 	// for longer than the delay: never one per entry.
 	if n := c.commits.Load(); n < 1 || n > 2 {
