@@ -1,0 +1,646 @@
+// Command benchmarks runs fastcopy side by side with cp, rsync and rclone on
+// generated datasets and reports the medians as markdown, JSON and SVG
+// charts. Run it from the repository root as root (to drop caches):
+//
+//	go run ./benchmarks -quick
+//	go run ./benchmarks -workloads tree4k,1gib -tools fastcopy,fastcopy-off,cp -rounds 5
+//
+// See docs/benchmarks.md for the method and the latest results.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+type config struct {
+	work      string
+	repo      string
+	rev       string
+	fastcopy  string
+	jsonPath  string
+	chartsDir string
+	scale     float64
+	seed      uint64
+	rounds    int
+	workloads []string
+	tools     []string
+	conds     []string
+	quick     bool
+	slow      bool
+	slowBPS   int64
+	slowIOPS  int64
+	settle    time.Duration
+	quietBusy float64
+	maxOther  float64
+	retries   int
+	nice      int
+	list      bool
+}
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchmarks: error:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if cfg.list {
+		list(cfg)
+		return 0
+	}
+	b := &bench{cfg: cfg, ctx: ctx, start: time.Now()}
+	if err := b.run(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchmarks: error:", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string) (*config, error) {
+	fs := flag.NewFlagSet("benchmarks", flag.ContinueOnError)
+	c := &config{}
+	var workloadList, toolList, condList string
+	fs.StringVar(&c.work, "work", "/var/tmp/fastcopy-bench", "work directory for datasets, copies and the built binary (the destination's filesystem)")
+	fs.StringVar(&c.repo, "repo", ".", "fastcopy repository to build from")
+	fs.StringVar(&c.rev, "rev", "", "build this git revision (exported with git archive) instead of the working tree")
+	fs.StringVar(&c.fastcopy, "fastcopy", "", "use this fastcopy binary instead of building one")
+	fs.StringVar(&c.jsonPath, "json", "", "write results as JSON to this file (default WORK/results.json)")
+	fs.StringVar(&c.chartsDir, "charts", "", "write one SVG chart per workload into this directory (default WORK/charts)")
+	fs.Float64Var(&c.scale, "scale", 1, "scale file counts and large-file sizes by this factor")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated datasets")
+	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per workload and condition")
+	fs.StringVar(&workloadList, "workloads", "", "comma-separated workloads (default all): "+workloadNames())
+	fs.StringVar(&toolList, "tools", "", "comma-separated tools (default all installed): "+toolNames())
+	fs.StringVar(&condList, "conditions", "warm,cold", "comma-separated cache conditions: warm, cold")
+	fs.BoolVar(&c.quick, "quick", false, "reduced run: scale 0.1, 3 rounds, tree4k and 1gib, two fastcopy modes and cp, no settling or retries (flags given explicitly win)")
+	fs.BoolVar(&c.list, "list", false, "print the workloads (files, bytes at -scale) and the tools, and exit")
+	fs.BoolVar(&c.slow, "slow-source", false, "put the source on a throttled loop device (root, cgroup blkio or io.max)")
+	fs.Int64Var(&c.slowBPS, "slow-bps", 30_000_000, "read bandwidth limit of the slow source, bytes per second")
+	fs.Int64Var(&c.slowIOPS, "slow-iops", 150, "read IOPS limit of the slow source")
+	fs.DurationVar(&c.settle, "settle", 10*time.Second, "before each run, wait up to this long for a quiet CPU (0: do not wait)")
+	fs.Float64Var(&c.quietBusy, "quiet-busy", 0.15, "the CPU counts as quiet when at most this fraction of it is busy over half a second")
+	fs.Float64Var(&c.maxOther, "max-other", 0.5, "repeat a run when more than this share of the CPU went to other work during it")
+	fs.IntVar(&c.nice, "nice", -10, "run the tools at this nice value (as root; 0 leaves it alone), so that other work on a shared machine disturbs them less")
+	fs.IntVar(&c.retries, "retries", 1, "how often a disturbed run is repeated before its last attempt is kept")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.quick {
+		if !set["scale"] {
+			c.scale = 0.1
+		}
+		if !set["rounds"] {
+			c.rounds = 3
+		}
+		if !set["workloads"] {
+			workloadList = "tree4k,1gib"
+		}
+		if !set["tools"] {
+			toolList = "fastcopy,fastcopy-off,cp"
+		}
+		if !set["settle"] {
+			c.settle = 0 // a smoke test: no waiting for a quiet machine
+		}
+		if !set["retries"] {
+			c.retries = 0
+		}
+	}
+	c.workloads = splitList(workloadList)
+	if len(c.workloads) == 0 {
+		c.workloads = strings.Split(workloadNames(), ",")
+	}
+	for _, w := range c.workloads {
+		if _, ok := findWorkload(w); !ok {
+			return nil, fmt.Errorf("unknown workload %q (have %s)", w, workloadNames())
+		}
+	}
+	c.tools = splitList(toolList)
+	for _, t := range c.tools {
+		if !slices.ContainsFunc(allTools(), func(x *tool) bool { return x.name == t }) {
+			return nil, fmt.Errorf("unknown tool %q (have %s)", t, toolNames())
+		}
+	}
+	c.conds = splitList(condList)
+	for _, cd := range c.conds {
+		if cd != "warm" && cd != "cold" {
+			return nil, fmt.Errorf("unknown condition %q (have warm, cold)", cd)
+		}
+	}
+	if c.rounds < 1 || c.scale <= 0 {
+		return nil, fmt.Errorf("-rounds and -scale must be positive")
+	}
+	var err error
+	if c.work, err = filepath.Abs(c.work); err != nil {
+		return nil, err
+	}
+	if c.jsonPath == "" {
+		c.jsonPath = filepath.Join(c.work, "results.json")
+	}
+	if c.chartsDir == "" {
+		c.chartsDir = filepath.Join(c.work, "charts")
+	}
+	return c, nil
+}
+
+// list prints what -workloads and -tools can name.
+func list(cfg *config) {
+	fmt.Printf("workloads at scale %g:\n", cfg.scale)
+	for _, w := range workloads {
+		files, bytes := w.build(cfg.scale, cfg.seed).totals()
+		fmt.Printf("  %-8s %12s %11s  %s\n", w.name, plural(files, "file"), humanBytes(bytes), w.desc)
+	}
+	fmt.Println("tools:")
+	for _, t := range allTools() {
+		fmt.Printf("  %-15s %s\n", t.name, t.commandLine())
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func workloadNames() string {
+	var n []string
+	for _, w := range workloads {
+		n = append(n, w.name)
+	}
+	return strings.Join(n, ",")
+}
+
+func toolNames() string {
+	var n []string
+	for _, t := range allTools() {
+		n = append(n, t.name)
+	}
+	return strings.Join(n, ",")
+}
+
+// bench is one invocation of the harness.
+type bench struct {
+	cfg      *config
+	ctx      context.Context
+	start    time.Time
+	root     bool // can drop caches
+	tools    []*tool
+	version  string // of the fastcopy under test
+	dataRoot string
+	dstRoot  string // parent of the destination, synced after each run
+	slow     *slowSource
+	rss      *rssProbe
+	notes    []string // printed with the report: what was skipped and why
+	results  []*cell
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%6.1fs  %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (b *bench) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	b.notes = append(b.notes, msg)
+	b.logf("note: %s", msg)
+}
+
+func (b *bench) run() error {
+	cfg := b.cfg
+	b.root = os.Geteuid() == 0
+	if !b.root {
+		b.note("not root: caches cannot be dropped, so the cold condition is skipped and warm runs may hit the ext4 recently-deleted-inode slowdown")
+		cfg.conds = slices.DeleteFunc(cfg.conds, func(c string) bool { return c == "cold" })
+	}
+	if err := os.MkdirAll(cfg.work, 0o755); err != nil {
+		return err
+	}
+	b.dataRoot = filepath.Join(cfg.work, "data")
+	b.dstRoot = filepath.Join(cfg.work, "dst")
+	if err := os.MkdirAll(b.dstRoot, 0o755); err != nil {
+		return err
+	}
+	if err := b.selectTools(); err != nil {
+		return err
+	}
+	b.rss = newRSSProbe(b.ctx, cfg.work)
+	if b.rss.time == "" {
+		b.note("GNU time is not installed: peak RSS comes from the harness's rusage of each child and is left out where it may be the harness's own")
+	}
+
+	// Workloads may share a dataset (rerun copies the small-files tree).
+	var sel []workload
+	sets := map[string]*dataset{} // by workload name
+	var setList []*dataset
+	for _, name := range cfg.workloads {
+		w, _ := findWorkload(name)
+		d := w.build(cfg.scale, cfg.seed)
+		if prev := findSet(setList, d.name); prev != nil {
+			d = prev
+		} else {
+			setList = append(setList, d)
+		}
+		sel = append(sel, w)
+		sets[w.name] = d
+	}
+
+	if cfg.slow {
+		s, reason, err := setupSlowSource(b.ctx, cfg.work, setList, cfg.slowBPS, cfg.slowIOPS)
+		if err != nil {
+			return fmt.Errorf("setting up the slow source: %w", err)
+		}
+		if reason != "" {
+			b.note("-slow-source skipped: %s", reason)
+		} else {
+			b.slow = s
+			defer s.close()
+			b.dataRoot = filepath.Join(s.mnt, "data")
+			b.logf("slow source: %s", s.desc)
+			if slices.Contains(cfg.conds, "warm") {
+				b.note("slow source: only the cold condition is run (a warm source would never touch the throttled device)")
+			}
+			cfg.conds = []string{"cold"}
+		}
+	}
+	if len(cfg.conds) == 0 {
+		return fmt.Errorf("no condition left to run")
+	}
+
+	dirs := map[string]string{} // by dataset name
+	for _, d := range setList {
+		dir, err := d.ensure(b.dataRoot, cfg.scale, cfg.seed, b.logf)
+		if err != nil {
+			return err
+		}
+		dirs[d.name] = dir
+	}
+	m := describeMachine(b.ctx, cfg.work, b.tools, b.version)
+
+	for _, w := range sel {
+		d := sets[w.name]
+		if err := b.runWorkload(w, d, dirs[d.name]); err != nil {
+			if b.ctx.Err() == nil {
+				return err
+			}
+			b.note("interrupted during %s: the results are partial", w.name)
+			break
+		}
+	}
+	_ = b.wipe()
+	return b.report(m, sel, sets)
+}
+
+// report prints the markdown tables and writes the JSON file and the charts.
+func (b *bench) report(m machine, sel []workload, sets map[string]*dataset) error {
+	cfg := b.cfg
+	rep := &report{
+		Machine: m, Started: b.start.UTC().Format(time.RFC3339), Elapsed: time.Since(b.start).Seconds(),
+		Args: strings.Join(os.Args[1:], " "), Scale: cfg.scale, Seed: cfg.seed, Rounds: cfg.rounds,
+		Conditions: cfg.conds, Settle: cfg.settle.String(), MaxOther: cfg.maxOther, Retries: cfg.retries,
+		Nice: b.niceUsed(), Notes: b.notes, Results: b.results,
+	}
+	if b.slow != nil {
+		rep.SlowSource = b.slow.desc
+	}
+	for _, w := range sel {
+		f, n := sets[w.name].totals()
+		rep.Workloads = append(rep.Workloads, workloadInfo{Name: w.name, Desc: w.desc, Files: f, Bytes: n})
+	}
+	for _, t := range b.tools {
+		rep.Tools = append(rep.Tools, toolInfo{Name: t.name, Label: t.label, Command: t.commandLine(), Version: m.Versions[t.name]})
+	}
+	rep.computeRatios()
+	rep.writeMarkdown(os.Stdout)
+	if err := rep.writeJSON(cfg.jsonPath); err != nil {
+		return err
+	}
+	charts, err := rep.writeCharts(cfg.chartsDir)
+	if err != nil {
+		return err
+	}
+	b.logf("wrote %s and %d charts in %s", cfg.jsonPath, charts, cfg.chartsDir)
+	b.logf("total time %.1f s", time.Since(b.start).Seconds())
+	return nil
+}
+
+func findSet(list []*dataset, name string) *dataset {
+	for _, d := range list {
+		if d.name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// selectTools resolves the chosen tools, building fastcopy if one of its
+// modes is among them; tools that are not installed are skipped.
+func (b *bench) selectTools() error {
+	for _, t := range allTools() {
+		if len(b.cfg.tools) > 0 && !slices.Contains(b.cfg.tools, t.name) {
+			continue
+		}
+		b.tools = append(b.tools, t)
+	}
+	var fcBin string
+	if slices.ContainsFunc(b.tools, func(t *tool) bool { return slices.Contains(t.bins, "fastcopy") }) {
+		if b.cfg.fastcopy != "" {
+			p, err := filepath.Abs(b.cfg.fastcopy)
+			if err != nil {
+				return err
+			}
+			fcBin, b.version = p, "prebuilt "+p
+		} else {
+			b.logf("building fastcopy")
+			var err error
+			fcBin, b.version, err = buildFastcopy(b.ctx, b.cfg.repo, b.cfg.rev, filepath.Join(b.cfg.work, "bin"))
+			if err != nil {
+				return err
+			}
+		}
+	}
+	b.tools = slices.DeleteFunc(b.tools, func(t *tool) bool {
+		if reason := t.resolve(fcBin); reason != "" {
+			b.note("%s skipped: %s", t.label, reason)
+			return true
+		}
+		return false
+	})
+	if len(b.tools) == 0 {
+		return fmt.Errorf("no tool to run")
+	}
+	return nil
+}
+
+func (b *bench) dstDir() string { return filepath.Join(b.dstRoot, "out") }
+
+// cacheDir holds the tools' per-user caches (XDG_CACHE_HOME): fastcopy keeps
+// its hash cache there, and a cache left by an earlier run would let a
+// "fresh" copy skip reading its source. It is emptied with the destination.
+func (b *bench) cacheDir() string { return filepath.Join(b.dstRoot, "cache") }
+
+func (b *bench) env() []string {
+	return append(os.Environ(), "XDG_CACHE_HOME="+b.cacheDir())
+}
+
+// wipe removes the destination and the tools' caches.
+func (b *bench) wipe() error {
+	if err := os.RemoveAll(b.dstDir()); err != nil {
+		return err
+	}
+	return os.RemoveAll(b.cacheDir())
+}
+
+func (b *bench) niceUsed() int {
+	if b.root {
+		return b.cfg.nice
+	}
+	return 0
+}
+
+// wrap prefixes a tool's command line with nice (when asked and root) and
+// puts it in the slow source's cgroup (in -slow-source mode).
+func (b *bench) wrap(argv []string) []string {
+	if b.cfg.nice != 0 && b.root {
+		argv = append([]string{"nice", "-n", strconv.Itoa(b.cfg.nice)}, argv...)
+	}
+	if b.slow != nil {
+		argv = b.slow.wrap(argv)
+	}
+	return argv
+}
+
+// runWorkload runs every round of every condition for one workload, the
+// tools interleaved (A B C A B C ...) so that drift on a noisy machine
+// spreads over all of them.
+func (b *bench) runWorkload(w workload, d *dataset, src string) error {
+	var tools []*tool
+	for _, t := range b.tools {
+		if t.dupsOnly && !w.dups {
+			continue
+		}
+		tools = append(tools, t)
+	}
+	files, bytes := d.totals()
+	hasLinks := slices.ContainsFunc(d.files, func(f fileSpec) bool { return f.target != "" })
+	for _, cond := range b.cfg.conds {
+		cells := map[string]*cell{}
+		for _, t := range tools {
+			c := &cell{Workload: w.name, Condition: cond, Tool: t.name}
+			cells[t.name] = c
+			b.results = append(b.results, c)
+		}
+		for r := 1; r <= b.cfg.rounds; r++ {
+			for _, t := range tools {
+				c := cells[t.name]
+				if c.Err != "" {
+					continue
+				}
+				res, err := b.runOnce(w, cond, t, src)
+				for try := 1; err == nil && try <= b.cfg.retries && res.OtherCPU > b.cfg.maxOther; try++ {
+					b.logf("%s %s round %d: %s disturbed (%.3f s, other CPU %.0f%%), repeating", w.name, cond, r, t.label, res.Seconds, res.OtherCPU*100)
+					res, err = b.runOnce(w, cond, t, src)
+					res.Retries = try
+				}
+				if err == nil && r == 1 {
+					err = checkCopy(b.dstDir(), files, bytes, !hasLinks && t.name != "rclone")
+				}
+				if err != nil {
+					if b.ctx.Err() != nil {
+						return b.ctx.Err()
+					}
+					c.Err = err.Error()
+					b.logf("%s %s round %d: %s failed: %v", w.name, cond, r, t.label, err)
+					continue
+				}
+				c.Runs = append(c.Runs, res)
+				noisy := ""
+				if !res.Quiet {
+					noisy = "  (the CPU did not settle)"
+				}
+				b.logf("%s %s round %d/%d: %-36s %7.3f s (sync %.3f s)  rss %s  other CPU %2.0f%%%s",
+					w.name, cond, r, b.cfg.rounds, t.label, res.Seconds, res.SyncSeconds, humanBytes(res.MaxRSSKiB*kib), res.OtherCPU*100, noisy)
+			}
+		}
+	}
+	return nil
+}
+
+// runResult is one timed run of one tool.
+type runResult struct {
+	Seconds     float64 `json:"seconds"`      // tool plus the final sync
+	SyncSeconds float64 `json:"sync_seconds"` // the final sync alone
+	MaxRSSKiB   int64   `json:"max_rss_kib"`
+	CPUSeconds  float64 `json:"cpu_seconds"` // user+system time of the tool
+	// OtherCPU is the share of the machine's CPU time during the run that
+	// the tool did not use itself: other processes, and kernel threads
+	// (including writeback and journalling done for the tool).
+	OtherCPU float64 `json:"other_cpu"`
+	// Quiet says the CPU settled before the run; SettleSeconds is the wait.
+	Quiet         bool    `json:"quiet"`
+	SettleSeconds float64 `json:"settle_seconds"`
+	// Retries counts the disturbed attempts thrown away before this one.
+	Retries int `json:"retries"`
+}
+
+// runOnce prepares the destination and the cache condition, then times the
+// tool and a sync of the destination's filesystem (a durable copy).
+func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult, error) {
+	dst := b.dstDir()
+	wrap := b.wrap
+	if err := b.wipe(); err != nil {
+		return runResult{}, err
+	}
+	if w.rerun {
+		// The destination is a finished copy by the same tool; drop the
+		// caches first so the untimed copy is not slowed by the ext4 trap.
+		if err := b.dropCaches(); err != nil {
+			return runResult{}, err
+		}
+		if _, _, err := t.run(b.ctx, src, dst, b.env(), b.rss, wrap); err != nil {
+			return runResult{}, fmt.Errorf("preparing the rerun: %w", err)
+		}
+	}
+	// Drop caches after deleting: ext4 skips recently freed inodes whose
+	// table block is still cached, which slows a copy right after rm -rf.
+	if err := b.dropCaches(); err != nil {
+		return runResult{}, err
+	}
+	if cond == "warm" {
+		if err := preread(src); err != nil {
+			return runResult{}, err
+		}
+		if w.rerun {
+			if _, _, err := treeStats(dst); err != nil {
+				return runResult{}, err
+			}
+		}
+	}
+	quiet, waited := b.settle()
+	cpu0 := readCPU()
+	start := time.Now()
+	rss, cpu, err := t.run(b.ctx, src, dst, b.env(), b.rss, wrap)
+	if err != nil {
+		return runResult{}, err
+	}
+	toolDone := time.Now()
+	if err := syncFS(b.dstRoot); err != nil {
+		return runResult{}, err
+	}
+	end := time.Now()
+	busy := readCPU().busy - cpu0.busy
+	wall := end.Sub(start)
+	other := (busy.Seconds() - cpu.Seconds()) / (wall.Seconds() * float64(runtime.NumCPU()))
+	return runResult{
+		Seconds: wall.Seconds(), SyncSeconds: end.Sub(toolDone).Seconds(), MaxRSSKiB: rss,
+		CPUSeconds: cpu.Seconds(), OtherCPU: max(other, 0), Quiet: quiet, SettleSeconds: waited.Seconds(),
+	}, nil
+}
+
+// cpuTimes are the machine's CPU time counters from /proc/stat.
+type cpuTimes struct{ busy, total time.Duration }
+
+// readCPU reads the aggregate line of /proc/stat (USER_HZ ticks, 100 per
+// second on Linux); iowait counts as idle.
+func readCPU() cpuTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var t cpuTimes
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		d := time.Duration(n) * 10 * time.Millisecond
+		if i >= 8 { // guest time is already counted in user time
+			break
+		}
+		t.total += d
+		if i != 3 && i != 4 { // idle, iowait
+			t.busy += d
+		}
+	}
+	return t
+}
+
+// settle waits, up to -settle, until the CPU has been quiet for half a
+// second: on a shared machine a run that starts under someone else's build
+// measures the build. It reports whether the CPU settled and how long it
+// waited.
+func (b *bench) settle() (bool, time.Duration) {
+	start := time.Now()
+	if b.cfg.settle <= 0 {
+		return true, 0
+	}
+	for {
+		c0 := readCPU()
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-b.ctx.Done():
+			return false, time.Since(start)
+		}
+		c1 := readCPU()
+		if d := c1.total - c0.total; d > 0 && float64(c1.busy-c0.busy)/float64(d) <= b.cfg.quietBusy {
+			return true, time.Since(start)
+		}
+		if time.Since(start) >= b.cfg.settle {
+			return false, time.Since(start)
+		}
+	}
+}
+
+// dropCaches writes back dirty data and, as root, empties the page, dentry
+// and inode caches.
+func (b *bench) dropCaches() error {
+	unix.Sync()
+	if !b.root {
+		return nil
+	}
+	return os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200)
+}
+
+// syncFS flushes the filesystem holding dir (syncfs).
+func syncFS(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Syncfs(fd)
+}
+
+// checkCopy is a sanity check after a tool's first run: as many entries as
+// the dataset, and as many bytes when sizes can be compared.
+func checkCopy(dst string, files int, bytes int64, compareBytes bool) error {
+	n, sz, err := treeStats(dst)
+	if err != nil {
+		return fmt.Errorf("checking the copy: %w", err)
+	}
+	if n != files || (compareBytes && sz != bytes) {
+		return fmt.Errorf("the copy has %d entries and %d bytes, the source %d and %d", n, sz, files, bytes)
+	}
+	return nil
+}
