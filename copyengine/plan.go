@@ -103,6 +103,10 @@ func makePlan(sources []string, dest string) (*plan, error) {
 	seen := map[string]string{}
 	for _, s := range srcs {
 		base := filepath.Base(s.path)
+		if base == "." || base == ".." || base == string(filepath.Separator) {
+			// DEST/. is DEST itself and DEST/.. lies outside it.
+			return nil, refuse(s.path, "has no name of its own to give its copy in "+quote(dest), "name the directory by its path (for example ../NAME), or copy it on its own: fastcopy SOURCE DEST/NAME")
+		}
 		if prev, ok := seen[base]; ok {
 			return nil, refuse(s.path, "has the same name as "+quote(prev)+": both would land on "+quote(filepath.Join(dst, base)), "copy them in separate runs into different directories")
 		}

@@ -330,7 +330,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 		en := entry{name: n.Name, dstName: n.Name, st: st}
 		if tempLike[tempName(n.Name)] {
-			en.tmp = altTempName(n.Name)
+			en.tmp = freeTempName(n.Name, tempLike)
 		}
 		if d, ok := existing[n.Name]; ok {
 			en.dstSt = &d
