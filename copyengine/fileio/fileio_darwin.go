@@ -267,19 +267,3 @@ func listxattr(fd int) ([]string, error) {
 		return names, nil
 	}
 }
-
-func getxattr(fd int, name string) ([]byte, error) {
-	size := 256
-	for {
-		v := make([]byte, size)
-		n, err := unix.Fgetxattr(fd, name, v)
-		if err == unix.ERANGE {
-			size *= 4
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return v[:n], nil
-	}
-}

@@ -166,22 +166,6 @@ func Xattrs(f *File) (map[string][]byte, error) {
 	return out, nil
 }
 
-func getxattr(fd int, name string) ([]byte, error) {
-	size := 256
-	for {
-		v := make([]byte, size)
-		n, err := unix.Fgetxattr(fd, name, v)
-		if err == unix.ERANGE {
-			size *= 4
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return v[:n], nil
-	}
-}
-
 // DeviceOf finds the block device that holds path, from sysfs.
 func DeviceOf(path string) Device {
 	var st unix.Stat_t
