@@ -171,6 +171,34 @@ func (p *proc) stopWhen(t *testing.T, cond func() bool) {
 	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// SIGSTOP takes effect thread by thread; until every thread is stopped
+	// the process may still write (a snapshot taken earlier would race it).
+	for !allStopped(p.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first run did not stop")
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// allStopped reports whether every thread of pid is in the stopped state.
+func allStopped(pid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		// The state follows the parenthesised command name.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // resume lets a process stopped by stopWhen go on.
