@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/hashcache"
 )
 
 const tempSuffix = ".fastcopy-tmp"
@@ -216,4 +217,24 @@ func sameTree(t testing.TB, src, dst string) {
 		}
 		return nil
 	})
+}
+
+// runCached runs the engine with a hash cache at db opened and closed
+// around the run, as the command line does; a warning from the cache fails
+// the test.
+func runCached(t *testing.T, db string, opt copyengine.Options) (copyengine.Summary, error) {
+	t.Helper()
+	hc, err := hashcache.Open(db, hashcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Cache = hc
+	sum, err := runEngine(t, opt)
+	if cerr := hc.Close(); cerr != nil {
+		t.Errorf("closing the cache: %v", cerr)
+	}
+	for _, w := range hc.Warnings() {
+		t.Errorf("cache warning: %v", w)
+	}
+	return sum, err
 }

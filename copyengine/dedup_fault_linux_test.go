@@ -38,14 +38,14 @@ func TestDedupReadBack(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "hashes.db")
 		data := pattern(500, 90000)
 		sameContentTree(t, src, data, "orig")
-		if sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
+		if sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
 			t.Fatalf("first run: %v, copied %d", err, sum.Copied)
 		}
 		// Both new files duplicate orig, in place from the first run.
 		sameContentTree(t, src, data, "dupB", "dupC")
 		setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(dst, ".dupB"), Err: syscall.EIO})
 		var st copyengine.Stats
-		sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st})
+		sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st})
 		if err == nil || sum.Failed != 1 || len(sum.Failures) != 1 || sum.Failures[0].Path != "dupB" {
 			t.Fatalf("Run: %v, failures %v; want dupB alone to fail", err, sum.Failures)
 		}

@@ -126,22 +126,6 @@ func ext4Dir(t *testing.T) string {
 	return loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 128 << 20}).Dir
 }
 
-// dedupCachedRun runs the engine with a hash cache at db opened and closed
-// around the run, as the command line does.
-func dedupCachedRun(t *testing.T, db string, opt copyengine.Options) (copyengine.Summary, error) {
-	t.Helper()
-	hc, err := hashcache.Open(db, hashcache.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.Cache = hc
-	sum, err := runEngine(t, opt)
-	if cerr := hc.Close(); cerr != nil {
-		t.Errorf("closing the cache: %v", cerr)
-	}
-	return sum, err
-}
-
 // TestDedupCloneSharesExtents copies a tree in which 40% of the files
 // duplicate others from another filesystem onto xfs and btrfs. Each
 // duplicate is a clone of the copy of its original: FIEMAP marks their
@@ -394,7 +378,7 @@ func TestDedupHardlinkFromDestination(t *testing.T) {
 	noErr(t, os.Chmod(filepath.Join(src, "first"), 0o600))
 	setTimes(t, filepath.Join(src, "first"), oldTime)
 	settleSources()
-	if sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
+	if sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
 		t.Fatalf("first run: %v, copied %d", err, sum.Copied)
 	}
 
@@ -404,7 +388,7 @@ func TestDedupHardlinkFromDestination(t *testing.T) {
 		setTimes(t, filepath.Join(src, rel), oldTime)
 	}
 	settleSources()
-	sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst})
+	sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst})
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}
@@ -452,7 +436,7 @@ func TestDedupNeverLinksStaleDestination(t *testing.T) {
 				}
 				settleSources()
 				// The first run verifies: only verified copies are recorded.
-				if sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 2 {
+				if sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 2 {
 					t.Fatalf("first run: %v, copied %d", err, sum.Copied)
 				}
 
@@ -476,7 +460,7 @@ func TestDedupNeverLinksStaleDestination(t *testing.T) {
 				}
 				settleSources()
 
-				sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: v})
+				sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: v})
 				if err != nil {
 					t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 				}
@@ -622,7 +606,7 @@ func TestDedupHardlinkLimit(t *testing.T) {
 	writeFile(t, filepath.Join(src, "t"), data)
 	setTimes(t, filepath.Join(src, "t"), oldTime)
 	settleSources()
-	if sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
+	if sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
 		t.Fatalf("first run: %v, copied %d", err, sum.Copied)
 	}
 	target := filepath.Join(dst, "t")
@@ -642,7 +626,7 @@ func TestDedupHardlinkLimit(t *testing.T) {
 		setTimes(t, filepath.Join(src, rel), oldTime)
 	}
 	settleSources()
-	sum, err := dedupCachedRun(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Hardlink})
+	sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Hardlink})
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}
