@@ -20,18 +20,7 @@ func TestCancelLargeFile(t *testing.T) {
 	src := filepath.Join(scr, "src")
 	const size = 1 << 30
 	big := filepath.Join(src, "big")
-	writeFile(t, big, nil)
-	f, err := os.OpenFile(big, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Allocated but unwritten: it reads as zeros at memory speed, and is
-	// not sparse, so every byte goes through the copy loop.
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
-		f.Close()
-		t.Skipf("skipping: fallocate: %v", err)
-	}
-	f.Close()
+	writeAllocated(t, big, size)
 
 	dst := filepath.Join(scr, "dst")
 	tmp := filepath.Join(dst, ".big"+tempSuffix)
@@ -67,4 +56,20 @@ func TestCancelLargeFile(t *testing.T) {
 		t.Errorf("Run returned %v after the cancel: it finished the file first", d)
 	}
 	noTemps(t, dst)
+}
+
+// writeAllocated creates path with size bytes allocated but unwritten: it
+// reads as zeros at memory speed and is not sparse, so every byte goes
+// through the copy loop. The test is skipped where fallocate is refused.
+func writeAllocated(t *testing.T, path string, size int64) {
+	t.Helper()
+	writeFile(t, path, nil)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+		t.Skipf("skipping: fallocate: %v", err)
+	}
 }

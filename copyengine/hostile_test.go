@@ -318,16 +318,7 @@ func TestTempCreatedPrivate(t *testing.T) {
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	const size = 512 << 20
 	big := filepath.Join(src, "big")
-	writeFile(t, big, nil)
-	f, err := os.OpenFile(big, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
-		f.Close()
-		t.Skipf("skipping: fallocate: %v", err)
-	}
-	f.Close()
+	writeAllocated(t, big, size)
 	if err := syscall.Chmod(big, 0o4755); err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +342,7 @@ func TestTempCreatedPrivate(t *testing.T) {
 			time.Sleep(200 * time.Microsecond)
 		}
 	}()
-	_, err = copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
+	_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
 	cancel()
 	modes := <-seen
 	if len(modes) == 0 {
