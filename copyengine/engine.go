@@ -285,11 +285,40 @@ func (e *engine) run(p *plan) error {
 	}
 	e.applyDirMeta()
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.dstRoot.Syncfs(); err != nil {
+		if err := e.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
 	}
 	return e.ctx.Err()
+}
+
+// flushDirs makes the renames and directory metadata durable: one syncfs,
+// or where the platform has none that waits (it says so with a fallback
+// error), an fsync of every destination directory. The files' data was
+// flushed by the committer already.
+func (e *engine) flushDirs() error {
+	err := e.dstRoot.Syncfs()
+	if err == nil || !fileio.IsFallback(err) {
+		return err
+	}
+	if err := e.dstRoot.AsFile().Sync(); err != nil {
+		return err
+	}
+	for _, dm := range e.dirs {
+		if dm.dstRel == "" {
+			continue
+		}
+		d, err := e.dstRoot.OpenBeneath(dm.dstRel)
+		if err != nil {
+			return err
+		}
+		err = d.AsFile().Sync()
+		d.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *engine) buf() *[]byte     { return e.bufs.Get().(*[]byte) }

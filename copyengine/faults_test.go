@@ -3,6 +3,7 @@
 package copyengine_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -296,4 +297,33 @@ func TestFaultClone(t *testing.T) {
 		}
 		noTemps(t, dst)
 	})
+}
+
+// TestFaultNoSyncfs runs where the destination has no filesystem-wide flush
+// that waits (darwin, FreeBSD, Windows without admin rights): syncfs says
+// "not supported", and the run must flush each file and each directory
+// instead and succeed, not fail at its final flush.
+func TestFaultNoSyncfs(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
+	writeFile(t, filepath.Join(src, "sub", "b"), pattern(2, 7000))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fileio.SetFaults(&fileio.Fault{Op: fileio.OpSyncfs, PathIs: dst, Err: syscall.ENOTSUP})
+	defer fileio.ClearFaults()
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if err != nil {
+		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+	}
+	if sum.Copied != 2 || sum.Verified != 2 {
+		t.Fatalf("copied %d, verified %d; want 2, 2", sum.Copied, sum.Verified)
+	}
+	for name, want := range map[string][]byte{"a": pattern(1, 5000), "sub/b": pattern(2, 7000)} {
+		got, err := os.ReadFile(filepath.Join(dst, name))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: wrong content (%v)", name, err)
+		}
+	}
 }

@@ -16,6 +16,7 @@ const FaultsEnabled = true
 type Fault struct {
 	Op      Op            // the operation it applies to
 	PathHas string        // applies only to paths containing this ("" = any)
+	PathIs  string        // applies only to this exact path ("" = any)
 	Nth     int           // fail the Nth matching call (1-based); 0 = every call
 	Err     syscall.Errno // the error returned; 0 with Op==OpWrite and Corrupt
 	Corrupt bool          // for OpWrite: flip the first byte written instead of failing
@@ -104,7 +105,7 @@ func match(op Op, path string) *Fault {
 	faultMu.Lock()
 	defer faultMu.Unlock()
 	for _, f := range faults {
-		if f.Op != op || (f.PathHas != "" && !strings.Contains(path, f.PathHas)) {
+		if f.Op != op || (f.PathHas != "" && !strings.Contains(path, f.PathHas)) || (f.PathIs != "" && path != f.PathIs) {
 			continue
 		}
 		f.calls++

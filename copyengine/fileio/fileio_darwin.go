@@ -175,26 +175,23 @@ func (f *File) DropCache() error {
 // and has no other advice to give.
 func (f *File) AdviseSequential() {}
 
-// Syncfs flushes what darwin can of the filesystem holding d. There is no
-// syncfs(2): sync(2) starts writing the dirty data of every filesystem and
-// returns without waiting for it, and F_FULLFSYNC on d then makes d itself
-// durable and asks the drive to flush its cache (fsync(2) where a
-// filesystem refuses F_FULLFSYNC on a directory). Data whose writes sync(2)
-// started but that had not reached the drive by then is not covered: only
-// File.Sync on each file is a guarantee on darwin.
+// Syncfs returns an error that IsFallback accepts: darwin has no syncfs(2),
+// and sync(2) returns before the data is written, so it would be no
+// guarantee. The engine then flushes each file (File.Sync) and each
+// directory it wrote.
 func (d *Dir) Syncfs() error {
 	if err := inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
-	if err := unix.Sync(); err != nil {
-		return pathErr("sync", d.path, err)
+	if err := inject(OpSyncfs, d.path); err != nil {
+		return pathErr("syncfs", d.path, err)
 	}
-	return pathErr("syncfs", d.path, ignoringEINTR(func() error {
-		if _, err := unix.FcntlInt(uintptr(d.fd), unix.F_FULLFSYNC, 0); err == nil || err == unix.EINTR {
-			return err
-		}
-		return unix.Fsync(d.fd)
-	}))
+	// sync(2) only starts the writes and returns: start them (so the
+	// per-file flushes that follow find less to do), then say that no
+	// filesystem-wide flush that waits exists here, and the engine flushes
+	// each file and directory itself.
+	_ = unix.Sync()
+	return pathErr("syncfs", d.path, ErrUnsupported)
 }
 
 // CopyXattrs copies the extended attributes of src to dst. darwin has no

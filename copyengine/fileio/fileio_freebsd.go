@@ -53,31 +53,23 @@ func (f *File) Clone(src *File) error {
 	return pathErr("clone", f.path, ErrUnsupported)
 }
 
-// DropCache asks the kernel to drop the file's clean cached pages
-// (POSIX_FADV_DONTNEED). UFS frees them; ZFS keeps its ARC whatever it is
-// told, so a read-back on ZFS may still come from memory.
-func (f *File) DropCache() error {
-	return pathErr("fadvise", f.path, unix.Fadvise(f.fd, 0, 0, unix.FADV_DONTNEED))
-}
-
-// AdviseSequential tells the kernel the file is read once, front to back.
-func (f *File) AdviseSequential() {
-	_ = unix.Fadvise(f.fd, 0, 0, unix.FADV_SEQUENTIAL)
-}
-
-// Syncfs flushes what FreeBSD can of the filesystem holding d. There is no
-// syncfs(2): sync(2) starts writing the dirty data of every filesystem and
-// returns without waiting for it (MNT_NOWAIT), and fsync(2) on d then makes
-// d itself durable. Data whose writes sync(2) started but had not finished
-// is not covered: only File.Sync on each file is a guarantee on FreeBSD.
+// Syncfs returns an error that IsFallback accepts: FreeBSD has no syncfs(2),
+// and sync(2) returns before the data is written, so it would be no
+// guarantee. The engine then flushes each file (File.Sync) and each
+// directory it wrote.
 func (d *Dir) Syncfs() error {
 	if err := inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
-	if err := unix.Sync(); err != nil {
-		return pathErr("sync", d.path, err)
+	if err := inject(OpSyncfs, d.path); err != nil {
+		return pathErr("syncfs", d.path, err)
 	}
-	return pathErr("syncfs", d.path, ignoringEINTR(func() error { return unix.Fsync(d.fd) }))
+	// sync(2) only starts the writes and returns: start them (so the
+	// per-file flushes that follow find less to do), then say that no
+	// filesystem-wide flush that waits exists here, and the engine flushes
+	// each file and directory itself.
+	_ = unix.Sync()
+	return pathErr("syncfs", d.path, ErrUnsupported)
 }
 
 // xattrNamespaces are FreeBSD's extattr namespaces, with the prefix their

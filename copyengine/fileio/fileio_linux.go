@@ -86,20 +86,12 @@ func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
 	return done, nil
 }
 
-// DropCache asks the kernel to drop the file's clean cached pages, so that
-// the next read comes from the device.
-func (f *File) DropCache() error {
-	return pathErr("fadvise", f.path, unix.Fadvise(f.fd, 0, 0, unix.FADV_DONTNEED))
-}
-
-// AdviseSequential tells the kernel the file is read once, front to back.
-func (f *File) AdviseSequential() {
-	_ = unix.Fadvise(f.fd, 0, 0, unix.FADV_SEQUENTIAL)
-}
-
 // Syncfs flushes the whole filesystem holding d to stable storage.
 func (d *Dir) Syncfs() error {
 	if err := inject(OpSync, d.path); err != nil {
+		return pathErr("syncfs", d.path, err)
+	}
+	if err := inject(OpSyncfs, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
 	return pathErr("syncfs", d.path, ignoringEINTR(func() error { return unix.Syncfs(d.fd) }))

@@ -634,6 +634,9 @@ func (d *Dir) Syncfs() error {
 	if err := inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
+	if err := inject(OpSyncfs, d.path); err != nil {
+		return pathErr("syncfs", d.path, err)
+	}
 	return pathErr("syncfs", d.path, flushVolume(d.abs))
 }
 

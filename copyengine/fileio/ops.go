@@ -14,6 +14,7 @@ const (
 	OpRead      Op = "read"
 	OpWrite     Op = "write"
 	OpSync      Op = "sync"
+	OpSyncfs    Op = "syncfs" // a filesystem-wide flush (also counts as OpSync)
 	OpRename    Op = "rename"
 	OpMkdir     Op = "mkdir"
 	OpLink      Op = "link"

@@ -1,0 +1,18 @@
+//go:build linux || freebsd
+
+package fileio
+
+import "golang.org/x/sys/unix"
+
+// DropCache asks the kernel to drop the file's clean cached pages
+// (POSIX_FADV_DONTNEED), so that the next read comes from the device. On
+// FreeBSD, UFS frees them; ZFS keeps its ARC whatever it is told, so a
+// read-back on ZFS may still come from memory.
+func (f *File) DropCache() error {
+	return pathErr("fadvise", f.path, unix.Fadvise(f.fd, 0, 0, unix.FADV_DONTNEED))
+}
+
+// AdviseSequential tells the kernel the file is read once, front to back.
+func (f *File) AdviseSequential() {
+	_ = unix.Fadvise(f.fd, 0, 0, unix.FADV_SEQUENTIAL)
+}
