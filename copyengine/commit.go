@@ -29,6 +29,7 @@ type pending struct {
 	target   *dedup.Target // set when later duplicates may share this file
 	linkedTo *dedup.Target // a duplicate hard-linked to this target
 	readAt   time.Time     // when the read-back began
+	checked  bool          // read back while it was written (streamCheck)
 	placed   *fileio.Stat  // the file under its final name, when needed
 }
 
@@ -229,10 +230,27 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 }
 
 // readBack hashes the temporary file (from the device when asked: its
-// cached pages, clean after the flush, are dropped first), compares it with
-// the source's digest, and sets the file's times last, since the read may
-// have moved its access time.
+// cached pages, clean after the flush, are dropped first) unless it was
+// read back as it was written, compares it with the source's digest, and
+// sets the file's times last, since the read may have moved its access
+// time.
 func (e *engine) readBack(p *pending, buf []byte) error {
+	if !p.checked {
+		if err := e.hashBack(p, buf); err != nil {
+			return err
+		}
+	}
+	if p.action == ActDedupLink {
+		return nil // the inode is shared: its times are the target's, already equal
+	}
+	// By name, relative to the directory: utimensat keeps nanoseconds on
+	// every Unix, where futimes on the descriptor keeps microseconds on some.
+	return p.dst.d.Lutimes(p.tmp, p.en.st.Atime, p.en.st.Mtime)
+}
+
+// hashBack reads the temporary back and compares it with the source's
+// digest.
+func (e *engine) hashBack(p *pending, buf []byte) error {
 	p.readAt = time.Now()
 	f, err := p.dst.d.Open(p.tmp, false)
 	if err != nil {
@@ -260,12 +278,7 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 	}
 	e.stats.BytesVerified.Add(n)
 	e.stats.BytesRead.Add(n)
-	if p.action == ActDedupLink {
-		return nil // the inode is shared: its times are the target's, already equal
-	}
-	// By name, relative to the directory: utimensat keeps nanoseconds on
-	// every Unix, where futimes on the descriptor keeps microseconds on some.
-	return p.dst.d.Lutimes(p.tmp, p.en.st.Atime, p.en.st.Mtime)
+	return nil
 }
 
 // recopy writes the file again after a mismatch and checks it once more.
@@ -275,6 +288,7 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 		return err
 	}
 	p.sum, p.size = np.sum, np.size
+	p.checked = false // read back again after its own flush, below
 	if p.action == ActDedupLink || p.action == ActDedupClone {
 		// Shared data that read back wrong was replaced by a copy.
 		p.action, p.linkedTo = np.action, nil

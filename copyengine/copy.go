@@ -239,6 +239,8 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 			_ = dd.Remove(tmp)
 		}
 	}()
+	sc := e.newStreamCheck(dd, tmp, &en.st)
+	defer sc.close()
 	started := time.Now()
 	var act Action
 	var sum verify.Sum
@@ -251,7 +253,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 			return nil, err
 		}
 	} else {
-		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf); err != nil {
+		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf, sc); err != nil {
 			return nil, err
 		}
 		after, err := src.Stat()
@@ -264,6 +266,12 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 	}
 	if hashed {
 		e.rememberSource(en.srcKey, &en.st, sum, started)
+	}
+	p := &pending{tmp: tmp, sum: sum, size: n, action: act}
+	if act == ActCopy && hashed && sc.finish(dst, n, sum) {
+		p.checked, p.readAt = true, sc.began
+		e.stats.BytesVerified.Add(n)
+		e.stats.BytesRead.Add(n)
 	}
 	if err := e.applyMeta(dst, src, &en.st); err != nil {
 		return nil, err
@@ -279,7 +287,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 	if act == ActCopy {
 		e.stats.BytesWritten.Add(n)
 	}
-	return &pending{tmp: tmp, sum: sum, size: n, action: act}, nil
+	return p, nil
 }
 
 // settleWindow is how recently a source may have changed for its read to be
@@ -317,9 +325,10 @@ func changed(before, after *fileio.Stat) bool {
 // ladder that works: FICLONE (same filesystem, --reflink auto or always),
 // copy_file_range (same filesystem, only when no digest is needed and cloning
 // is known not to work there, so it cannot silently clone), then read/write
-// with the digest computed as the data streams. It returns the action, the
-// source digest and the length.
-func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
+// with the digest computed as the data streams (and, for a large file, its
+// flush and read-back started as it is written: see streamCheck). It
+// returns the action, the source digest and the length.
+func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc *streamCheck) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
 	size := st.Size
 	sameDev := st.Dev == e.dstDev
 	if size > 0 && e.opt.Reflink != ReflinkNever {
@@ -375,7 +384,11 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte) (a
 		if err := e.ctx.Err(); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}
-		return dst.WriteAt(p, off)
+		if err := dst.WriteAt(p, off); err != nil {
+			return err
+		}
+		sc.wrote(dst, off+int64(len(p)))
+		return nil
 	})
 	return ActCopy, sum, n, true, err
 }

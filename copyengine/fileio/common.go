@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // ErrLocked is returned by Dir.Lock when another process holds the lock.
@@ -64,3 +65,17 @@ func describe(mode uint32) string {
 
 // Describe names the type of mode for messages ("file", "symlink", ...).
 func Describe(mode uint32) string { return describe(mode) }
+
+// DirectAlign is the alignment of buffers, offsets and lengths for reads
+// from a file opened with OpenDirect.
+const DirectAlign = 4096
+
+// AlignedBuffer returns n bytes starting at a multiple of DirectAlign.
+func AlignedBuffer(n int) []byte {
+	b := make([]byte, n+DirectAlign)
+	skip := DirectAlign - int(uintptr(unsafe.Pointer(&b[0]))%DirectAlign)
+	if skip == DirectAlign {
+		skip = 0
+	}
+	return b[skip : skip+n : skip+n]
+}

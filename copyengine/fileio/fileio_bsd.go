@@ -26,3 +26,13 @@ func DeviceOf(path string) Device { return Device{unknown: true} }
 
 // IsNoAttr reports whether err says an extended attribute does not exist.
 func IsNoAttr(err error) bool { return errors.Is(err, unix.ENOATTR) }
+
+// OpenDirect would open name for reads that bypass the page cache; darwin
+// and FreeBSD take that as a hint only, so it returns an error that
+// IsFallback accepts and callers read back through DropCache instead.
+func (d *Dir) OpenDirect(name string) (*File, error) {
+	return nil, pathErr("open", d.join(name), ErrUnsupported)
+}
+
+// StartWriteback does nothing here: there is no sync_file_range.
+func (f *File) StartWriteback(off, n int64) {}

@@ -202,3 +202,22 @@ func DeviceOf(path string) Device {
 
 // IsNoAttr reports whether err says an extended attribute does not exist.
 func IsNoAttr(err error) bool { return errors.Is(err, unix.ENODATA) }
+
+// OpenDirect opens name (never through a symlink) for reads that bypass the
+// page cache (O_DIRECT): each read comes from the device, after the kernel
+// has written back any dirty pages of the range it covers. Reads need a
+// buffer from AlignedBuffer and offsets that are multiples of its alignment.
+// A filesystem without direct I/O (tmpfs, some FUSE filesystems) refuses
+// the open with an error that IsFallback accepts.
+func (d *Dir) OpenDirect(name string) (*File, error) {
+	return d.openRead(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_DIRECT)
+}
+
+// StartWriteback starts writing the dirty pages of n bytes at off to the
+// device and returns without waiting (sync_file_range with
+// SYNC_FILE_RANGE_WRITE). It promises no durability: it only lets the
+// device work while the caller writes on, so that a later flush or direct
+// read of the range has little left to wait for.
+func (f *File) StartWriteback(off, n int64) {
+	_ = unix.SyncFileRange(f.fd, off, n, unix.SYNC_FILE_RANGE_WRITE)
+}

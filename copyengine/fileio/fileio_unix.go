@@ -213,13 +213,17 @@ func fstat(fd int, path string) (Stat, error) {
 // Open opens name for reading. With follow false a symlink is refused
 // (ELOOP) rather than followed.
 func (d *Dir) Open(name string, follow bool) (*File, error) {
-	p := d.join(name)
-	if err := inject(OpOpen, p); err != nil {
-		return nil, pathErr("open", p, err)
-	}
 	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK
 	if !follow {
 		flags |= unix.O_NOFOLLOW
+	}
+	return d.openRead(name, flags)
+}
+
+func (d *Dir) openRead(name string, flags int) (*File, error) {
+	p := d.join(name)
+	if err := inject(OpOpen, p); err != nil {
+		return nil, pathErr("open", p, err)
 	}
 	var fd int
 	err := ignoringEINTR(func() (err error) {

@@ -979,3 +979,12 @@ func IsFallback(err error) bool {
 	}
 	return false
 }
+
+// OpenDirect would open name for unbuffered reads; it returns an error that
+// IsFallback accepts, and callers read back through DropCache instead.
+func (d *Dir) OpenDirect(name string) (*File, error) {
+	return nil, osErr("open", d.join(name), ErrUnsupported)
+}
+
+// StartWriteback does nothing on Windows.
+func (f *File) StartWriteback(off, n int64) {}

@@ -1,0 +1,133 @@
+package copyengine
+
+import (
+	"errors"
+	"time"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// A large file is flushed and read back while it is being written, rather
+// than after: every checkWindow bytes the writeback of what was just
+// written is started, and the window before it (whose writeback has had a
+// window's time to finish) is read back and hashed. The device then writes
+// while the copy goes on, and reads back while it writes, so that by the
+// last byte little is left to flush or to read. Left alone, the kernel
+// would hold the whole file as dirty pages until the batch's flush, and a
+// read-back could only start after that.
+//
+// The read-back is the same check the committer makes: with --verify
+// device the temporary is opened with O_DIRECT, so each read comes from the
+// device (the kernel writes back the range's dirty pages before it reads
+// it); with --verify cache it reads the page cache. Anything that stops the
+// check early (no direct I/O on this filesystem, a read error, a mismatch)
+// leaves the file unchecked, and the committer reads it back after the
+// flush the usual way, which recopies on a mismatch and reports errors.
+const (
+	checkWindow    = 16 << 20
+	streamCheckMin = 2 * checkWindow // smaller files are read back in batches
+	checkBufSize   = 4 << 20
+)
+
+type streamCheck struct {
+	f       *fileio.File // the temporary, open for the read-back; nil to only start writeback
+	direct  bool
+	buf     []byte
+	h       *verify.Hasher
+	kicked  int64 // bytes whose writeback has been started
+	checked int64 // bytes read back and hashed
+	failed  bool
+	began   time.Time
+}
+
+// newStreamCheck prepares the in-flight flush and read-back of a large file
+// being written to dd/tmp, or returns nil when the file is not one.
+func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, st *fileio.Stat) *streamCheck {
+	if st.Size < streamCheckMin || st.Sparse() {
+		return nil
+	}
+	if e.opt.Verify == VerifyOff {
+		if e.opt.NoSync {
+			return nil // neither flushed nor read back: nothing to overlap
+		}
+		return &streamCheck{}
+	}
+	sc := &streamCheck{h: verify.NewHasher(), began: time.Now()}
+	var err error
+	if e.opt.Verify == VerifyDevice {
+		sc.direct = true
+		sc.f, err = dd.OpenDirect(tmp)
+	} else {
+		sc.f, err = dd.Open(tmp, false)
+	}
+	if err != nil {
+		return &streamCheck{} // the committer reads it back
+	}
+	sc.buf = fileio.AlignedBuffer(checkBufSize)
+	return sc
+}
+
+// wrote notes that dst now holds end bytes.
+func (sc *streamCheck) wrote(dst *fileio.File, end int64) {
+	if sc == nil || end-sc.kicked < checkWindow {
+		return
+	}
+	dst.StartWriteback(sc.kicked, end-sc.kicked)
+	prev := sc.kicked
+	sc.kicked = end
+	if sc.direct {
+		sc.readTo(prev)
+	} else {
+		sc.readTo(end)
+	}
+}
+
+// finish starts the writeback of the rest, reads back what is left and
+// reports whether the copy of size bytes read back as want.
+func (sc *streamCheck) finish(dst *fileio.File, size int64, want verify.Sum) bool {
+	if sc == nil {
+		return false
+	}
+	if size > sc.kicked {
+		dst.StartWriteback(sc.kicked, size-sc.kicked)
+		sc.kicked = size
+	}
+	if sc.f == nil {
+		return false
+	}
+	sc.readTo(size)
+	return !sc.failed && sc.checked == size && sc.h.Sum() == want
+}
+
+func (sc *streamCheck) close() {
+	if sc != nil && sc.f != nil {
+		sc.f.Close()
+	}
+}
+
+// errShortRead stops a read-back that met the end of the file early.
+var errShortRead = errors.New("short read")
+
+// readTo reads back and hashes the bytes up to end.
+func (sc *streamCheck) readTo(end int64) {
+	for sc.f != nil && !sc.failed && sc.checked < end {
+		n := min(int64(len(sc.buf)), end-sc.checked)
+		want := n
+		if sc.direct {
+			// Direct reads cover whole blocks; the last one of the file
+			// comes back short.
+			want = (n + fileio.DirectAlign - 1) &^ (fileio.DirectAlign - 1)
+		}
+		got, err := sc.f.ReadAt(sc.buf[:want], sc.checked)
+		if err == nil && int64(got) < n {
+			err = errShortRead
+		}
+		if err != nil {
+			sc.failed = true
+			return
+		}
+		sc.h.Write(sc.buf[:n])
+		sc.checked += n
+	}
+}
