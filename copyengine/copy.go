@@ -362,7 +362,7 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc
 			return "", verify.Sum{}, 0, false, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
 		}
 	}
-	if size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() {
+	if size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && sc == nil {
 		if _, broken := e.noClone.Load(st.Dev); broken {
 			n, err := dst.CopyRange(src, 0, 0, size)
 			if err == nil {

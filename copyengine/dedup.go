@@ -47,7 +47,7 @@ func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
 // open, and its bytes when they fit in buf, for writeTemp to use.
 func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled, writing bool, pre *preread) {
 	size := en.st.Size
-	if !e.ix.Begin(size) {
+	if !e.ix.Begin(size, e.targetGone) {
 		return false, true, nil
 	}
 	pre, err := e.readSource(c.src.d, en, buf)
@@ -65,6 +65,29 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t})
 	e.mu.Unlock()
 	return true, false, nil
+}
+
+// targetGone reports whether a file the cache says the destination holds is
+// missing or changed since (see dedup.Index.Begin).
+func (e *engine) targetGone(t *dedup.Target) bool {
+	placed, ok := t.InPlace()
+	if !ok {
+		return true
+	}
+	tdir, tname := splitRel(t.Rel)
+	td, err := e.dstRoot.OpenBeneath(tdir)
+	if err != nil {
+		return true
+	}
+	defer td.Close()
+	cur, err := td.Lstat(tname)
+	return err != nil || !stillPlaced(&cur, placed)
+}
+
+// stillPlaced reports whether cur is the file as it was placed and verified.
+func stillPlaced(cur *fileio.Stat, placed dedup.Placed) bool {
+	return cur.Dev == placed.Dev && cur.Ino == placed.Ino && cur.Size == placed.Size &&
+		cur.Mtime == placed.Mtime && cur.Ctime == placed.Ctime
 }
 
 // preread is a source opened and read for its digest before the decision
@@ -218,8 +241,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 	// Never share stale content: the target must be exactly as it was when
 	// its read-back matched (the read-back of the new name checks again).
 	cur, err := td.Lstat(tname)
-	if err != nil || cur.Dev != placed.Dev || cur.Ino != placed.Ino || cur.Size != placed.Size ||
-		cur.Mtime != placed.Mtime || cur.Ctime != placed.Ctime {
+	if err != nil || !stillPlaced(&cur, placed) {
 		return nil, nil
 	}
 	// A target that already is this name (or a link of it, as after an

@@ -37,6 +37,7 @@ type streamCheck struct {
 	h       *verify.Hasher
 	kicked  int64 // bytes whose writeback has been started
 	checked int64 // bytes read back and hashed
+	dropped int64 // bytes whose cached pages have been let go
 	failed  bool
 	began   time.Time
 }
@@ -80,6 +81,24 @@ func (sc *streamCheck) wrote(dst *fileio.File, end int64) {
 		sc.readTo(prev)
 	} else {
 		sc.readTo(end)
+	}
+	sc.dropTo(dst, prev)
+}
+
+// dropTo lets go of the cached pages of the copy up to end, once they are
+// written back (and read back, when checked): nothing reads them again.
+// Dropping behind the write keeps a large copy from filling the page cache
+// and evicting what other programs use; and the pages it frees are the
+// ones the next windows are written into, which on a virtual machine that
+// hands freed memory back to its host saves faulting in fresh memory for
+// every page of the file.
+func (sc *streamCheck) dropTo(dst *fileio.File, end int64) {
+	if sc.f != nil && end > sc.checked {
+		end = sc.checked // not read back yet
+	}
+	if end > sc.dropped {
+		dst.DropRange(sc.dropped, end-sc.dropped)
+		sc.dropped = end
 	}
 }
 

@@ -56,6 +56,8 @@ type Target struct {
 	// its metadata and content before sharing it.
 	External bool
 
+	looked bool // an External target was checked by Begin's gone (under Index.mu)
+
 	mu     sync.Mutex
 	done   bool
 	ok     bool
@@ -101,15 +103,51 @@ func NewIndex() *Index {
 // file of that size known) the file is counted as being written and the
 // caller must end with Register or Abandon. With one, the caller hashes the
 // file first and calls Find.
-func (ix *Index) Begin(size int64) (collides bool) {
+//
+// Targets the destination held before the run (External, known from the
+// hash cache) that nothing has looked at yet are first passed to gone, once
+// each, and forgotten when it reports them missing or changed: hashing a
+// file only to find that its one match was deleted since the cache saw it
+// would be wasted reading. gone may be nil.
+func (ix *Index) Begin(size int64, gone func(*Target) bool) (collides bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	g := ix.sizes[size]
-	if g != nil {
+	if g == nil {
+		g = &group{bySum: map[verify.Sum][]*Target{}}
+		ix.sizes[size] = g
+	} else if g.writing > 0 {
 		return true
 	}
-	ix.sizes[size] = &group{writing: 1, bySum: map[verify.Sum][]*Target{}}
+	if gone != nil {
+		g.prune(gone)
+	}
+	if len(g.bySum) > 0 {
+		return true
+	}
+	g.writing = 1
 	return false
+}
+
+// prune drops the External targets that gone reports missing.
+func (g *group) prune(gone func(*Target) bool) {
+	for sum, ts := range g.bySum {
+		kept := ts[:0]
+		for _, t := range ts {
+			if t.External && !t.looked {
+				t.looked = true
+				if gone(t) {
+					continue
+				}
+			}
+			kept = append(kept, t)
+		}
+		if len(kept) == 0 {
+			delete(g.bySum, sum)
+		} else {
+			g.bySum[sum] = kept
+		}
+	}
 }
 
 // Find waits until every file of this size being written has registered its

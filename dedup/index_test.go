@@ -10,13 +10,13 @@ import (
 
 func TestUniqueSizeNeedsNoHash(t *testing.T) {
 	ix := NewIndex()
-	if ix.Begin(10) {
+	if ix.Begin(10, nil) {
 		t.Fatal("first file of a size reported a collision")
 	}
-	if !ix.Begin(10) {
+	if !ix.Begin(10, nil) {
 		t.Fatal("second file of the same size reported no collision")
 	}
-	if ix.Begin(11) {
+	if ix.Begin(11, nil) {
 		t.Fatal("a new size reported a collision")
 	}
 }
@@ -26,7 +26,7 @@ func TestFindMatchesDigestAndMeta(t *testing.T) {
 	a, b := verify.Bytes([]byte("a")), verify.Bytes([]byte("b"))
 	m1 := Meta{Mode: 0o644, Mtime: 1}
 	m2 := Meta{Mode: 0o600, Mtime: 1}
-	ix.Begin(1)
+	ix.Begin(1, nil)
 	ta := ix.Register("x", 1, a, m1)
 	if got := ix.Find(1, a, m2, false); got != ta {
 		t.Fatalf("clone lookup ignoring metadata: got %v", got)
@@ -57,7 +57,7 @@ func TestConcurrentDuplicatesWrittenOnce(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			k := i % 3
-			if ix.Begin(7) {
+			if ix.Begin(7, nil) {
 				if ix.Find(7, sums[k], Meta{}, false) != nil {
 					return // shared with what another file wrote
 				}
@@ -76,7 +76,7 @@ func TestConcurrentDuplicatesWrittenOnce(t *testing.T) {
 
 func TestAbandonWakesWaiters(t *testing.T) {
 	ix := NewIndex()
-	ix.Begin(5)
+	ix.Begin(5, nil)
 	done := make(chan *Target)
 	go func() { done <- ix.Find(5, verify.Sum{}, Meta{}, false) }()
 	ix.Abandon(5)
@@ -93,5 +93,37 @@ func TestTargetInPlace(t *testing.T) {
 	tg.Done(true, Placed{Ino: 3})
 	if p, ok := tg.InPlace(); !ok || p.Ino != 3 {
 		t.Fatalf("InPlace = %v, %v", p, ok)
+	}
+}
+
+// TestBeginPrunesGoneTargets: a target the destination held before the run
+// that gone reports missing is dropped, once looked at, so a file of its
+// size is not hashed for it; one still there keeps colliding, and gone is
+// asked about each target once.
+func TestBeginPrunesGoneTargets(t *testing.T) {
+	ix := NewIndex()
+	sum := verify.Bytes([]byte("x"))
+	deleted := &Target{Rel: "deleted", Sum: sum, Size: 100, External: true}
+	kept := &Target{Rel: "kept", Sum: sum, Size: 200, External: true}
+	ix.Add(deleted)
+	ix.Add(kept)
+	asked := map[string]int{}
+	gone := func(t *Target) bool {
+		asked[t.Rel]++
+		return t.Rel == "deleted"
+	}
+	if ix.Begin(100, gone) {
+		t.Error("a size whose only target is gone reported a collision")
+	}
+	if !ix.Begin(100, gone) {
+		t.Error("the second file of that size (the first being written) reported no collision")
+	}
+	for i := 0; i < 2; i++ {
+		if !ix.Begin(200, gone) {
+			t.Error("a size with a target still in place reported no collision")
+		}
+	}
+	if asked["deleted"] != 1 || asked["kept"] != 1 {
+		t.Errorf("gone asked %v; want each target once", asked)
 	}
 }

@@ -16,3 +16,9 @@ func (f *File) DropCache() error {
 func (f *File) AdviseSequential() {
 	_ = unix.Fadvise(f.fd, 0, 0, unix.FADV_SEQUENTIAL)
 }
+
+// DropRange drops the clean cached pages of n bytes at off
+// (POSIX_FADV_DONTNEED); pages still dirty or under writeback stay.
+func (f *File) DropRange(off, n int64) {
+	_ = unix.Fadvise(f.fd, off, n, unix.FADV_DONTNEED)
+}

@@ -264,3 +264,7 @@ func listxattr(fd int) ([]string, error) {
 		return names, nil
 	}
 }
+
+// DropRange does nothing on darwin: there is no per-range advice to drop
+// cached pages.
+func (f *File) DropRange(off, n int64) {}

@@ -988,3 +988,6 @@ func (d *Dir) OpenDirect(name string) (*File, error) {
 
 // StartWriteback does nothing on Windows.
 func (f *File) StartWriteback(off, n int64) {}
+
+// DropRange does nothing on Windows.
+func (f *File) DropRange(off, n int64) {}
