@@ -239,7 +239,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 			_ = dd.Remove(tmp)
 		}
 	}()
-	sc := e.newStreamCheck(dd, tmp, &en.st)
+	sc := e.newStreamCheck(dd, tmp, dst, &en.st)
 	defer sc.close()
 	started := time.Now()
 	var act Action
@@ -268,7 +268,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 		e.rememberSource(en.srcKey, &en.st, sum, started)
 	}
 	p := &pending{tmp: tmp, sum: sum, size: n, action: act}
-	if act == ActCopy && hashed && sc.finish(dst, n, sum) {
+	if act == ActCopy && hashed && sc.finish(n, sum) {
 		p.checked, p.readAt = true, sc.began
 		e.stats.BytesVerified.Add(n)
 		e.stats.BytesRead.Add(n)
@@ -387,7 +387,7 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc
 		if err := dst.WriteAt(p, off); err != nil {
 			return err
 		}
-		sc.wrote(dst, off+int64(len(p)))
+		sc.wrote(off + int64(len(p)))
 		return nil
 	})
 	return ActCopy, sum, n, true, err

@@ -31,58 +31,86 @@ const (
 )
 
 type streamCheck struct {
+	dst     *fileio.File // the temporary being written
 	f       *fileio.File // the temporary, open for the read-back; nil to only start writeback
 	direct  bool
+	kicked  int64 // bytes whose writeback has been started (the writer's)
+	began   time.Time
+
+	// With direct reads a goroutine of its own reads back, so that the
+	// copy goes on while the device writes a window and reads it back.
+	// The writer hands it the end of each window it has started the
+	// writeback of; a full channel holds the writer back. The fields below
+	// are the reader's (the writer's, without one), until done is closed.
+	ends    chan int64
+	done    chan struct{}
 	buf     []byte
 	h       *verify.Hasher
-	kicked  int64 // bytes whose writeback has been started
 	checked int64 // bytes read back and hashed
 	dropped int64 // bytes whose cached pages have been let go
 	failed  bool
-	began   time.Time
 }
 
+// readAhead is how many windows the writer may be ahead of a direct
+// read-back.
+const readAhead = 4
+
 // newStreamCheck prepares the in-flight flush and read-back of a large file
-// being written to dd/tmp, or returns nil when the file is not one.
-func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, st *fileio.Stat) *streamCheck {
+// being written to dst (dd/tmp), or returns nil when the file is not one.
+func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st *fileio.Stat) *streamCheck {
 	if st.Size < streamCheckMin || st.Sparse() {
 		return nil
 	}
+	sc := &streamCheck{dst: dst}
 	if e.opt.Verify == VerifyOff {
 		if e.opt.NoSync {
 			return nil // neither flushed nor read back: nothing to overlap
 		}
-		return &streamCheck{}
+		return sc
 	}
-	sc := &streamCheck{h: verify.NewHasher(), began: time.Now()}
 	var err error
 	if e.opt.Verify == VerifyDevice {
-		sc.direct = true
 		sc.f, err = dd.OpenDirect(tmp)
 	} else {
 		sc.f, err = dd.Open(tmp, false)
 	}
 	if err != nil {
-		return &streamCheck{} // the committer reads it back
+		sc.f = nil
+		return sc // the committer reads it back
 	}
+	sc.direct = e.opt.Verify == VerifyDevice
+	sc.h, sc.began = verify.NewHasher(), time.Now()
 	sc.buf = fileio.AlignedBuffer(checkBufSize)
+	if sc.direct {
+		sc.ends, sc.done = make(chan int64, readAhead), make(chan struct{})
+		go func() {
+			defer close(sc.done)
+			for end := range sc.ends {
+				sc.readTo(end)
+				sc.dropTo(end)
+			}
+		}()
+	}
 	return sc
 }
 
-// wrote notes that dst now holds end bytes.
-func (sc *streamCheck) wrote(dst *fileio.File, end int64) {
+// wrote notes that the temporary now holds end bytes.
+func (sc *streamCheck) wrote(end int64) {
 	if sc == nil || end-sc.kicked < checkWindow {
 		return
 	}
-	dst.StartWriteback(sc.kicked, end-sc.kicked)
+	sc.dst.StartWriteback(sc.kicked, end-sc.kicked)
 	prev := sc.kicked
 	sc.kicked = end
-	if sc.direct {
-		sc.readTo(prev)
-	} else {
-		sc.readTo(end)
+	switch {
+	case sc.ends != nil:
+		sc.ends <- end
+	case sc.f != nil:
+		sc.readTo(end) // from the page cache
+		sc.dropTo(prev)
+	default:
+		sc.dropTo(prev)
 	}
-	sc.dropTo(dst, prev)
 }
 
 // dropTo lets go of the cached pages of the copy up to end, once they are
@@ -92,35 +120,50 @@ func (sc *streamCheck) wrote(dst *fileio.File, end int64) {
 // ones the next windows are written into, which on a virtual machine that
 // hands freed memory back to its host saves faulting in fresh memory for
 // every page of the file.
-func (sc *streamCheck) dropTo(dst *fileio.File, end int64) {
+func (sc *streamCheck) dropTo(end int64) {
 	if sc.f != nil && end > sc.checked {
 		end = sc.checked // not read back yet
 	}
 	if end > sc.dropped {
-		dst.DropRange(sc.dropped, end-sc.dropped)
+		sc.dst.DropRange(sc.dropped, end-sc.dropped)
 		sc.dropped = end
 	}
 }
 
 // finish starts the writeback of the rest, reads back what is left and
 // reports whether the copy of size bytes read back as want.
-func (sc *streamCheck) finish(dst *fileio.File, size int64, want verify.Sum) bool {
+func (sc *streamCheck) finish(size int64, want verify.Sum) bool {
 	if sc == nil {
 		return false
 	}
 	if size > sc.kicked {
-		dst.StartWriteback(sc.kicked, size-sc.kicked)
+		sc.dst.StartWriteback(sc.kicked, size-sc.kicked)
 		sc.kicked = size
 	}
 	if sc.f == nil {
 		return false
 	}
-	sc.readTo(size)
+	if sc.ends != nil {
+		sc.ends <- size
+		sc.stop()
+	} else {
+		sc.readTo(size)
+	}
 	return !sc.failed && sc.checked == size && sc.h.Sum() == want
+}
+
+// stop ends the reader and waits for it.
+func (sc *streamCheck) stop() {
+	if sc.ends != nil {
+		close(sc.ends)
+		<-sc.done
+		sc.ends = nil
+	}
 }
 
 func (sc *streamCheck) close() {
 	if sc != nil && sc.f != nil {
+		sc.stop()
 		sc.f.Close()
 	}
 }
