@@ -31,11 +31,11 @@ const (
 )
 
 type streamCheck struct {
-	dst     *fileio.File // the temporary being written
-	f       *fileio.File // the temporary, open for the read-back; nil to only start writeback
-	direct  bool
-	kicked  int64 // bytes whose writeback has been started (the writer's)
-	began   time.Time
+	dst    *fileio.File // the temporary being written
+	f      *fileio.File // the temporary, open for the read-back; nil to only start writeback
+	direct bool
+	kicked int64 // bytes whose writeback has been started (the writer's)
+	began  time.Time
 
 	// With direct reads a goroutine of its own reads back, so that the
 	// copy goes on while the device writes a window and reads it back.
