@@ -84,7 +84,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.chartsDir, "charts", "", "write one SVG chart per workload into this directory (default WORK/charts)")
 	fs.Float64Var(&c.scale, "scale", 1, "scale file counts and large-file sizes by this factor")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the generated datasets")
-	fs.IntVar(&c.rounds, "rounds", 5, "interleaved rounds per workload and condition")
+	fs.IntVar(&c.rounds, "rounds", 3, "interleaved rounds per workload and condition")
 	fs.StringVar(&workloadList, "workloads", "", "comma-separated workloads (default all): "+workloadNames())
 	fs.StringVar(&toolList, "tools", "", "comma-separated tools (default all installed): "+toolNames())
 	fs.StringVar(&condList, "conditions", "warm,cold", "comma-separated cache conditions: warm, cold")

@@ -26,9 +26,10 @@ type tool struct {
 	dupsOnly bool
 }
 
-func fastcopyCmds(verify string) func(t *tool, src, dst string) [][]string {
+func fastcopyCmds(flags ...string) func(t *tool, src, dst string) [][]string {
 	return func(t *tool, src, dst string) [][]string {
-		return [][]string{{t.path[0], "-q", "--verify=" + verify, src, dst}}
+		cmd := append([]string{t.path[0], "-q"}, flags...)
+		return [][]string{append(cmd, src, dst)}
 	}
 }
 
@@ -36,9 +37,9 @@ func fastcopyCmds(verify string) func(t *tool, src, dst string) [][]string {
 // the default mode.
 func allTools() []*tool {
 	return []*tool{
-		{name: "fastcopy", label: "fastcopy (--verify=device, default)", bins: []string{"fastcopy"}, cmds: fastcopyCmds("device")},
-		{name: "fastcopy-cache", label: "fastcopy --verify=cache", bins: []string{"fastcopy"}, cmds: fastcopyCmds("cache")},
-		{name: "fastcopy-off", label: "fastcopy --verify=off", bins: []string{"fastcopy"}, cmds: fastcopyCmds("off")},
+		{name: "fastcopy", label: "fastcopy (--verify=device, default)", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=device")},
+		{name: "fastcopy-cache", label: "fastcopy --verify=cache", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=cache")},
+		{name: "fastcopy-off", label: "fastcopy --verify=off --dedup=off --no-cache", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=off", "--dedup=off", "--no-cache")},
 		{name: "cp", label: "cp -a", bins: []string{"cp"}, cmds: func(t *tool, src, dst string) [][]string {
 			return [][]string{{t.path[0], "-a", src + "/.", dst}}
 		}},
