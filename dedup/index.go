@@ -56,8 +56,6 @@ type Target struct {
 	// its metadata and content before sharing it.
 	External bool
 
-	looked bool // an External target was checked by Begin's gone (under Index.mu)
-
 	mu     sync.Mutex
 	done   bool
 	ok     bool
@@ -80,8 +78,9 @@ func (t *Target) InPlace() (Placed, bool) {
 }
 
 type group struct {
-	writing int // files of this size being written whose digest is not known yet
-	bySum   map[verify.Sum][]*Target
+	writing  int // files of this size being written whose digest is not known yet
+	bySum    map[verify.Sum][]*Target
+	unlooked []*Target // External targets Begin has not passed to gone yet
 }
 
 // Index maps size and digest to targets. It is safe for concurrent use.
@@ -131,23 +130,24 @@ func (ix *Index) Begin(size int64, gone func(*Target) bool) (collides bool) {
 
 // prune drops the External targets that gone reports missing.
 func (g *group) prune(gone func(*Target) bool) {
-	for sum, ts := range g.bySum {
-		kept := ts[:0]
-		for _, t := range ts {
-			if t.External && !t.looked {
-				t.looked = true
-				if gone(t) {
-					continue
-				}
-			}
-			kept = append(kept, t)
+	for _, t := range g.unlooked {
+		if !gone(t) {
+			continue
 		}
-		if len(kept) == 0 {
-			delete(g.bySum, sum)
+		ts := g.bySum[t.Sum]
+		for i, x := range ts {
+			if x == t {
+				ts = append(ts[:i], ts[i+1:]...)
+				break
+			}
+		}
+		if len(ts) == 0 {
+			delete(g.bySum, t.Sum)
 		} else {
-			g.bySum[sum] = kept
+			g.bySum[t.Sum] = ts
 		}
 	}
+	g.unlooked = nil
 }
 
 // Find waits until every file of this size being written has registered its
@@ -226,6 +226,9 @@ func (ix *Index) Add(t *Target) {
 		ix.sizes[t.Size] = g
 	}
 	g.bySum[t.Sum] = append(g.bySum[t.Sum], t)
+	if t.External {
+		g.unlooked = append(g.unlooked, t)
+	}
 	ix.mu.Unlock()
 }
 
