@@ -245,10 +245,11 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 	var act Action
 	var sum verify.Sum
 	var n int64
-	hashed := true
+	hashed, counted := true, false
 	if pre != nil && pre.whole && !e.mayClone(&en.st) {
-		// Read, hashed and found stable already: write what is in buf.
-		act, sum, n, started = ActCopy, pre.sum, pre.n, pre.started
+		// Read (and counted), hashed and found stable already: write what
+		// is in buf.
+		act, sum, n, started, counted = ActCopy, pre.sum, pre.n, pre.started, true
 		if err := dst.WriteAt(buf[:n], 0); err != nil {
 			return nil, err
 		}
@@ -281,7 +282,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 			return nil, err
 		}
 	}
-	if hashed {
+	if hashed && !counted {
 		e.stats.BytesRead.Add(n) // copy_file_range and an unhashed clone read nothing here
 	}
 	if act == ActCopy {

@@ -55,7 +55,7 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 		return false, false, nil // copied without dedup; the copy reports a real error
 	}
 	e.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
-	t := e.ix.Find(size, pre.sum, e.dedupMeta(&en.st), e.opt.Dedup == dedup.Hardlink)
+	t := e.ix.Find(size, pre.sum, e.dedupMeta(&en.st), e.linkOnly)
 	if t == nil {
 		return false, true, pre
 	}
@@ -88,6 +88,22 @@ func (e *engine) targetGone(t *dedup.Target) bool {
 func stillPlaced(cur *fileio.Stat, placed dedup.Placed) bool {
 	return cur.Dev == placed.Dev && cur.Ino == placed.Ino && cur.Size == placed.Size &&
 		cur.Mtime == placed.Mtime && cur.Ctime == placed.Ctime
+}
+
+// linkOnly reports whether duplicates can only be hard-linked here (so a
+// target is of use only with the same metadata): --dedup=hardlink, or
+// --dedup=auto where cloning is off or known not to work. A duplicate
+// matched to a target it cannot share with would wait for the end of the
+// run and be copied then, one file and one flush at a time.
+func (e *engine) linkOnly() bool {
+	if e.opt.Dedup == dedup.Hardlink {
+		return true
+	}
+	if e.opt.Dedup != dedup.Auto {
+		return false
+	}
+	_, cloneBroken := e.noClone.Load(e.dstDev)
+	return cloneBroken || e.opt.Reflink == ReflinkNever
 }
 
 // preread is a source opened and read for its digest before the decision

@@ -684,3 +684,28 @@ func TestDedupSkipsGoneDestinationTargets(t *testing.T) {
 	}
 	sameTree(t, src, dst)
 }
+
+// TestDedupUnshareableCopiedInPlace: on ext4, which cannot clone, a file
+// whose content repeats another's but whose mtime differs cannot share its
+// inode. It must be written by the copy workers from the bytes read for its
+// digest, like any file, not held back to be read and copied again after
+// the others: the source bytes are read once per file, plus the read-back.
+func TestDedupUnshareableCopiedInPlace(t *testing.T) {
+	base := ext4Dir(t)
+	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
+	const size = 100000
+	data := pattern(95, size)
+	for i, name := range []string{"a", "b", "c"} {
+		writeFile(t, filepath.Join(src, name), data)
+		setTimes(t, filepath.Join(src, name), oldTime.Add(time.Duration(i)*time.Hour))
+	}
+	settleSources()
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: copyengine.VerifyCache})
+	if err != nil {
+		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+	}
+	if sum.Copied != 3 || sum.Deduped != 0 || sum.BytesRead != 6*size {
+		t.Errorf("copied %d, deduplicated %d, read %d bytes; want 3 copied, none shared, %d bytes read", sum.Copied, sum.Deduped, sum.BytesRead, 6*size)
+	}
+	sameTree(t, src, dst)
+}

@@ -154,7 +154,10 @@ func (g *group) prune(gone func(*Target) bool) {
 // digest, then returns a target with the same digest (and, when sameMeta,
 // the same Meta), or nil. With nil the caller writes the file itself and is
 // counted as writing it: it must end with Register or Abandon.
-func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta bool) *Target {
+//
+// sameMeta is asked once the wait is over, since what the writers of this
+// size found out (that the destination cannot clone, say) may decide it.
+func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta func() bool) *Target {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	g := ix.sizes[size]
@@ -165,8 +168,9 @@ func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta bool) *Tar
 	for g.writing > 0 && !ix.closed {
 		ix.cond.Wait()
 	}
+	linkOnly := sameMeta()
 	for _, t := range g.bySum[sum] {
-		if !sameMeta || t.External || t.Meta == meta {
+		if !linkOnly || t.External || t.Meta == meta {
 			return t
 		}
 	}

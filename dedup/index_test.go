@@ -28,18 +28,18 @@ func TestFindMatchesDigestAndMeta(t *testing.T) {
 	m2 := Meta{Mode: 0o600, Mtime: 1}
 	ix.Begin(1, nil)
 	ta := ix.Register("x", 1, a, m1)
-	if got := ix.Find(1, a, m2, false); got != ta {
+	if got := ix.Find(1, a, m2, no); got != ta {
 		t.Fatalf("clone lookup ignoring metadata: got %v", got)
 	}
-	if got := ix.Find(1, a, m2, true); got != nil {
+	if got := ix.Find(1, a, m2, yes); got != nil {
 		t.Fatalf("hard-link lookup matched a file with other metadata: %v", got)
 	}
 	ix.Abandon(1) // the nil Find above counted the caller as writing
-	if got := ix.Find(1, b, m1, false); got != nil {
+	if got := ix.Find(1, b, m1, no); got != nil {
 		t.Fatalf("another digest matched: %v", got)
 	}
 	ix.Abandon(1)
-	if got := ix.Find(1, a, m1, true); got != ta {
+	if got := ix.Find(1, a, m1, yes); got != ta {
 		t.Fatalf("same digest and metadata: got %v", got)
 	}
 }
@@ -58,7 +58,7 @@ func TestConcurrentDuplicatesWrittenOnce(t *testing.T) {
 			defer wg.Done()
 			k := i % 3
 			if ix.Begin(7, nil) {
-				if ix.Find(7, sums[k], Meta{}, false) != nil {
+				if ix.Find(7, sums[k], Meta{}, no) != nil {
 					return // shared with what another file wrote
 				}
 			}
@@ -78,7 +78,7 @@ func TestAbandonWakesWaiters(t *testing.T) {
 	ix := NewIndex()
 	ix.Begin(5, nil)
 	done := make(chan *Target)
-	go func() { done <- ix.Find(5, verify.Sum{}, Meta{}, false) }()
+	go func() { done <- ix.Find(5, verify.Sum{}, Meta{}, no) }()
 	ix.Abandon(5)
 	if got := <-done; got != nil {
 		t.Fatalf("found %v after the only writer gave up", got)
@@ -127,3 +127,6 @@ func TestBeginPrunesGoneTargets(t *testing.T) {
 		t.Errorf("gone asked %v; want each target once", asked)
 	}
 }
+
+func yes() bool { return true }
+func no() bool  { return false }
