@@ -24,6 +24,9 @@ type tool struct {
 	path []string // resolved executables, same order as bins
 	// dupsOnly: run only on workloads with duplicate content.
 	dupsOnly bool
+	// extra: run only when named in -tools (a mode for a closer look,
+	// not one of the comparisons every run makes).
+	extra bool
 }
 
 func fastcopyCmds(flags ...string) func(t *tool, src, dst string) [][]string {
@@ -38,7 +41,8 @@ func fastcopyCmds(flags ...string) func(t *tool, src, dst string) [][]string {
 func allTools() []*tool {
 	return []*tool{
 		{name: "fastcopy", label: "fastcopy (--verify=device, default)", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=device")},
-		{name: "fastcopy-cache", label: "fastcopy --verify=cache", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=cache")},
+		{name: "fastcopy-cache", label: "fastcopy --verify=cache", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--verify=cache")},
+		{name: "fastcopy-noverify", label: "fastcopy --verify=off", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--verify=off")},
 		{name: "fastcopy-off", label: "fastcopy --verify=off --dedup=off --no-cache", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=off", "--dedup=off", "--no-cache")},
 		{name: "cp", label: "cp -a", bins: []string{"cp"}, cmds: func(t *tool, src, dst string) [][]string {
 			return [][]string{{t.path[0], "-a", src + "/.", dst}}
