@@ -325,7 +325,8 @@ func changed(before, after *fileio.Stat) bool {
 // copyData moves the bytes of src into dst by the first primitive of the
 // ladder that works: FICLONE (same filesystem, --reflink auto or always),
 // copy_file_range (same filesystem, only when no digest is needed and cloning
-// is known not to work there, so it cannot silently clone), then read/write
+// is known not to work there, so it cannot silently clone, and not for a
+// large file that is flushed as it is written), then read/write
 // with the digest computed as the data streams (and, for a large file, its
 // flush and read-back started as it is written: see streamCheck). It
 // returns the action, the source digest and the length.
