@@ -245,17 +245,20 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 	var act Action
 	var sum verify.Sum
 	var n int64
-	hashed, counted := true, false
+	hashed := true
 	if pre != nil && pre.whole && !e.mayClone(&en.st) {
 		// Read (and counted), hashed and found stable already: write what
 		// is in buf.
-		act, sum, n, started, counted = ActCopy, pre.sum, pre.n, pre.started, true
+		act, sum, n, started = ActCopy, pre.sum, pre.n, pre.started
 		if err := dst.WriteAt(buf[:n], 0); err != nil {
 			return nil, err
 		}
 	} else {
 		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf, sc); err != nil {
 			return nil, err
+		}
+		if hashed {
+			e.stats.BytesRead.Add(n) // copy_file_range and an unhashed clone read nothing here
 		}
 		after, err := src.Stat()
 		if err != nil {
@@ -281,9 +284,6 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 		if err := dd.Lutimes(tmp, en.st.Atime, en.st.Mtime); err != nil {
 			return nil, err
 		}
-	}
-	if hashed && !counted {
-		e.stats.BytesRead.Add(n) // copy_file_range and an unhashed clone read nothing here
 	}
 	if act == ActCopy {
 		e.stats.BytesWritten.Add(n)

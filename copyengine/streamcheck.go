@@ -1,7 +1,6 @@
 package copyengine
 
 import (
-	"errors"
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
@@ -168,9 +167,6 @@ func (sc *streamCheck) close() {
 	}
 }
 
-// errShortRead stops a read-back that met the end of the file early.
-var errShortRead = errors.New("short read")
-
 // readTo reads back and hashes the bytes up to end.
 func (sc *streamCheck) readTo(end int64) {
 	for sc.f != nil && !sc.failed && sc.checked < end {
@@ -182,10 +178,7 @@ func (sc *streamCheck) readTo(end int64) {
 			want = (n + fileio.DirectAlign - 1) &^ (fileio.DirectAlign - 1)
 		}
 		got, err := sc.f.ReadAt(sc.buf[:want], sc.checked)
-		if err == nil && int64(got) < n {
-			err = errShortRead
-		}
-		if err != nil {
+		if err != nil || int64(got) < n { // a short read: the file ended early
 			sc.failed = true
 			return
 		}
