@@ -64,7 +64,7 @@ func TestStreamCheckCorrupt(t *testing.T) {
 }
 
 // TestStreamCheckFallsBack makes the read-back that runs while a large file
-// is written fail, at its open and at a read: the file is then read back by
+// is written fail, at its open and at a read, in both read-back modes: the file is then read back by
 // the committer after the batch's flush, and the run succeeds. Had the
 // early read-back not been wired into the copy, these faults would hit the
 // committer's read-back and fail the file.
@@ -76,18 +76,21 @@ func TestStreamCheckFallsBack(t *testing.T) {
 		{"open", &fileio.Fault{Op: fileio.OpOpen, PathHas: ".big.fastcopy-tmp", Nth: 1, Err: syscall.EINVAL}},
 		{"read", &fileio.Fault{Op: fileio.OpRead, PathHas: ".big.fastcopy-tmp", Nth: 2, Err: syscall.EIO}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			src := bigTree(t)
-			dst := filepath.Join(scratchDir(t), "dst")
-			setFaults(t, c.fault)
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
-			if err != nil {
-				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
-			}
-			if sum.Verified != 3 {
-				t.Errorf("verified %d files, want 3", sum.Verified)
-			}
-			sameTree(t, src, dst)
-		})
+		for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
+			t.Run(string(mode)+"/"+c.name, func(t *testing.T) {
+				src := bigTree(t)
+				dst := filepath.Join(scratchDir(t), "dst")
+				f := *c.fault // each run counts its own calls
+				setFaults(t, &f)
+				sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: mode})
+				if err != nil {
+					t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+				}
+				if sum.Verified != 3 {
+					t.Errorf("verified %d files, want 3", sum.Verified)
+				}
+				sameTree(t, src, dst)
+			})
+		}
 	}
 }
