@@ -30,8 +30,9 @@ const (
 )
 
 type streamCheck struct {
-	dst    *fileio.File // the temporary being written
-	f      *fileio.File // the temporary, open for the read-back; nil to only start writeback
+	dst    *fileio.File                 // the temporary being written
+	open   func() (*fileio.File, error) // opens the temporary for the read-back, until start
+	f      *fileio.File                 // the temporary, open for the read-back; nil to only start writeback
 	direct bool
 	kicked int64 // bytes whose writeback has been started (the writer's)
 	began  time.Time
@@ -56,29 +57,36 @@ const readAhead = 4
 
 // newStreamCheck prepares the in-flight flush and read-back of a large file
 // being written to dst (dd/tmp), or returns nil when the file is not one.
+// Nothing is opened or started until the first window is written: a file
+// that is cloned instead never needs the read-back.
 func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st *fileio.Stat) *streamCheck {
-	if st.Size < streamCheckMin || st.Sparse() {
-		return nil
+	if st.Size < streamCheckMin || st.Sparse() || (e.opt.Verify == VerifyOff && e.opt.NoSync) {
+		return nil // neither flushed nor read back: nothing to overlap
 	}
 	sc := &streamCheck{dst: dst}
-	if e.opt.Verify == VerifyOff {
-		if e.opt.NoSync {
-			return nil // neither flushed nor read back: nothing to overlap
+	if e.opt.Verify != VerifyOff {
+		sc.open = func() (*fileio.File, error) {
+			if e.opt.Verify == VerifyDevice {
+				return dd.OpenDirect(tmp)
+			}
+			return dd.Open(tmp, false)
 		}
-		return sc
+		sc.direct = e.opt.Verify == VerifyDevice
 	}
-	var err error
-	if e.opt.Verify == VerifyDevice {
-		sc.f, err = dd.OpenDirect(tmp)
-	} else {
-		sc.f, err = dd.Open(tmp, false)
-	}
+	return sc
+}
+
+// start opens the temporary for the read-back and, for direct reads,
+// starts the reader. Where the temporary cannot be opened so (no direct I/O
+// on this filesystem) nothing is read back here: the committer does it.
+func (sc *streamCheck) start() {
+	open := sc.open
+	sc.open = nil
+	f, err := open()
 	if err != nil {
-		sc.f = nil
-		return sc // the committer reads it back
+		return
 	}
-	sc.direct = e.opt.Verify == VerifyDevice
-	sc.h, sc.began = verify.NewHasher(), time.Now()
+	sc.f, sc.h, sc.began = f, verify.NewHasher(), time.Now()
 	sc.buf = fileio.AlignedBuffer(checkBufSize)
 	if sc.direct {
 		sc.ends, sc.done = make(chan int64, readAhead), make(chan struct{})
@@ -90,13 +98,15 @@ func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st
 			}
 		}()
 	}
-	return sc
 }
 
 // wrote notes that the temporary now holds end bytes.
 func (sc *streamCheck) wrote(end int64) {
 	if sc == nil || end-sc.kicked < checkWindow {
 		return
+	}
+	if sc.open != nil {
+		sc.start()
 	}
 	sc.dst.StartWriteback(sc.kicked, end-sc.kicked)
 	prev := sc.kicked
