@@ -70,18 +70,32 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 // targetGone reports whether a file the cache says the destination holds is
 // missing or changed since (see dedup.Index.Begin).
 func (e *engine) targetGone(t *dedup.Target) bool {
+	td, _, _, ok := e.openTarget(t)
+	if ok {
+		td.Close()
+	}
+	return !ok
+}
+
+// openTarget opens the directory of a target and stats it there. It
+// reports false, having closed what it opened, unless the target is in
+// place exactly as it was when its read-back matched: stale content is
+// never shared.
+func (e *engine) openTarget(t *dedup.Target) (td *fileio.Dir, name string, cur fileio.Stat, ok bool) {
 	placed, ok := t.InPlace()
 	if !ok {
-		return true
+		return nil, "", cur, false
 	}
-	tdir, tname := splitRel(t.Rel)
+	tdir, name := splitRel(t.Rel)
 	td, err := e.dstRoot.OpenBeneath(tdir)
 	if err != nil {
-		return true
+		return nil, "", cur, false
 	}
-	defer td.Close()
-	cur, err := td.Lstat(tname)
-	return err != nil || !stillPlaced(&cur, placed)
+	if cur, err = td.Lstat(name); err != nil || !stillPlaced(&cur, placed) {
+		td.Close()
+		return nil, "", cur, false
+	}
+	return td, name, cur, true
 }
 
 // stillPlaced reports whether cur is the file as it was placed and verified.
@@ -244,22 +258,12 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 // metadata is identical (auto, hardlink). It returns nil, nil when sharing
 // is not possible or not safe, and the caller copies.
 func (e *engine) shareData(d dupFile) (*pending, error) {
-	placed, ok := d.target.InPlace()
+	// The read-back of the new name checks the content again.
+	td, tname, cur, ok := e.openTarget(d.target)
 	if !ok {
 		return nil, nil
 	}
-	tdir, tname := splitRel(d.target.Rel)
-	td, err := e.dstRoot.OpenBeneath(tdir)
-	if err != nil {
-		return nil, nil
-	}
 	defer td.Close()
-	// Never share stale content: the target must be exactly as it was when
-	// its read-back matched (the read-back of the new name checks again).
-	cur, err := td.Lstat(tname)
-	if err != nil || !stillPlaced(&cur, placed) {
-		return nil, nil
-	}
 	// A target that already is this name (or a link of it, as after an
 	// earlier dedup and now --force) cannot be shared: renaming a link
 	// onto the same inode does nothing, and would leave the temporary.
