@@ -659,30 +659,49 @@ func noErr(t testing.TB, err error) {
 }
 
 // TestDedupSkipsGoneDestinationTargets: the hash cache remembers a
-// destination file that is deleted before the next run. A source file of
-// its size must not be read an extra time for a digest to match against a
-// file that is no longer there: it is read once to be copied and once to be
-// read back, as a file with a unique size is.
+// destination file that is deleted, or replaced by another file of the same
+// size, before the next run. A source file of its size must not be read an
+// extra time for a digest to match against a file that is no longer what
+// the cache saw: it is read once to be copied and once to be read back, as
+// a file with a unique size is.
 func TestDedupSkipsGoneDestinationTargets(t *testing.T) {
-	base := ext4Dir(t)
-	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
-	db := filepath.Join(t.TempDir(), "hashes.db")
 	const size = 3 * verify.BufSize
-	writeFile(t, filepath.Join(src, "a"), pattern(90, size))
-	setTimes(t, filepath.Join(src, "a"), oldTime) // not racy: the cache keeps it
-	settleSources()
-	if sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
-		t.Fatalf("first run: %v, copied %d", err, sum.Copied)
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T, old string)
+	}{
+		{"deleted", func(t *testing.T, old string) { noErr(t, os.Remove(old)) }},
+		{"replaced", func(t *testing.T, old string) {
+			noErr(t, os.Remove(old))
+			writeFile(t, old, pattern(92, size)) // a new inode and mtime
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := ext4Dir(t)
+			src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
+			db := filepath.Join(t.TempDir(), "hashes.db")
+			writeFile(t, filepath.Join(src, "old"), pattern(90, size))
+			setTimes(t, filepath.Join(src, "old"), oldTime) // not racy: the cache keeps it
+			settleSources()
+			if sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.Copied != 1 {
+				t.Fatalf("first run: %v, copied %d", err, sum.Copied)
+			}
+			noErr(t, os.Remove(filepath.Join(src, "old")))
+			c.change(t, filepath.Join(dst, "old"))
+			writeFile(t, filepath.Join(src, "new"), pattern(91, size))
+			settleSources()
+			sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst})
+			if err != nil {
+				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+			}
+			if sum.Copied != 1 || sum.BytesRead != 2*size {
+				t.Errorf("copied %d, read %d bytes; want 1 copied and %d bytes read (copy and read-back only)", sum.Copied, sum.BytesRead, 2*size)
+			}
+			if got, err := os.ReadFile(filepath.Join(dst, "new")); err != nil || !bytes.Equal(got, pattern(91, size)) {
+				t.Errorf("dst/new does not hold the source's bytes (%v)", err)
+			}
+		})
 	}
-	noErr(t, os.RemoveAll(dst))
-	sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst})
-	if err != nil {
-		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
-	}
-	if sum.Copied != 1 || sum.BytesRead != 2*size {
-		t.Errorf("copied %d, read %d bytes; want 1 copied and %d bytes read (copy and read-back only)", sum.Copied, sum.BytesRead, 2*size)
-	}
-	sameTree(t, src, dst)
 }
 
 // TestDedupUnshareableCopiedInPlace: on ext4, which cannot clone, a file
