@@ -68,8 +68,8 @@ func (e *engine) committer() {
 	tick := time.NewTicker(commitMaxWait / 4)
 	defer tick.Stop()
 	flush := func() {
-		if len(batch) > 0 && e.flushBatch(batch) {
-			for _, p := range batch {
+		if len(batch) > 0 {
+			for _, p := range e.flushBatch(batch) {
 				verifyCh <- p
 			}
 		}
@@ -105,17 +105,17 @@ func (e *engine) needFlush() bool {
 	return !e.opt.NoSync || e.opt.Verify == VerifyDevice
 }
 
-// flushBatch makes a batch durable; it reports false (having failed or
-// discarded every file) when the batch must not be committed.
-func (e *engine) flushBatch(batch []*pending) bool {
+// flushBatch makes a batch durable and returns the files to commit: those
+// it failed or discarded are left out.
+func (e *engine) flushBatch(batch []*pending) []*pending {
 	if e.ctx.Err() != nil {
 		for _, p := range batch {
 			e.discard(p)
 		}
-		return false
+		return nil
 	}
 	if !e.needFlush() {
-		return true
+		return batch
 	}
 	err := e.dstRoot.Syncfs()
 	if err != nil && fileio.IsFallback(err) {
@@ -136,9 +136,9 @@ func (e *engine) flushBatch(batch []*pending) bool {
 		for _, p := range batch {
 			e.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
 		}
-		return false
+		return nil
 	}
-	return true
+	return batch
 }
 
 // syncTemp flushes one temporary file to stable storage.

@@ -327,3 +327,38 @@ func TestFaultNoSyncfs(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultNoSyncfsFileFlushFails: where each file is flushed on its own, a
+// file whose flush fails is reported once, its temporary removed, and the
+// rest of its batch still committed.
+func TestFaultNoSyncfsFileFlushFails(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
+	writeFile(t, filepath.Join(src, "b"), pattern(2, 7000))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fileio.SetFaults(
+		&fileio.Fault{Op: fileio.OpSyncfs, PathIs: dst, Err: syscall.ENOTSUP},
+		&fileio.Fault{Op: fileio.OpSync, PathHas: ".b.fastcopy-tmp", Err: syscall.EIO},
+	)
+	defer fileio.ClearFaults()
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if !errors.Is(err, copyengine.ErrSomeFailed) {
+		t.Fatalf("Run: %v; want ErrSomeFailed", err)
+	}
+	if sum.Copied != 1 || sum.Failed != 1 || len(sum.Failures) != 1 || sum.Failures[0].Path != "b" {
+		t.Fatalf("copied %d, failed %d (%v); want a copied and b failed once", sum.Copied, sum.Failed, sum.Failures)
+	}
+	if !strings.Contains(sum.Failures[0].Err, "flushing to stable storage") {
+		t.Errorf("failure reads %q; want the flush named", sum.Failures[0].Err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dst, "a")); err != nil || !bytes.Equal(got, pattern(1, 5000)) {
+		t.Errorf("a: wrong content (%v)", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "b")); !os.IsNotExist(err) {
+		t.Errorf("b is in place after its flush failed (%v)", err)
+	}
+	noTemps(t, dst)
+}
