@@ -411,10 +411,10 @@ func (b *bench) env() []string {
 
 // wipe removes the destination and the tools' caches.
 func (b *bench) wipe() error {
-	if err := os.RemoveAll(b.dstDir()); err != nil {
+	if err := removeTree(b.dstDir()); err != nil {
 		return err
 	}
-	return os.RemoveAll(b.cacheDir())
+	return removeTree(b.cacheDir())
 }
 
 func (b *bench) niceUsed() int {
@@ -484,8 +484,8 @@ func (b *bench) runWorkload(w workload, d *dataset, src string) error {
 				if !res.Quiet {
 					noisy = "  (the CPU did not settle)"
 				}
-				b.logf("%s %s round %d/%d: %-36s %7.3f s (sync %.3f s)  rss %s  other CPU %2.0f%%%s",
-					w.name, cond, r, b.cfg.rounds, t.label, res.Seconds, res.SyncSeconds, humanBytes(res.MaxRSSKiB*kib), res.OtherCPU*100, noisy)
+				b.logf("%s %s round %d/%d: %-36s %7.3f s (sync %.3f s)  rss %s  other CPU %2.0f%%  prep %.1f s%s",
+					w.name, cond, r, b.cfg.rounds, t.label, res.Seconds, res.SyncSeconds, humanBytes(res.MaxRSSKiB*kib), res.OtherCPU*100, res.PrepSeconds, noisy)
 			}
 		}
 	}
@@ -505,6 +505,10 @@ type runResult struct {
 	// Quiet says the CPU settled before the run; SettleSeconds is the wait.
 	Quiet         bool    `json:"quiet"`
 	SettleSeconds float64 `json:"settle_seconds"`
+	// PrepSeconds is the untimed preparation before the settling: wiping
+	// the destination, dropping caches, warming the source (and for the
+	// rerun workload, the first copy).
+	PrepSeconds float64 `json:"prep_seconds"`
 	// Retries counts the disturbed attempts thrown away before this one.
 	Retries int `json:"retries"`
 }
@@ -512,6 +516,7 @@ type runResult struct {
 // runOnce prepares the destination and the cache condition, then times the
 // tool and a sync of the destination's filesystem (a durable copy).
 func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult, error) {
+	prepStart := time.Now()
 	dst := b.dstDir()
 	wrap := b.wrap
 	if err := b.wipe(); err != nil {
@@ -547,6 +552,7 @@ func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult
 			}
 		}
 	}
+	prep := time.Since(prepStart)
 	quiet, waited := b.settle()
 	cpu0 := readCPU()
 	start := time.Now()
@@ -565,6 +571,7 @@ func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult
 	return runResult{
 		Seconds: wall.Seconds(), SyncSeconds: end.Sub(toolDone).Seconds(), MaxRSSKiB: rss,
 		CPUSeconds: cpu.Seconds(), OtherCPU: max(other, 0), Quiet: quiet, SettleSeconds: waited.Seconds(),
+		PrepSeconds: prep.Seconds(),
 	}, nil
 }
 
