@@ -61,6 +61,7 @@ A source directory named like a command (verify) is written ./verify.
 		Example: `  fastcopy ~/Photos /media/usb/Photos      # keep one copy up to date
   fastcopy -v --exclude '*.tmp' src/ backup/
   fastcopy --json a.iso b.iso /mnt/archive > report.json`,
+		Version:       version(),
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -72,6 +73,7 @@ A source directory named like a command (verify) is written ./verify.
 		},
 	}
 	opts.addFlags(cmd)
+	cmd.SetVersionTemplate("fastcopy {{.Version}}\n")
 	cmd.Flags().SortFlags = false
 	// An unknown or malformed flag is a usage error (exit 2), here and in
 	// the subcommands, which inherit this.
