@@ -224,11 +224,12 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 	}
 	defer src.Close()
 	tmp := en.tempName()
-	dst, err := dd.CreateTemp(tmp)
+	perm, b := e.createMode(dd, &en.st)
+	dst, err := dd.CreateTempMode(tmp, perm)
 	if fileio.IsExist(err) {
 		// A leftover of an interrupted run, or of our own first attempt.
 		_ = dd.Remove(tmp)
-		dst, err = dd.CreateTemp(tmp)
+		dst, err = dd.CreateTempMode(tmp, perm)
 	}
 	if err != nil {
 		return nil, err
@@ -277,7 +278,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 		e.stats.BytesVerified.Add(n)
 		e.stats.BytesRead.Add(n)
 	}
-	if err := e.applyMeta(dst, src, &en.st); err != nil {
+	if err := e.applyMeta(dst, src, &en.st, b); err != nil {
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {

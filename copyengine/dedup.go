@@ -345,7 +345,7 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp str
 		return nil, err
 	}
 	defer src.Close()
-	if err = e.applyMeta(f, src, &d.en.st); err != nil {
+	if err = e.applyMeta(f, src, &d.en.st, born{}); err != nil {
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {

@@ -104,6 +104,8 @@ type engine struct {
 	dstDev      uint64
 	root        bool // running as root: owners, devices, all xattrs
 	euid        int
+	umask       uint32 // the process's, when umaskKnown
+	umaskKnown  bool
 	egid        int
 
 	bufs sync.Pool
@@ -157,6 +159,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
 	e.euid = fileio.Geteuid()
+	e.umask, e.umaskKnown = fileio.Umask()
 	e.egid = fileio.Getegid()
 	e.root = e.euid == 0
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }

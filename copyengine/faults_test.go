@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
@@ -361,4 +363,38 @@ func TestFaultNoSyncfsFileFlushFails(t *testing.T) {
 		t.Errorf("b is in place after its flush failed (%v)", err)
 	}
 	noTemps(t, dst)
+}
+
+// TestFaultModeSetOnlyWhenNeeded: a plain file's copy is created with its
+// owner and mode, so neither is set after (a failing chmod or chown is
+// never reached); under a default ACL the mode is set, and its failure is
+// reported.
+func TestFaultModeSetOnlyWhenNeeded(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	scr := scratchDir(t)
+	src := filepath.Join(scr, "src")
+	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
+	fileio.SetFaults(
+		&fileio.Fault{Op: fileio.OpChmod, PathHas: "fastcopy-tmp", Err: syscall.EIO},
+		&fileio.Fault{Op: fileio.OpChown, PathHas: "fastcopy-tmp", Err: syscall.EIO},
+	)
+	defer fileio.ClearFaults()
+	dst := filepath.Join(scr, "plain")
+	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil {
+		t.Fatalf("Run into a plain directory: %v (failures %v); the mode or owner was set although creation gave it", err, sum.Failures)
+	}
+	checkModes(t, dst, map[string]os.FileMode{"a": 0o644})
+
+	dst = filepath.Join(scr, "acl")
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setxattr(dst, "system.posix_acl_default", defaultACL(), 0); err != nil {
+		t.Skipf("skipped the default-ACL half: %s takes no default ACL: %v", dst, err)
+	}
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || !strings.Contains(sum.Failures[0].Err, "setting mode") {
+		t.Fatalf("Run under a default ACL: %v, failures %v; want the mode set (and its injected failure reported)", err, sum.Failures)
+	}
 }

@@ -37,12 +37,45 @@ func mode(st *fileio.Stat, ownerKept bool) uint32 {
 	return m
 }
 
-// applyMeta gives the open copy f the owner, mode and extended attributes of
-// the source (srcF may be nil when the source is not open). Times are set
-// separately, last, because a read-back could move the access time.
-func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat) error {
+// born says which of a new file's attributes its creation already made
+// right (see createMode), so that applyMeta need not set them.
+type born struct{ owner, mode bool }
+
+// createMode returns the permission bits to create the copy of st in dd
+// with, and which of its owner and mode creation gets right by itself: the
+// owner when the process (and dd's group rule) gives the wanted one; the
+// mode as well when it is plain permission bits the umask leaves alone, dd
+// has no default ACL, and the mode does not stop the rest of applyMeta. On
+// many small files each attribute set is a system call and an inode update
+// per file. Otherwise the file is created 0600 and applyMeta sets the rest.
+//
+// While its data is written a temporary is thus readable by no one who may
+// not read the finished copy: it has the copy's own owner and mode, or
+// 0600. A setuid or setgid program never exists half-written.
+func (e *engine) createMode(dd *fileio.Dir, st *fileio.Stat) (uint32, born) {
+	in := dd.Inherit()
+	if !in.Known {
+		return 0o600, born{}
+	}
 	uid, gid, kept := e.owner(st)
-	if uid >= 0 || gid >= 0 {
+	b := born{owner: (uid < 0 || uid == e.euid) && (gid < 0 || uint32(gid) == in.Gid)}
+	want := mode(st, kept)
+	// Without root, user.* attributes are set before the mode and need the
+	// owner's write permission, and the read-back needs read permission.
+	if b.owner && e.umaskKnown && !in.DefaultACL && want&^0o777 == 0 && want&e.umask == 0 && (e.root || want&0o600 == 0o600) {
+		b.mode = true
+		return want, b
+	}
+	return 0o600, b
+}
+
+// applyMeta gives the open copy f the owner, mode and extended attributes of
+// the source (srcF may be nil when the source is not open), leaving out what
+// its creation already made right (b). Times are set separately, last,
+// because a read-back could move the access time.
+func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born) error {
+	uid, gid, kept := e.owner(st)
+	if (uid >= 0 || gid >= 0) && !b.owner {
 		if err := f.Chown(uid, gid); err != nil {
 			if e.root {
 				return fmt.Errorf("setting owner: %w", err)
@@ -57,6 +90,9 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat) error {
 		if err := fileio.CopyXattrs(srcF, f, e.root); err != nil && !fileio.IsFallback(err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
+	}
+	if b.mode {
+		return nil
 	}
 	if err := f.Chmod(mode(st, kept)); err != nil {
 		return fmt.Errorf("setting mode: %w", err)
@@ -144,7 +180,7 @@ func (e *engine) applyOneDir(dm dirMeta) error {
 		srcF = sd.AsFile()
 	}
 	f := dd.AsFile()
-	if err := e.applyMeta(f, srcF, &dm.st); err != nil {
+	if err := e.applyMeta(f, srcF, &dm.st, born{}); err != nil {
 		return err
 	}
 	return f.SetTimes(dm.st.Atime, dm.st.Mtime)

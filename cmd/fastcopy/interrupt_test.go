@@ -345,11 +345,23 @@ func startBinary(t *testing.T, bin string, args ...string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
 	go func() {
 		err := p.cmd.Wait()
 		p.end = time.Now()
+		close(exited)
 		p.done <- err
 	}()
+	// A test that fails while the process runs must not leave it running:
+	// it would keep the test's filesystem busy and its mount in place.
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-exited
+		}
+	})
 	return p
 }
 

@@ -8,8 +8,10 @@
 //     Linux, O_NOFOLLOW_ANY on darwin, a component-by-component O_NOFOLLOW
 //     walk elsewhere).
 //   - Dir.CreateTemp creates a file with O_CREAT|O_EXCL|O_NOFOLLOW and mode
-//     0600, so that an existing file, symlink or hard link at that name is
-//     never opened or written through.
+//     0600 (CreateTempMode with another mode), so that an existing file,
+//     symlink or hard link at that name is never opened or written through.
+//     Dir.Inherit tells what such a file takes from its directory (a setgid
+//     group, a default ACL) on Linux, and nothing elsewhere.
 //   - File offers the data-path primitives: FICLONE (clonefile on darwin),
 //     copy_file_range, SEEK_DATA/SEEK_HOLE, posix_fadvise and syncfs where
 //     the platform has them, each returning ErrUnsupported where it does not.

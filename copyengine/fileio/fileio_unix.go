@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +19,9 @@ import (
 type Dir struct {
 	fd   int
 	path string
+
+	inheritOnce sync.Once
+	inherit     Inherited
 }
 
 // File is an open file.
@@ -238,14 +242,18 @@ func (d *Dir) openRead(name string, flags int) (*File, error) {
 
 // CreateTemp creates name exclusively (O_EXCL|O_NOFOLLOW) with mode 0600,
 // open for reading and writing.
-func (d *Dir) CreateTemp(name string) (*File, error) {
+func (d *Dir) CreateTemp(name string) (*File, error) { return d.CreateTempMode(name, 0o600) }
+
+// CreateTempMode is CreateTemp with the permission bits perm (less the
+// umask, or as d's default ACL decides; see Inherit).
+func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
 	p := d.join(name)
 	if err := inject(OpCreate, p); err != nil {
 		return nil, pathErr("create", p, err)
 	}
 	var fd int
 	err := ignoringEINTR(func() (err error) {
-		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm&0o777)
 		return err
 	})
 	if err != nil {
@@ -447,11 +455,17 @@ func (f *File) Sync() error {
 
 // Chmod sets the file's mode, including setuid, setgid and sticky bits.
 func (f *File) Chmod(mode uint32) error {
+	if err := inject(OpChmod, f.path); err != nil {
+		return pathErr("chmod", f.path, err)
+	}
 	return pathErr("chmod", f.path, ignoringEINTR(func() error { return unix.Fchmod(f.fd, mode&0o7777) }))
 }
 
 // Chown sets the file's owner and group (-1 leaves one unchanged).
 func (f *File) Chown(uid, gid int) error {
+	if err := inject(OpChown, f.path); err != nil {
+		return pathErr("chown", f.path, err)
+	}
 	return pathErr("chown", f.path, ignoringEINTR(func() error { return unix.Fchown(f.fd, uid, gid) }))
 }
 

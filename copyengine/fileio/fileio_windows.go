@@ -402,6 +402,12 @@ func openRead(p string, follow bool) (windows.Handle, error) {
 // existing name, a symlink included), open for reading and writing. Windows
 // has no mode to give it: the file gets its directory's inherited ACL.
 func (d *Dir) CreateTemp(name string) (*File, error) {
+	return d.CreateTempMode(name, 0o600)
+}
+
+// CreateTempMode is CreateTemp; Windows has no permission bits to create a
+// file with (Chmod sets the read-only attribute).
+func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
 	p := d.join(name)
 	if err := inject(OpCreate, p); err != nil {
 		return nil, pathErr("create", p, err)
@@ -843,6 +849,9 @@ func (f *File) Sync() error {
 // Chmod sets the file's read-only attribute from the owner's write bit of
 // mode, as os.File.Chmod does; that is all of a mode Windows keeps.
 func (f *File) Chmod(mode uint32) error {
+	if err := inject(OpChmod, f.path); err != nil {
+		return pathErr("chmod", f.path, err)
+	}
 	return pathErr("chmod", f.path, f.withAttrHandle(func(h windows.Handle) error {
 		attrs, err := getAttrs(h)
 		if err != nil {
@@ -861,6 +870,9 @@ func (f *File) Chmod(mode uint32) error {
 
 // Chown would set the file's owner and group; see chown.
 func (f *File) Chown(uid, gid int) error {
+	if err := inject(OpChown, f.path); err != nil {
+		return pathErr("chown", f.path, err)
+	}
 	return pathErr("chown", f.path, chown(uid, gid))
 }
 
@@ -927,6 +939,13 @@ func IsNoAttr(err error) bool { return false }
 // DeviceOf reports the device as unknown: Windows tells no rotational or
 // USB disk from an SSD here, and the caller picks its default.
 func DeviceOf(path string) Device { return Device{unknown: true} }
+
+// Inherit reports that what a new file gets cannot be told here: the
+// caller sets every attribute itself.
+func (d *Dir) Inherit() Inherited { return Inherited{} }
+
+// Umask reports that there is no umask here.
+func Umask() (uint32, bool) { return 0, false }
 
 // Geteuid returns -1, as os.Geteuid does on Windows: there are no numeric
 // user ids, and the engine must not take the process for root (uid 0),

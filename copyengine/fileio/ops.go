@@ -20,4 +20,6 @@ const (
 	OpLink      Op = "link"
 	OpClone     Op = "clone"
 	OpCopyRange Op = "copyrange"
+	OpChmod     Op = "chmod"
+	OpChown     Op = "chown"
 )

@@ -85,3 +85,15 @@ func FileMode(mode uint32) fs.FileMode {
 	}
 	return m
 }
+
+// Inherited is what a file created in a directory takes from the system
+// rather than from its creator: its group (the process's, or the
+// directory's when the directory is setgid), and whether the directory
+// has a default ACL, which then decides its permission bits instead of the
+// umask. Known is false where this cannot be told; then nothing of it may
+// be relied on.
+type Inherited struct {
+	Gid        uint32
+	DefaultACL bool
+	Known      bool
+}
