@@ -74,6 +74,7 @@ A source directory named like a command (verify) is written ./verify.
 	}
 	opts.addFlags(cmd)
 	cmd.SetVersionTemplate("fastcopy {{.Version}}\n")
+	cmd.InitDefaultVersionFlag() // now, not at Execute, so that docs/cli lists it
 	cmd.Flags().SortFlags = false
 	// An unknown or malformed flag is a usage error (exit 2), here and in
 	// the subcommands, which inherit this.
