@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +32,24 @@ func TestRemoveTree(t *testing.T) {
 	}
 	if err := removeTree(dir); err != nil {
 		t.Errorf("removeTree of a missing directory: %v; want nil, as os.RemoveAll", err)
+	}
+}
+
+func TestDiscardMount(t *testing.T) {
+	const table = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard,resv_strict
+30 22 0:26 / /tmp rw,nosuid shared:5 - tmpfs tmpfs rw
+31 22 7:0 / /var/tmp/img rw,relatime shared:6 - ext4 /dev/loop0 rw
+32 22 7:1 / /mnt/d rw,relatime shared:7 - xfs /dev/loop1 rw,attr2,discard,inode64
+`
+	for dir, want := range map[string]string{
+		"/var/tmp/fastcopy-bench/dst": "/",
+		"/tmp/x":                      "",
+		"/var/tmp/img/dst":            "",
+		"/var/tmp/imgx/dst":           "/",
+		"/mnt/d":                      "/mnt/d",
+	} {
+		if got := discardMountIn(strings.NewReader(table), dir); got != want {
+			t.Errorf("discardMountIn(%q) = %q, want %q", dir, got, want)
+		}
 	}
 }
