@@ -225,7 +225,7 @@ type bench struct {
 	// cache drop: warm runs after the first need not read it again.
 	warmSrc string
 	// rerunReady holds the tools whose finished copy for the rerun
-	// workload exists (see rerunDirs).
+	// workload exists (see runDirs).
 	rerunReady map[string]bool
 	// discardMnt is the mount point of the destination's filesystem when
 	// it is mounted with online discard (see remove), else "".
