@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -313,34 +312,22 @@ func describeFS(dir string) string {
 		return "unknown filesystem"
 	}
 	defer f.Close()
-	var best, desc string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		a, b := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(a) < 6 || len(b) < 2 {
-			continue
-		}
-		mnt := a[4]
-		if (dir == mnt || strings.HasPrefix(dir, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) >= len(best) {
-			best = mnt
-			desc = fmt.Sprintf("%s (%s mounted on %s, %s)", b[0], b[1], mnt, a[5])
-			rot := "/sys/dev/block/" + a[2] + "/queue/rotational"
-			if _, err := os.Stat(rot); err != nil {
-				rot = "/sys/dev/block/" + a[2] + "/../queue/rotational"
-			}
-			if v, err := os.ReadFile(rot); err == nil {
-				desc += ", block device rotational=" + strings.TrimSpace(string(v))
-			}
-			// An ext4 without a journal allocates inodes differently (it
-			// skips recently deleted ones), which matters to small-file runs.
-			if v, err := os.ReadFile("/sys/fs/ext4/" + filepath.Base(b[1]) + "/journal_task"); b[0] == "ext4" && err == nil && strings.TrimSpace(string(v)) == "<none>" {
-				desc += ", no journal"
-			}
-		}
-	}
-	if desc == "" {
+	m, ok := mountOf(f, dir)
+	if !ok {
 		return "unknown filesystem"
+	}
+	desc := fmt.Sprintf("%s (%s mounted on %s, %s)", m.fsType, m.source, m.point, m.opts)
+	rot := "/sys/dev/block/" + m.devNum + "/queue/rotational"
+	if _, err := os.Stat(rot); err != nil {
+		rot = "/sys/dev/block/" + m.devNum + "/../queue/rotational"
+	}
+	if v, err := os.ReadFile(rot); err == nil {
+		desc += ", block device rotational=" + strings.TrimSpace(string(v))
+	}
+	// An ext4 without a journal allocates inodes differently (it skips
+	// recently deleted ones), which matters to small-file runs.
+	if v, err := os.ReadFile("/sys/fs/ext4/" + filepath.Base(m.source) + "/journal_task"); m.fsType == "ext4" && err == nil && strings.TrimSpace(string(v)) == "<none>" {
+		desc += ", no journal"
 	}
 	return desc
 }

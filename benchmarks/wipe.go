@@ -155,23 +155,43 @@ func discardMount(dir string) string {
 
 // discardMountIn is discardMount reading the mountinfo table from r.
 func discardMountIn(r io.Reader, dir string) string {
-	var best string
-	var discard bool
+	m, ok := mountOf(r, dir)
+	if !ok || !slices.Contains(strings.Split(m.superOpts, ","), "discard") {
+		return ""
+	}
+	return m.point
+}
+
+// mountEntry is one line of /proc/self/mountinfo.
+type mountEntry struct {
+	devNum    string // MAJ:MIN
+	point     string // mount point
+	opts      string // per-mount options
+	fsType    string
+	source    string
+	superOpts string // the filesystem's own options (discard, ...)
+}
+
+// mountOf returns the mountinfo entry (read from r) of the filesystem
+// holding dir: the mount point that is the longest prefix of dir.
+func mountOf(r io.Reader, dir string) (mountEntry, bool) {
+	var best mountEntry
+	found := false
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
 		a, b := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(a) < 6 || len(b) < 3 {
+		if !ok || len(a) < 6 || len(b) < 2 {
 			continue
 		}
 		mnt := a[4]
-		if (dir == mnt || strings.HasPrefix(dir, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) >= len(best) {
-			best = mnt
-			discard = slices.Contains(strings.Split(b[2], ","), "discard")
+		if (dir == mnt || strings.HasPrefix(dir, strings.TrimSuffix(mnt, "/")+"/")) && len(mnt) >= len(best.point) {
+			best = mountEntry{devNum: a[2], point: mnt, opts: a[5], fsType: b[0], source: b[1]}
+			if len(b) > 2 {
+				best.superOpts = b[2]
+			}
+			found = true
 		}
 	}
-	if !discard {
-		return ""
-	}
-	return best
+	return best, found
 }
