@@ -122,8 +122,8 @@ func (b *bench) remove(dirs ...string) error {
 // trim discards the blocks the wipes freed while discard was paused, as
 // the filesystem's discard option would have.
 func (b *bench) trim() {
-	if !b.trimmed {
-		return
+	if !b.trimmed || b.discardMnt == "" {
+		return // nothing freed without discard, or discard could not be restored (noted)
 	}
 	b.trimmed = false
 	start := time.Now()
