@@ -76,17 +76,18 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			return
 		}
 		var p *pending
-		size, writing := en.st.Size, false
+		size := en.st.Size
 		var pre *preread
+		var w dedupWrite
 		if e.ix != nil && size > 0 {
 			var handled bool
-			if handled, writing, pre = e.beginDedup(c, en, rel, buf); handled {
+			if handled, w, pre = e.beginDedup(c, en, rel, buf); handled {
 				return
 			}
 		}
 		p, err = e.copyRegular(c, en, rel, buf, pre)
-		if writing {
-			e.endDedup(p, size)
+		if w.owed() {
+			e.endDedup(p, size, w)
 		}
 		if err == nil {
 			select {

@@ -38,33 +38,34 @@ func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
 }
 
 // beginDedup runs before a regular file is copied. A file whose size no
-// other file shares is copied in one pass (writing: it must then Register
-// or Abandon). A file whose size collides is hashed first; when a file of
-// the run already holds the same bytes, it is set aside to share them
-// (handled) instead of being written again.
+// other file shares is copied in one pass (it must then Register or
+// Abandon: w.begun). A file whose size collides is hashed first; when a
+// file of the run already holds the same bytes, it is set aside to share
+// them (handled) instead of being written again, and otherwise it is
+// written as the target Find made for it (w.claimed).
 //
 // When the file is to be written, pre (if not nil) holds the source still
 // open, and its bytes when they fit in buf, for writeTemp to use.
-func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled, writing bool, pre *preread) {
+func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled bool, w dedupWrite, pre *preread) {
 	size := en.st.Size
 	if !e.ix.Begin(size, e.targetGone) {
-		return false, true, nil
+		return false, dedupWrite{begun: true}, nil
 	}
 	pre, err := e.readSource(c.src.d, en, buf)
 	if err != nil {
-		return false, false, nil // copied without dedup; the copy reports a real error
+		return false, dedupWrite{}, nil // copied without dedup; the copy reports a real error
 	}
 	e.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
-	t := e.ix.Find(size, pre.sum, e.dedupMeta(&en.st), e.linkOnly)
-	if t == nil {
-		return false, true, pre
+	t, mine := e.ix.Find(rel, size, pre.sum, e.dedupMeta(&en.st), e.linkOnly)
+	if mine {
+		return false, dedupWrite{claimed: t}, pre
 	}
 	sum := pre.sum
 	pre.f.Close()
 	e.mu.Lock()
 	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t})
 	e.mu.Unlock()
-	return true, false, nil
+	return true, dedupWrite{}, nil
 }
 
 // targetGone reports whether a file the cache says the destination holds is
@@ -171,13 +172,28 @@ func (e *engine) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, 
 
 // endDedup registers a written file as a target for later ones, or gives
 // up its place when it was not written.
-func (e *engine) endDedup(p *pending, size int64) {
-	if p == nil || p.size != size {
+func (e *engine) endDedup(p *pending, size int64, w dedupWrite) {
+	switch {
+	case w.claimed != nil && p != nil && p.size == size && p.sum == w.claimed.Sum:
+		p.target = w.claimed
+	case w.claimed != nil:
+		e.ix.Drop(w.claimed) // not written, or not with the digest it was found by
+	case p == nil || p.size != size:
 		e.ix.Abandon(size)
-		return
+	default:
+		p.target = e.ix.Register(p.rel, size, p.sum, e.dedupMeta(&p.en.st))
 	}
-	p.target = e.ix.Register(p.rel, size, p.sum, e.dedupMeta(&p.en.st))
 }
+
+// dedupWrite is what a file written under dedup owes the index when its
+// copy ends: a Register or Abandon after Begin (begun), or the target Find
+// made for it (claimed).
+type dedupWrite struct {
+	begun   bool
+	claimed *dedup.Target
+}
+
+func (w dedupWrite) owed() bool { return w.begun || w.claimed != nil }
 
 // placeDups shares data for every duplicate, in path order, once the files
 // they share with are in place.

@@ -134,30 +134,39 @@ func (g *group) prune(gone func(*Target) bool) {
 		if !gone(t) {
 			continue
 		}
-		ts := g.bySum[t.Sum]
-		for i, x := range ts {
-			if x == t {
-				ts = append(ts[:i], ts[i+1:]...)
-				break
-			}
-		}
-		if len(ts) == 0 {
-			delete(g.bySum, t.Sum)
-		} else {
-			g.bySum[t.Sum] = ts
-		}
+		g.remove(t)
 	}
 	g.unlooked = nil
 }
 
-// Find waits until every file of this size being written has registered its
-// digest, then returns a target with the same digest (and, when sameMeta,
-// the same Meta), or nil. With nil the caller writes the file itself and is
-// counted as writing it: it must end with Register or Abandon.
+// remove takes t out of the group's targets.
+func (g *group) remove(t *Target) {
+	ts := g.bySum[t.Sum]
+	for i, x := range ts {
+		if x == t {
+			ts = append(ts[:i], ts[i+1:]...)
+			break
+		}
+	}
+	if len(ts) == 0 {
+		delete(g.bySum, t.Sum)
+	} else {
+		g.bySum[t.Sum] = ts
+	}
+}
+
+// Find waits until every file of this size being written without a known
+// digest (after Begin) has registered it, then returns a target with the
+// same digest (and, when sameMeta, the same Meta), with mine false. With
+// none, the caller's file becomes a target under rel at once, returned with
+// mine true: the caller writes it and ends with Done on it, or Drop when it
+// wrote something else or nothing. Its digest is known, so files of its
+// size hashed later need not wait for its write: one with the same digest
+// finds it (and shares its data once it is in place), others go on.
 //
 // sameMeta is asked once the wait is over, since what the writers of this
 // size found out (that the destination cannot clone, say) may decide it.
-func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta func() bool) *Target {
+func (ix *Index) Find(rel string, size int64, sum verify.Sum, meta Meta, sameMeta func() bool) (t *Target, mine bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	g := ix.sizes[size]
@@ -171,11 +180,22 @@ func (ix *Index) Find(size int64, sum verify.Sum, meta Meta, sameMeta func() boo
 	linkOnly := sameMeta()
 	for _, t := range g.bySum[sum] {
 		if !linkOnly || t.External || t.Meta == meta {
-			return t
+			return t, false
 		}
 	}
-	g.writing++
-	return nil
+	t = &Target{Rel: rel, Sum: sum, Size: size, Meta: meta}
+	g.bySum[sum] = append(g.bySum[sum], t)
+	return t, true
+}
+
+// Drop forgets a target that Find made for a file its caller did not write
+// as announced. Files that found it meanwhile see it never placed.
+func (ix *Index) Drop(t *Target) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if g := ix.sizes[t.Size]; g != nil {
+		g.remove(t)
+	}
 }
 
 // Others returns the targets with t's size and digest, other than t, whose
@@ -199,8 +219,8 @@ func (ix *Index) Others(t *Target, meta Meta) []*Target {
 	return out
 }
 
-// Register records the digest of a file written after Begin (or a nil Find)
-// and returns it as a target for later files.
+// Register records the digest of a file written after Begin and returns it
+// as a target for later files.
 func (ix *Index) Register(rel string, size int64, sum verify.Sum, meta Meta) *Target {
 	t := &Target{Rel: rel, Sum: sum, Size: size, Meta: meta}
 	ix.mu.Lock()
@@ -212,7 +232,7 @@ func (ix *Index) Register(rel string, size int64, sum verify.Sum, meta Meta) *Ta
 	return t
 }
 
-// Abandon ends a Begin (or a nil Find) whose file was not written.
+// Abandon ends a Begin whose file was not written.
 func (ix *Index) Abandon(size int64) {
 	ix.mu.Lock()
 	ix.sizes[size].writing--

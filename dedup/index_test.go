@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -28,19 +29,52 @@ func TestFindMatchesDigestAndMeta(t *testing.T) {
 	m2 := Meta{Mode: 0o600, Mtime: 1}
 	ix.Begin(1, nil)
 	ta := ix.Register("x", 1, a, m1)
-	if got := ix.Find(1, a, m2, no); got != ta {
-		t.Fatalf("clone lookup ignoring metadata: got %v", got)
+	if got, mine := ix.Find("y", 1, a, m2, no); got != ta || mine {
+		t.Fatalf("clone lookup ignoring metadata: got %v (mine %v)", got, mine)
 	}
-	if got := ix.Find(1, a, m2, yes); got != nil {
+	got, mine := ix.Find("y", 1, a, m2, yes)
+	if !mine || got == ta {
 		t.Fatalf("hard-link lookup matched a file with other metadata: %v", got)
 	}
-	ix.Abandon(1) // the nil Find above counted the caller as writing
-	if got := ix.Find(1, b, m1, no); got != nil {
+	ix.Drop(got) // y was not written after all
+	if got, mine := ix.Find("z", 1, b, m1, no); !mine || got.Rel != "z" {
 		t.Fatalf("another digest matched: %v", got)
 	}
-	ix.Abandon(1)
-	if got := ix.Find(1, a, m1, yes); got != ta {
+	if got, _ := ix.Find("w", 1, a, m1, yes); got != ta {
 		t.Fatalf("same digest and metadata: got %v", got)
+	}
+	if got, mine := ix.Find("v", 1, a, m2, yes); !mine || got.Rel != "v" {
+		t.Fatalf("the dropped target y was found again: %v", got)
+	}
+}
+
+// TestFindDoesNotWaitForHashedWriters: a file Find made a target of has a
+// known digest, so later files of its size need not wait for its write: a
+// same-digest file finds it, another goes on. Only a writer from Begin,
+// whose digest comes with its copy, is waited for.
+func TestFindDoesNotWaitForHashedWriters(t *testing.T) {
+	ix := NewIndex()
+	a, b := verify.Bytes([]byte("a")), verify.Bytes([]byte("b"))
+	ix.Begin(1, nil)
+	ix.Register("first", 1, verify.Bytes([]byte("0")), Meta{})
+	ta, mine := ix.Find("a1", 1, a, Meta{}, no) // being written, not yet registered
+	if !mine {
+		t.Fatal("a new digest found a target")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if got, _ := ix.Find("a2", 1, a, Meta{}, no); got != ta {
+			t.Errorf("a same-digest file found %v, want the one being written", got)
+		}
+		if _, mine := ix.Find("b1", 1, b, Meta{}, no); !mine {
+			t.Error("another digest found a target")
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Find waited for a writer whose digest was known")
 	}
 }
 
@@ -58,9 +92,11 @@ func TestConcurrentDuplicatesWrittenOnce(t *testing.T) {
 			defer wg.Done()
 			k := i % 3
 			if ix.Begin(7, nil) {
-				if ix.Find(7, sums[k], Meta{}, no) != nil {
+				if _, mine := ix.Find("f", 7, sums[k], Meta{}, no); !mine {
 					return // shared with what another file wrote
 				}
+				writes[k].Add(1)
+				return
 			}
 			writes[k].Add(1)
 			ix.Register("f", 7, sums[k], Meta{})
@@ -78,10 +114,16 @@ func TestAbandonWakesWaiters(t *testing.T) {
 	ix := NewIndex()
 	ix.Begin(5, nil)
 	done := make(chan *Target)
-	go func() { done <- ix.Find(5, verify.Sum{}, Meta{}, no) }()
+	go func() {
+		got, mine := ix.Find("x", 5, verify.Sum{}, Meta{}, no)
+		if !mine {
+			got = nil
+		}
+		done <- got
+	}()
 	ix.Abandon(5)
-	if got := <-done; got != nil {
-		t.Fatalf("found %v after the only writer gave up", got)
+	if got := <-done; got == nil || got.Rel != "x" {
+		t.Fatalf("found %v after the only writer gave up, want a new target", got)
 	}
 }
 
