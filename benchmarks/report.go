@@ -307,12 +307,7 @@ func describeMachine(ctx context.Context, work string, tools []*tool, fastcopyVe
 // describeFS names the filesystem holding dir: type, device, mount options,
 // and whether the block device says it is rotational.
 func describeFS(dir string) string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "unknown filesystem"
-	}
-	defer f.Close()
-	m, ok := mountOf(f, dir)
+	m, ok := mountOfDir(dir)
 	if !ok {
 		return "unknown filesystem"
 	}

@@ -144,22 +144,26 @@ func remount(mnt, opt string) error {
 
 // discardMount returns the mount point of the filesystem holding dir when
 // that filesystem is mounted with online discard, else "".
-func discardMount(dir string) string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	return discardMountIn(f, dir)
-}
+func discardMount(dir string) string { return discardPoint(mountOfDir(dir)) }
 
 // discardMountIn is discardMount reading the mountinfo table from r.
-func discardMountIn(r io.Reader, dir string) string {
-	m, ok := mountOf(r, dir)
+func discardMountIn(r io.Reader, dir string) string { return discardPoint(mountOf(r, dir)) }
+
+func discardPoint(m mountEntry, ok bool) string {
 	if !ok || !slices.Contains(strings.Split(m.superOpts, ","), "discard") {
 		return ""
 	}
 	return m.point
+}
+
+// mountOfDir is mountOf on this process's /proc/self/mountinfo.
+func mountOfDir(dir string) (mountEntry, bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return mountEntry{}, false
+	}
+	defer f.Close()
+	return mountOf(f, dir)
 }
 
 // mountEntry is one line of /proc/self/mountinfo.
