@@ -107,6 +107,7 @@ type engine struct {
 	umask       uint32 // the process's, when umaskKnown
 	umaskKnown  bool
 	egid        int
+	groups      map[uint32]bool // the process's groups, asked once (owner)
 
 	bufs sync.Pool
 
@@ -160,6 +161,10 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
+	e.groups = map[uint32]bool{}
+	for _, g := range fileio.Groups() {
+		e.groups[g] = true
+	}
 	e.egid = fileio.Getegid()
 	e.root = e.euid == 0
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }

@@ -19,7 +19,7 @@ func (e *engine) owner(st *fileio.Stat) (uid, gid int, kept bool) {
 	uid, gid = -1, -1
 	// The process's own group is set too: a new file takes the group of a
 	// setgid directory it is made in, not the process's.
-	if fileio.InGroup(st.Gid) {
+	if e.groups[st.Gid] {
 		gid = int(st.Gid)
 	}
 	kept = st.Uid == uint32(e.euid) && gid >= 0

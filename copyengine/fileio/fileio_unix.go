@@ -481,21 +481,15 @@ func Geteuid() int { return unix.Geteuid() }
 // Getegid returns the effective group id of the process.
 func Getegid() int { return unix.Getegid() }
 
-// InGroup reports whether the process is a member of gid.
-func InGroup(gid uint32) bool {
-	if uint32(unix.Getegid()) == gid {
-		return true
-	}
-	groups, err := unix.Getgroups()
-	if err != nil {
-		return false
-	}
+// Groups returns the process's effective group and its supplementary
+// groups (the groups it may give a file it owns).
+func Groups() []uint32 {
+	out := []uint32{uint32(unix.Getegid())}
+	groups, _ := unix.Getgroups()
 	for _, g := range groups {
-		if uint32(g) == gid {
-			return true
-		}
+		out = append(out, uint32(g))
 	}
-	return false
+	return out
 }
 
 // IsNotExist reports whether err says a file does not exist.

@@ -955,8 +955,8 @@ func Geteuid() int { return -1 }
 // Getegid returns -1, as os.Getegid does on Windows.
 func Getegid() int { return -1 }
 
-// InGroup reports false: Windows has no numeric groups.
-func InGroup(gid uint32) bool { return false }
+// Groups returns nil: Windows has no numeric groups.
+func Groups() []uint32 { return nil }
 
 // IsNotExist reports whether err says a file does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
