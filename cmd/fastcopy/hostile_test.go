@@ -117,8 +117,9 @@ func TestSetuidNeverWithoutOwner(t *testing.T) {
 				writing++
 				// 0600, or the copy's final mode (setuid dropped) when
 				// creation gives that: never more than the copy will have.
-				if m := st.Mode & 0o7777; m != 0o600 && m != files["big"]&^(syscall.S_ISUID|syscall.S_ISGID) {
-					t.Errorf("%s had mode %04o while it was written, want 0600 or the copy's %04o", rel, m, files["big"]&^syscall.S_ISUID)
+				final := files["big"] &^ (syscall.S_ISUID | syscall.S_ISGID)
+				if m := st.Mode & 0o7777; m != 0o600 && m != final {
+					t.Errorf("%s had mode %04o while it was written, want 0600 or the copy's %04o", rel, m, final)
 				}
 			}
 		}
