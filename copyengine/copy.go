@@ -35,14 +35,74 @@ func (e *engine) worker() {
 	bp := e.buf()
 	defer e.putBuf(bp)
 	for c := range e.chunks {
+		ahead := 0
 		for i := range c.entries {
 			if e.ctx.Err() != nil {
 				break
 			}
+			ahead = e.prefetch(c, i, ahead)
 			e.copyEntry(c, &c.entries[i], *bp)
+			c.entries[i].closeSrc()
+		}
+		for i := range c.entries[:ahead] { // left by a cancel
+			c.entries[i].closeSrc()
 		}
 		c.src.release()
 		c.dst.release()
+	}
+}
+
+// prefetchAhead is how many entries past the one being copied a worker
+// keeps opened and being read into the page cache.
+const prefetchAhead = 16
+
+// prefetchMax is the largest file opened ahead: a larger one is read in
+// several calls, and the kernel's own readahead keeps ahead of those.
+const prefetchMax = 1 << 20
+
+// prefetch opens the small source files among c's entries from the next
+// one not yet looked at (ahead) up to prefetchAhead past entry i, and asks
+// the kernel to start reading each (POSIX_FADV_WILLNEED). A cold source of
+// small files is otherwise read one device round trip at a time per worker;
+// this way a worker's next files are in flight while it copies the current
+// one (20,000 files of 4 KiB with cold caches: about half the time). A
+// warm file costs one fadvise call. It returns the new ahead.
+func (e *engine) prefetch(c *chunk, i, ahead int) int {
+	if e.opt.DryRun {
+		return ahead
+	}
+	for ; ahead < len(c.entries) && ahead <= i+prefetchAhead; ahead++ {
+		en := &c.entries[ahead]
+		if !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
+			continue
+		}
+		if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && e.mayClone(&en.st) {
+			continue // a clone that needs no digest reads no data
+		}
+		f, err := c.src.d.Open(en.name, e.opt.Dereference)
+		if err != nil {
+			continue // the copy opens it again and reports what it finds
+		}
+		f.Prefetch(0, en.st.Size)
+		en.src = f
+	}
+	return ahead
+}
+
+// openSrc returns en's source, opened ahead (the entry gives it up) or now.
+func (e *engine) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
+	if f := en.src; f != nil {
+		en.src = nil
+		return f, nil
+	}
+	return sd.Open(en.name, e.opt.Dereference)
+}
+
+// closeSrc closes a source opened ahead that the copy did not take.
+func (en *entry) closeSrc() {
+	if en.src != nil {
+		en.src.Close()
+		en.src = nil
 	}
 }
 
@@ -220,7 +280,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 	var src *fileio.File
 	if pre != nil {
 		src = pre.f
-	} else if src, err = sd.Open(en.name, e.opt.Dereference); err != nil {
+	} else if src, err = e.openSrc(sd, en); err != nil {
 		return nil, err
 	}
 	defer src.Close()
@@ -340,6 +400,7 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc
 		if sameDev && !broken {
 			err := dst.Clone(src)
 			if err == nil {
+				e.cloneWorks.Store(st.Dev, true)
 				var sum verify.Sum
 				n := size
 				if e.needSum() {

@@ -145,7 +145,7 @@ func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, 
 // meanwhile, and returns it still open.
 func (e *engine) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
 	started := time.Now()
-	f, err := sd.Open(en.name, e.opt.Dereference)
+	f, err := e.openSrc(sd, en)
 	if err != nil {
 		return nil, err
 	}

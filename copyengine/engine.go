@@ -53,6 +53,7 @@ type entry struct {
 	check   bool         // size matches: compare digests before deciding to copy
 	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
 	tmp     string       // the temporary name, when not tempName(dstName)
+	src     *fileio.File // the source, when opened ahead (prefetch)
 }
 
 // tempName is the name en is written under before it takes dstName: the
@@ -119,7 +120,8 @@ type engine struct {
 	manifest  []verify.ManifestEntry
 	unhashed  []string // files in place whose digest the manifest still needs
 
-	noClone sync.Map // dev -> true once FICLONE failed there
+	noClone    sync.Map // dev -> true once FICLONE failed there
+	cloneWorks sync.Map // dev -> true once FICLONE worked there
 
 	cache   *hashcache.Cache // nil with --no-cache
 	dstSide cacheSide

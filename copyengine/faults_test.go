@@ -11,12 +11,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -396,5 +398,52 @@ func TestFaultModeSetOnlyWhenNeeded(t *testing.T) {
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
 	if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || !strings.Contains(sum.Failures[0].Err, "setting mode") {
 		t.Fatalf("Run under a default ACL: %v, failures %v; want the mode set (and its injected failure reported)", err, sum.Failures)
+	}
+}
+
+// TestFaultPrefetchOpensAhead checks the look-ahead of the copy workers:
+// each small source is opened once, its read is requested before the files
+// before it are written (16 entries ahead of the one being copied), and
+// files that are empty or larger than 1 MiB are not asked for.
+func TestFaultPrefetchOpensAhead(t *testing.T) {
+	for _, verifyMode := range []copyengine.VerifyMode{copyengine.VerifyOff, copyengine.VerifyDevice} {
+		t.Run(string(verifyMode), func(t *testing.T) {
+			scr := scratchDir(t)
+			src := filepath.Join(scr, "src")
+			const small = 40
+			for i := 0; i < small; i++ {
+				writeFile(t, filepath.Join(src, fmt.Sprintf("f%02d", i)), pattern(int64(i), 4096))
+			}
+			// In a directory of their own, so that the first chunk holds
+			// small files only.
+			writeFile(t, filepath.Join(src, "sub", "big"), pattern(99, 2<<20))
+			writeFile(t, filepath.Join(src, "sub", "empty"), nil)
+			// A file changed within the last 50 ms is read twice (the
+			// engine's settling rule): let them age past that.
+			time.Sleep(100 * time.Millisecond)
+
+			opens := &fileio.Fault{Op: fileio.OpOpen, PathHas: src + string(filepath.Separator)}
+			prefetches := &fileio.Fault{Op: fileio.OpPrefetch}
+			askedAtFirstWrite := -1
+			// The temporary of the first small file written (the chunk of sub/
+			// may come first).
+			firstCreate := &fileio.Fault{Op: fileio.OpCreate, PathHas: string(filepath.Separator) + ".f", Nth: 1, Then: func() { askedAtFirstWrite = prefetches.Calls() }}
+			setFaults(t, opens, prefetches, firstCreate)
+
+			dst := filepath.Join(scr, "dst")
+			if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: verifyMode, Dedup: dedup.Off}); err != nil {
+				t.Fatal(err)
+			}
+			sameTree(t, src, dst)
+			if got, want := opens.Calls(), small+2; got != want {
+				t.Errorf("sources opened %d times, want %d (each once: the copy uses the descriptor opened ahead)", got, want)
+			}
+			if got := prefetches.Calls(); got != small {
+				t.Errorf("reads asked for ahead: %d, want %d (the small files, not the empty or 2 MiB one)", got, small)
+			}
+			if want := 17; askedAtFirstWrite != want {
+				t.Errorf("when the first file was created, %d reads had been asked for, want %d (it and the 16 after it)", askedAtFirstWrite, want)
+			}
+		})
 	}
 }

@@ -21,7 +21,16 @@ type Fault struct {
 	Err     syscall.Errno // the error returned; 0 with Op==OpWrite and Corrupt
 	Corrupt bool          // for OpWrite: flip the first byte written instead of failing
 	Short   bool          // for OpWrite: write half of the buffer, then fail with Err
+	Then    func()        // called each time the fault applies (not to OpWrite), before it takes effect
 	calls   int
+}
+
+// Calls is how many calls have matched f's operation and path so far (a
+// fault with no Err counts calls and changes nothing).
+func (f *Fault) Calls() int {
+	faultMu.Lock()
+	defer faultMu.Unlock()
+	return f.calls
 }
 
 var (
@@ -117,7 +126,11 @@ func match(op Op, path string) *Fault {
 }
 
 func inject(op Op, path string) error {
-	if f := match(op, path); f != nil && !f.Corrupt && !f.Short {
+	f := match(op, path)
+	if f != nil && f.Then != nil {
+		f.Then()
+	}
+	if f != nil && !f.Corrupt && !f.Short && f.Err != 0 {
 		return f.Err
 	}
 	return nil
@@ -126,7 +139,7 @@ func inject(op Op, path string) error {
 func injectWrite(path string, p []byte) ([]byte, error) {
 	f := match(OpWrite, path)
 	switch {
-	case f == nil || len(p) == 0:
+	case f == nil || len(p) == 0 || (f.Err == 0 && !f.Corrupt):
 		return p, nil
 	case f.Corrupt:
 		q := append([]byte(nil), p...)

@@ -175,6 +175,10 @@ func (f *File) DropCache() error {
 // and has no other advice to give.
 func (f *File) AdviseSequential() {}
 
+// Prefetch does nothing on darwin: its equivalent (fcntl F_RDADVISE) takes a
+// pointer that golang.org/x/sys/unix has no wrapper to pass.
+func (f *File) Prefetch(off, n int64) {}
+
 // Syncfs returns an error that IsFallback accepts: darwin has no syncfs(2),
 // and sync(2) returns before the data is written, so it would be no
 // guarantee. The engine then flushes each file (File.Sync) and each

@@ -918,6 +918,10 @@ func (f *File) DropCache() error {
 // to CreateFile).
 func (f *File) AdviseSequential() {}
 
+// Prefetch does nothing on Windows: it has no call that starts reading a
+// range of an open file into the cache and returns.
+func (f *File) Prefetch(off, n int64) {}
+
 // CopyXattrs returns an error that IsFallback accepts: NTFS extended
 // attributes and alternate data streams are not copied.
 func CopyXattrs(src, dst *File, all bool) error {

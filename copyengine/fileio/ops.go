@@ -22,4 +22,5 @@ const (
 	OpCopyRange Op = "copyrange"
 	OpChmod     Op = "chmod"
 	OpChown     Op = "chown"
+	OpPrefetch  Op = "prefetch" // a read-ahead request; a fault skips it
 )
