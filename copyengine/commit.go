@@ -31,6 +31,7 @@ type pending struct {
 	readAt   time.Time     // when the read-back began
 	checked  bool          // read back while it was written (streamCheck)
 	placed   *fileio.Stat  // the file under its final name, when needed
+	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -40,20 +41,24 @@ type pending struct {
 // rename it onto its final name. Three things overlap: workers write batch
 // k+2 while batch k+1 is flushed and batch k is read back.
 func (e *engine) committer() {
-	verifyCh := make(chan *pending, commitBatchFiles)
+	workers := e.verifyWorkers()
+	verifyCh := make(chan []*pending, workers*2)
 	var wg sync.WaitGroup
-	for w := 0; w < e.verifyWorkers(); w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			bp := e.buf()
 			defer e.putBuf(bp)
-			for p := range verifyCh {
-				if e.ctx.Err() != nil {
-					e.discard(p)
-					continue
+			for g := range verifyCh {
+				e.prefetchBack(g)
+				for _, p := range g {
+					if e.ctx.Err() != nil {
+						e.discard(p)
+						continue
+					}
+					e.commitOne(p, *bp)
 				}
-				e.commitOne(p, *bp)
 			}
 		}()
 	}
@@ -69,8 +74,8 @@ func (e *engine) committer() {
 	defer tick.Stop()
 	flush := func() {
 		if len(batch) > 0 {
-			for _, p := range e.flushBatch(batch) {
-				verifyCh <- p
+			for _, g := range backGroups(e.flushBatch(batch), workers) {
+				verifyCh <- g
 			}
 		}
 		batch, bytes = nil, 0
@@ -152,6 +157,52 @@ func (e *engine) syncTemp(p *pending) error {
 		err = cerr
 	}
 	return err
+}
+
+// backGroupMax is the most files a read-back worker takes at once: with
+// --verify=device it asks for all of them to be read from the device before
+// it hashes the first (prefetchBack).
+const backGroupMax = 16
+
+// backGroups cuts a flushed batch into the groups the read-back workers
+// take, small enough that every worker gets one.
+func backGroups(batch []*pending, workers int) [][]*pending {
+	size := min(backGroupMax, max(1, (len(batch)+workers-1)/workers))
+	var groups [][]*pending
+	for len(batch) > 0 {
+		n := min(size, len(batch))
+		groups = append(groups, batch[:n:n])
+		batch = batch[n:]
+	}
+	return groups
+}
+
+// prefetchBack opens the small files of a group for their read-back, drops
+// their cached pages and asks the device for them (POSIX_FADV_WILLNEED), so
+// that a worker has all of its group's reads in flight at once instead of
+// one device round trip at a time. The pages then come from the device as
+// much as a plain read after the drop would. A file it cannot prepare is
+// left to hashBack, which opens it and reports what it finds.
+func (e *engine) prefetchBack(g []*pending) {
+	if e.opt.Verify != VerifyDevice || e.ctx.Err() != nil {
+		return
+	}
+	for _, p := range g {
+		if p.checked || p.size == 0 || p.size > prefetchMax {
+			continue
+		}
+		readAt := time.Now()
+		f, err := p.dst.d.Open(p.tmp, false)
+		if err != nil {
+			continue
+		}
+		if err := f.DropCache(); err != nil {
+			f.Close()
+			continue
+		}
+		f.Prefetch(0, p.size)
+		p.back, p.readAt = f, readAt
+	}
 }
 
 // verifyWorkers is the read-back concurrency: parallel reads pay off on
@@ -251,13 +302,17 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 // hashBack reads the temporary back and compares it with the source's
 // digest.
 func (e *engine) hashBack(p *pending, buf []byte) error {
-	p.readAt = time.Now()
-	f, err := p.dst.d.Open(p.tmp, false)
-	if err != nil {
-		return err
+	f, ahead := p.back, p.back != nil
+	p.back = nil
+	if !ahead {
+		p.readAt = time.Now()
+		var err error
+		if f, err = p.dst.d.Open(p.tmp, false); err != nil {
+			return err
+		}
 	}
 	defer f.Close()
-	if e.opt.Verify == VerifyDevice {
+	if e.opt.Verify == VerifyDevice && !ahead { // prefetchBack dropped them
 		if err := f.DropCache(); err != nil {
 			if !fileio.IsFallback(err) {
 				return err
@@ -340,6 +395,10 @@ func (e *engine) groupDone(p *pending, ok bool) {
 }
 
 func (p *pending) release() {
+	if p.back != nil {
+		p.back.Close()
+		p.back = nil
+	}
 	p.src.release()
 	p.dst.release()
 }

@@ -423,7 +423,7 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 
 			opens := &fileio.Fault{Op: fileio.OpOpen, PathHas: src + string(filepath.Separator)}
-			prefetches := &fileio.Fault{Op: fileio.OpPrefetch}
+			prefetches := &fileio.Fault{Op: fileio.OpPrefetch, PathHas: src + string(filepath.Separator)}
 			askedAtFirstWrite := -1
 			// The temporary of the first small file written (the chunk of sub/
 			// may come first).
@@ -445,5 +445,41 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 				t.Errorf("when the first file was created, %d reads had been asked for, want %d (it and the 16 after it)", askedAtFirstWrite, want)
 			}
 		})
+	}
+}
+
+// TestFaultReadBackAhead checks the look-ahead of the read-back with
+// --verify=device: each small temporary is opened once for its read-back,
+// and every file of a worker's group (40 files over 8 workers: 5) is asked
+// for from the device before the first of them is hashed and renamed.
+func TestFaultReadBackAhead(t *testing.T) {
+	scr := scratchDir(t)
+	src := filepath.Join(scr, "src")
+	const small = 40
+	for i := 0; i < small; i++ {
+		writeFile(t, filepath.Join(src, fmt.Sprintf("f%02d", i)), pattern(int64(i), 4096))
+	}
+	writeFile(t, filepath.Join(src, "big"), pattern(99, 2<<20))
+	time.Sleep(100 * time.Millisecond) // past the settling window (see above)
+
+	dst := filepath.Join(scr, "dst")
+	tmp := ".fastcopy-tmp"
+	opens := &fileio.Fault{Op: fileio.OpOpen, PathHas: tmp}
+	prefetches := &fileio.Fault{Op: fileio.OpPrefetch, PathHas: tmp}
+	askedAtFirstRename := -1
+	firstRename := &fileio.Fault{Op: fileio.OpRename, PathHas: dst, Nth: 1, Then: func() { askedAtFirstRename = prefetches.Calls() }}
+	setFaults(t, opens, prefetches, firstRename)
+	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: copyengine.VerifyDevice, Dedup: dedup.Off}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, src, dst)
+	if got, want := opens.Calls(), small+1; got != want {
+		t.Errorf("temporaries opened %d times, want %d (each once, for its read-back)", got, want)
+	}
+	if got := prefetches.Calls(); got != small {
+		t.Errorf("read-backs asked for ahead: %d, want %d (the small files, not the 2 MiB one)", got, small)
+	}
+	if askedAtFirstRename < 5 {
+		t.Errorf("when the first file was renamed into place, %d read-backs had been asked for, want at least 5 (its group)", askedAtFirstRename)
 	}
 }

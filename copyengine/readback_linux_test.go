@@ -41,12 +41,14 @@ func TestVerifyDeviceReadsFromStorage(t *testing.T) {
 	if _, err := readBytes(); err != nil {
 		t.Skipf("skipping: no I/O accounting in this kernel: %v", err)
 	}
-	// Small files are read back in batches after a flush; large ones while
-	// they are written, through O_DIRECT.
+	// Small files are read back in batches after a flush (those up to
+	// 1 MiB asked for ahead, several at once); large ones while they are
+	// written, through O_DIRECT.
 	for _, shape := range []struct {
 		name        string
 		files, size int
 	}{
+		{"tiny", 256, 16 << 10},
 		{"small", 16, 4 << 20},
 		{"large", 2, 40 << 20},
 	} {
