@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRemoveTree(t *testing.T) {
@@ -51,5 +53,69 @@ func TestDiscardMount(t *testing.T) {
 		if got := discardMountIn(strings.NewReader(table), dir); got != want {
 			t.Errorf("discardMountIn(%q) = %q, want %q", dir, got, want)
 		}
+	}
+}
+
+func TestTrash(t *testing.T) {
+	work := t.TempDir()
+	b := &bench{ctx: context.Background(), start: time.Now(), trashDir: filepath.Join(work, "trash"), freeWindow: 200 * time.Millisecond}
+	mk := func(name string) string {
+		d := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "sub", "f"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	gone := func(p string) bool { _, err := os.Lstat(p); return os.IsNotExist(err) }
+
+	many := mk("many")
+	if err := b.trash(manyFiles, 1<<20, many, filepath.Join(work, "missing")); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(many) {
+		t.Errorf("%s is still in place after trash", many)
+	}
+	if _, err := os.Stat(filepath.Join(b.trashDir, "1", "sub", "f")); err != nil {
+		t.Errorf("the trashed tree is not in the trash: %v", err)
+	}
+	if b.trashBytes != 1<<20 {
+		t.Errorf("trash holds %d bytes by count, want %d (a missing directory adds nothing)", b.trashBytes, 1<<20)
+	}
+
+	few := mk("few")
+	if err := b.trash(manyFiles-1, 1<<20, few); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(few) || !gone(filepath.Join(b.trashDir, "2")) {
+		t.Errorf("a tree of few files should be deleted at once, not trashed")
+	}
+	if !b.freedAt.IsZero() {
+		t.Errorf("deleting a few files set freedAt; only emptying the trash should")
+	}
+
+	if err := b.emptyTrash(); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(b.trashDir) || b.trashBytes != 0 || b.freedAt.IsZero() {
+		t.Fatalf("after emptyTrash: trash gone %v, bytes %d, freedAt %v", gone(b.trashDir), b.trashBytes, b.freedAt)
+	}
+	start := time.Now()
+	if w := b.waitFreed(); w <= 0 || time.Since(start) < w {
+		t.Errorf("waitFreed right after emptying returned %v after %v; want a wait of up to the window", w, time.Since(start))
+	}
+	if w := b.waitFreed(); w != 0 {
+		t.Errorf("a second waitFreed waited %v; want none", w)
+	}
+
+	b.freeWindow = 0 // a filesystem without the trap: always delete at once
+	many = mk("many")
+	if err := b.trash(manyFiles*10, 1<<20, many); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(many) || !gone(b.trashDir) {
+		t.Errorf("without the trap a tree of many files should be deleted at once")
 	}
 }
