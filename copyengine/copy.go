@@ -338,6 +338,8 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 		p.checked, p.readAt = true, sc.began
 		e.stats.BytesVerified.Add(n)
 		e.stats.BytesRead.Add(n)
+	} else if act == ActCopy && hashed && sc == nil && e.opt.Verify == VerifyCache {
+		e.checkCached(dst, p, en.st.Sparse(), buf)
 	}
 	if err := e.applyMeta(dst, src, &en.st, b); err != nil {
 		return nil, err
@@ -351,6 +353,25 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 		e.stats.BytesWritten.Add(n)
 	}
 	return p, nil
+}
+
+// checkCached is the --verify=cache read-back of a file written by
+// read/write, done by the worker right after the write through the
+// descriptor it wrote with. Through the page cache the read-back reads the
+// pages just written whether it runs now or after the flush, so doing it
+// here proves the same and spares the committer an open and a close per
+// file. A file that reads back different is left unchecked: the committer
+// reads it again after the flush and, if it still differs, copies it once
+// more (commitOne).
+func (e *engine) checkCached(dst *fileio.File, p *pending, sparse bool, buf []byte) {
+	began := time.Now()
+	got, n, err := verify.Stream(dst, p.size, sparse, buf, e.ctxSink)
+	if err != nil || n != p.size || got != p.sum {
+		return
+	}
+	p.checked, p.readAt = true, began
+	e.stats.BytesVerified.Add(n)
+	e.stats.BytesRead.Add(n)
 }
 
 // settleWindow is how recently a source may have changed for its read to be

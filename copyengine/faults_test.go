@@ -126,14 +126,22 @@ func TestFaultOneFile(t *testing.T) {
 // TestFaultCorruptWrite flips a byte of what is written to one file. When
 // every write is corrupted the retry mismatches too: the file fails with
 // both digests and never takes its name. When only the first write is, the
-// retry puts a correct file in place.
+// retry puts a correct file in place. With --verify=cache the worker reads
+// a file back as soon as it is written (checkCached); a file that reads back
+// wrong there is read again after the flush, so the outcome is the same.
 func TestFaultCorruptWrite(t *testing.T) {
+	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
+		t.Run(string(mode), func(t *testing.T) { testFaultCorruptWrite(t, mode) })
+	}
+}
+
+func testFaultCorruptWrite(t *testing.T, mode copyengine.VerifyMode) {
 	t.Run("every write", func(t *testing.T) {
 		src, files := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
 		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true})
 		var ev events
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, OnEvent: ev.record})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode, OnEvent: ev.record})
 		if !errors.Is(err, copyengine.ErrMismatch) {
 			t.Errorf("Run returned %v, want ErrMismatch", err)
 		}
@@ -158,7 +166,7 @@ func TestFaultCorruptWrite(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
 		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true, Nth: 1})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode})
 		if err != nil {
 			t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 		}
@@ -481,5 +489,27 @@ func TestFaultReadBackAhead(t *testing.T) {
 	}
 	if askedAtFirstRename < 5 {
 		t.Errorf("when the first file was renamed into place, %d read-backs had been asked for, want at least 5 (its group)", askedAtFirstRename)
+	}
+}
+
+// TestFaultCacheReadBackByWorker checks that --verify=cache reads a file
+// written by read/write back through the descriptor it was written with,
+// right after the write: no temporary is opened again, and every file
+// still counts as verified.
+func TestFaultCacheReadBackByWorker(t *testing.T) {
+	src, _ := faultTree(t)
+	dst := filepath.Join(scratchDir(t), "dst")
+	reopened := &fileio.Fault{Op: fileio.OpOpen, PathHas: ".fastcopy-tmp"}
+	setFaults(t, reopened)
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: copyengine.VerifyCache})
+	if err != nil {
+		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+	}
+	sameTree(t, src, dst)
+	if sum.Verified != 4 || sum.VerifiedBytes != sum.Bytes {
+		t.Errorf("verified %d files, %d bytes; want 4, %d", sum.Verified, sum.VerifiedBytes, sum.Bytes)
+	}
+	if n := reopened.Calls(); n != 0 {
+		t.Errorf("temporaries opened %d times for their read-back; want none (read through the write descriptor)", n)
 	}
 }
