@@ -276,7 +276,7 @@ func (b *bench) run() error {
 	}
 	if win, why := recentWindow(b.dstRoot); win > 0 {
 		b.freeWindow = win
-		b.note("%s: it does not reuse inodes freed in the last %.0f s, and every create steps over those still cached, so deleting a copy right before the next run slowed that run's creates (a quarter of fastcopy's CPU time and a fifth of cp's, 20,000 files, perf). Copies of 1,000 files or more are moved to a trash directory instead and deleted only when it passes %s (and at the end); a run after that waits until the freed inodes are no longer recent", why, win.Seconds(), humanBytes(trashBudget(cfg.work)))
+		b.note("%s: it does not reuse inodes freed in the last 60 s (360 s while their table block is dirty), and every create steps over those still cached, so deleting a copy right before the next run slowed that run's creates (a quarter of fastcopy's CPU time and a fifth of cp's, 20,000 files, perf). Copies of 1,000 files or more are moved to a trash directory instead and deleted only when it passes %s (and at the end); the filesystem is then flushed and the next run waits %.0f s, until the freed inodes are no longer recent", why, humanBytes(trashBudget(cfg.work)), win.Seconds())
 	}
 	if b.root {
 		if b.discardMnt = discardMount(b.dstRoot); b.discardMnt != "" {

@@ -14,34 +14,34 @@ import (
 )
 
 // The ext4 trap. ext4 without a journal (this machine's root filesystem)
-// will not reuse an inode freed less than dirty_expire_centisecs ago (plus
-// 5 s while its table block is dirty) whose table block is cached
-// (recently_deleted in fs/ext4/ialloc.c), and every inode allocation scans
-// its block group's bitmap from the start. Right after rm -rf of the
-// previous copy, each create of the next one stepped over thousands of such
-// inodes: in a copy of 20,000 files perf found about a quarter of
-// fastcopy's CPU time in recently_deleted, and a fifth of cp -a's, although
-// the caches had been dropped after the wipe (the copy reads the inode
-// tables back as it goes).
-// That is the benchmark measuring its own wipes, and on a filesystem with a
-// journal it does not happen at all. So a many-file destination is not
-// deleted before the next run: it is renamed into a trash directory, and
-// the trash is emptied only when it grows past trashBudget (and at the
-// end); the first run after emptying waits until the freed inodes are no
-// longer recent.
+// will not reuse an inode freed less than 60 s ago (360 s while its table
+// block is dirty) whose table block is cached (recently_deleted and
+// RECENTCY_MIN/RECENTCY_DIRTY in fs/ext4/ialloc.c), and every inode
+// allocation scans its block group's bitmap from the start. Right after
+// rm -rf of the previous copy, each create of the next one stepped over
+// thousands of such inodes: in a copy of 20,000 files perf found about a
+// quarter of fastcopy's CPU time in recently_deleted, and a fifth of
+// cp -a's, although the caches had been dropped after the wipe (the copy
+// reads the inode tables back as it goes). That is the benchmark measuring
+// its own wipes, and on a filesystem with a journal it does not happen at
+// all. So a many-file destination is not deleted before the next run: it
+// is renamed into a trash directory, and the trash is emptied only when it
+// grows past trashBudget (and at the end); after emptying it the harness
+// flushes the filesystem (so the table blocks are clean) and the next run
+// waits until the freed inodes are no longer recent.
 
 // manyFiles is the dataset size (in files) from which a destination is put
 // in the trash instead of deleted at once: a few freed inodes cost nothing.
 const manyFiles = 1000
 
-// trashBudget is the most the trash may hold, in bytes: a quarter of the
-// free space, at most 16 GiB.
+// trashBudget is the most the trash may hold, in bytes: a third of the
+// free space, at most 24 GiB.
 func trashBudget(dir string) int64 {
 	free, err := freeBytes(dir)
 	if err != nil {
 		return 0
 	}
-	return min(free/4, 16<<30)
+	return min(free/3, 24<<30)
 }
 
 // trash renames dirs into the trash directory (those that exist), counting
@@ -79,6 +79,9 @@ func (b *bench) emptyTrash() error {
 	if err := b.remove(b.trashDir); err != nil {
 		return err
 	}
+	if err := syncFS(b.dstRoot); err != nil { // clean table blocks: the shorter wait
+		return err
+	}
 	b.logf("emptied the trash (%s): %.1f s", humanBytes(b.trashBytes), time.Since(start).Seconds())
 	b.trashBytes, b.freedAt = 0, time.Now()
 	return nil
@@ -104,9 +107,10 @@ func (b *bench) waitFreed() time.Duration {
 }
 
 // recentWindow returns how long ext4 treats a freed inode of the
-// filesystem holding dir as recent, with a second to spare, or 0 when the
-// trap does not apply: not ext4, or ext4 with a journal (its journal_task
-// in /sys/fs/ext4 names a task; without a journal it reads "<none>").
+// filesystem holding dir as recent once its table block is clean (60 s),
+// with a second to spare, or 0 when the trap does not apply: not ext4, or
+// ext4 with a journal (its journal_task in /sys/fs/ext4 names a task;
+// without a journal it reads "<none>").
 func recentWindow(dir string) (time.Duration, string) {
 	m, ok := mountOfDir(dir)
 	if !ok || m.fsType != "ext4" {
@@ -117,15 +121,7 @@ func recentWindow(dir string) (time.Duration, string) {
 	if err != nil || strings.TrimSpace(string(task)) != "<none>" {
 		return 0, ""
 	}
-	cs, err := os.ReadFile("/proc/sys/vm/dirty_expire_centisecs")
-	if err != nil {
-		return 0, ""
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(cs)))
-	if err != nil {
-		return 0, ""
-	}
-	return time.Duration(n)*10*time.Millisecond + 6*time.Second, fmt.Sprintf("%s (%s) is ext4 without a journal", m.point, m.source)
+	return 61 * time.Second, fmt.Sprintf("%s (%s) is ext4 without a journal", m.point, m.source)
 }
 
 // freeBytes is the space available to this user on dir's filesystem.

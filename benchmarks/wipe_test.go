@@ -58,7 +58,7 @@ func TestDiscardMount(t *testing.T) {
 
 func TestTrash(t *testing.T) {
 	work := t.TempDir()
-	b := &bench{ctx: context.Background(), start: time.Now(), trashDir: filepath.Join(work, "trash"), freeWindow: 200 * time.Millisecond}
+	b := &bench{ctx: context.Background(), start: time.Now(), dstRoot: work, trashDir: filepath.Join(work, "trash"), freeWindow: 200 * time.Millisecond}
 	mk := func(name string) string {
 		d := filepath.Join(work, name)
 		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
