@@ -32,6 +32,7 @@ type pending struct {
 	checked  bool          // read back while it was written (streamCheck)
 	placed   *fileio.Stat  // the file under its final name, when needed
 	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
+	backOf   *aheadBudget  // what back counts against
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -191,17 +192,22 @@ func (e *engine) prefetchBack(g []*pending) {
 		if p.checked || p.size == 0 || p.size > prefetchMax {
 			continue
 		}
+		if !e.ahead.take() {
+			return // no descriptor to spare: the rest are opened in turn
+		}
 		readAt := time.Now()
 		f, err := p.dst.d.Open(p.tmp, false)
 		if err != nil {
+			e.ahead.give()
 			continue
 		}
 		if err := f.DropCache(); err != nil {
 			f.Close()
+			e.ahead.give()
 			continue
 		}
 		f.Prefetch(0, p.size)
-		p.back, p.readAt = f, readAt
+		p.back, p.backOf, p.readAt = f, &e.ahead, readAt
 	}
 }
 
@@ -304,7 +310,9 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 func (e *engine) hashBack(p *pending, buf []byte) error {
 	f, ahead := p.back, p.back != nil
 	p.back = nil
-	if !ahead {
+	if ahead {
+		p.backOf.give()
+	} else {
 		p.readAt = time.Now()
 		var err error
 		if f, err = p.dst.d.Open(p.tmp, false); err != nil {
@@ -398,6 +406,7 @@ func (p *pending) release() {
 	if p.back != nil {
 		p.back.Close()
 		p.back = nil
+		p.backOf.give()
 	}
 	p.src.release()
 	p.dst.release()

@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,10 +43,10 @@ func (e *engine) worker() {
 			}
 			ahead = e.prefetch(c, i, ahead)
 			e.copyEntry(c, &c.entries[i], *bp)
-			c.entries[i].closeSrc()
+			e.closeSrc(&c.entries[i])
 		}
 		for i := range c.entries[:ahead] { // left by a cancel
-			c.entries[i].closeSrc()
+			e.closeSrc(&c.entries[i])
 		}
 		c.src.release()
 		c.dst.release()
@@ -59,6 +60,33 @@ const prefetchAhead = 16
 // prefetchMax is the largest file opened ahead: a larger one is read in
 // several calls, and the kernel's own readahead keeps ahead of those.
 const prefetchMax = 1 << 20
+
+// aheadBudget bounds the descriptors held open ahead of their use, so that
+// the look-ahead never takes the descriptors a copy needs: past the budget
+// files are simply opened when their turn comes.
+type aheadBudget struct {
+	max int64
+	n   atomic.Int64
+}
+
+// aheadLimit is the budget for a process allowed limit descriptors (0:
+// unknown): a quarter of them, at most 4,096.
+func aheadLimit(limit int) int64 {
+	if limit <= 0 {
+		return 1024
+	}
+	return int64(min(limit/4, 4096))
+}
+
+func (b *aheadBudget) take() bool {
+	if b.n.Add(1) > b.max {
+		b.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (b *aheadBudget) give() { b.n.Add(-1) }
 
 // prefetch opens the small source files among c's entries from the next
 // one not yet looked at (ahead) up to prefetchAhead past entry i, and asks
@@ -79,8 +107,12 @@ func (e *engine) prefetch(c *chunk, i, ahead int) int {
 		if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && e.mayClone(&en.st) {
 			continue // a clone that needs no digest reads no data
 		}
+		if !e.ahead.take() {
+			return ahead // no descriptor to spare: this one is opened in turn
+		}
 		f, err := c.src.d.Open(en.name, e.opt.Dereference)
 		if err != nil {
+			e.ahead.give()
 			continue // the copy opens it again and reports what it finds
 		}
 		f.Prefetch(0, en.st.Size)
@@ -93,16 +125,18 @@ func (e *engine) prefetch(c *chunk, i, ahead int) int {
 func (e *engine) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
 	if f := en.src; f != nil {
 		en.src = nil
+		e.ahead.give()
 		return f, nil
 	}
 	return sd.Open(en.name, e.opt.Dereference)
 }
 
 // closeSrc closes a source opened ahead that the copy did not take.
-func (en *entry) closeSrc() {
+func (e *engine) closeSrc(en *entry) {
 	if en.src != nil {
 		en.src.Close()
 		en.src = nil
+		e.ahead.give()
 	}
 }
 

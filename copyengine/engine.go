@@ -120,8 +120,9 @@ type engine struct {
 	manifest  []verify.ManifestEntry
 	unhashed  []string // files in place whose digest the manifest still needs
 
-	noClone    sync.Map // dev -> true once FICLONE failed there
-	cloneWorks sync.Map // dev -> true once FICLONE worked there
+	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
+	noClone    sync.Map    // dev -> true once FICLONE failed there
+	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
 	cache   *hashcache.Cache // nil with --no-cache
 	dstSide cacheSide
@@ -167,6 +168,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	for _, g := range fileio.Groups() {
 		e.groups[g] = true
 	}
+	e.ahead.max = aheadLimit(fileio.OpenLimit())
 	e.egid = fileio.Getegid()
 	e.root = e.euid == 0
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }

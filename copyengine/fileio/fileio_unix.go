@@ -492,6 +492,16 @@ func Groups() []uint32 {
 	return out
 }
 
+// OpenLimit returns how many descriptors the process may have open
+// (RLIMIT_NOFILE, soft), or 0 when it cannot tell.
+func OpenLimit() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return 0
+	}
+	return int(rl.Cur)
+}
+
 // IsNotExist reports whether err says a file does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, unix.ENOENT) }
 

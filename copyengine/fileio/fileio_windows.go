@@ -962,6 +962,9 @@ func Getegid() int { return -1 }
 // Groups returns nil: Windows has no numeric groups.
 func Groups() []uint32 { return nil }
 
+// OpenLimit returns 0: Windows sets no small per-process limit on handles.
+func OpenLimit() int { return 0 }
+
 // IsNotExist reports whether err says a file does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
