@@ -21,7 +21,7 @@ type Fault struct {
 	Err     syscall.Errno // the error returned; 0 with Op==OpWrite and Corrupt
 	Corrupt bool          // for OpWrite: flip the first byte written instead of failing
 	Short   bool          // for OpWrite: write half of the buffer, then fail with Err
-	Then    func()        // called each time the fault applies (not to OpWrite), before it takes effect
+	Then    func()        // called each time the fault applies (not to OpWrite), before any fault takes effect
 	calls   int
 }
 
@@ -110,43 +110,55 @@ func errnoByName(name string) syscall.Errno {
 	return syscall.EIO
 }
 
-func match(op Op, path string) *Fault {
+// match counts the call against every fault for op and path, and returns
+// those that apply to it (Nth reached, or every call).
+func match(op Op, path string) []*Fault {
 	faultMu.Lock()
 	defer faultMu.Unlock()
+	var hit []*Fault
 	for _, f := range faults {
 		if f.Op != op || (f.PathHas != "" && !strings.Contains(path, f.PathHas)) || (f.PathIs != "" && path != f.PathIs) {
 			continue
 		}
 		f.calls++
 		if f.Nth == 0 || f.calls == f.Nth {
-			return f
+			hit = append(hit, f)
 		}
 	}
-	return nil
+	return hit
 }
 
+// inject runs the Then of every fault that applies to the call and returns
+// the error of the first that has one.
 func inject(op Op, path string) error {
-	f := match(op, path)
-	if f != nil && f.Then != nil {
-		f.Then()
+	var err error
+	for _, f := range match(op, path) {
+		if f.Then != nil {
+			f.Then()
+		}
+		if err == nil && !f.Corrupt && !f.Short && f.Err != 0 {
+			err = f.Err
+		}
 	}
-	if f != nil && !f.Corrupt && !f.Short && f.Err != 0 {
-		return f.Err
-	}
-	return nil
+	return err
 }
 
+// injectWrite applies the first fault for a write of p that changes it or
+// fails it; counting faults let it through.
 func injectWrite(path string, p []byte) ([]byte, error) {
-	f := match(OpWrite, path)
-	switch {
-	case f == nil || len(p) == 0 || (f.Err == 0 && !f.Corrupt):
-		return p, nil
-	case f.Corrupt:
-		q := append([]byte(nil), p...)
-		q[0] ^= 0xff
-		return q, nil
-	case f.Short:
-		return p[:len(p)/2], f.Err
+	for _, f := range match(OpWrite, path) {
+		switch {
+		case len(p) == 0:
+			return p, nil
+		case f.Corrupt:
+			q := append([]byte(nil), p...)
+			q[0] ^= 0xff
+			return q, nil
+		case f.Short:
+			return p[:len(p)/2], f.Err
+		case f.Err != 0:
+			return nil, f.Err
+		}
 	}
-	return nil, f.Err
+	return p, nil
 }
