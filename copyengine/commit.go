@@ -43,7 +43,9 @@ type pending struct {
 // k+2 while batch k+1 is flushed and batch k is read back.
 func (e *engine) committer() {
 	workers := e.verifyWorkers()
-	verifyCh := make(chan []*pending, workers*2)
+	// Room for a whole batch (each group holds at least one file), so that
+	// the committer can flush the next batch while this one is read back.
+	verifyCh := make(chan []*pending, commitBatchFiles)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -185,7 +187,7 @@ func backGroups(batch []*pending, workers int) [][]*pending {
 // much as a plain read after the drop would. A file it cannot prepare is
 // left to hashBack, which opens it and reports what it finds.
 func (e *engine) prefetchBack(g []*pending) {
-	if e.opt.Verify != VerifyDevice || e.ctx.Err() != nil {
+	if e.opt.Verify != VerifyDevice || !fileio.CanPrefetch || e.ctx.Err() != nil {
 		return
 	}
 	for _, p := range g {
@@ -351,7 +353,10 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 		return err
 	}
 	p.sum, p.size = np.sum, np.size
-	p.checked = false // read back again after its own flush, below
+	// Read back again after its own flush, below, unless the copy was read
+	// back as it was written (a large file, or --verify=cache): that read
+	// counted already, and proves as much.
+	p.checked, p.readAt = np.checked, np.readAt
 	if p.action == ActDedupLink || p.action == ActDedupClone {
 		// Shared data that read back wrong was replaced by a copy.
 		p.action, p.linkedTo = np.action, nil

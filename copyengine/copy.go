@@ -96,7 +96,7 @@ func (b *aheadBudget) give() { b.n.Add(-1) }
 // one (20,000 files of 4 KiB with cold caches: about half the time). A
 // warm file costs one fadvise call. It returns the new ahead.
 func (e *engine) prefetch(c *chunk, i, ahead int) int {
-	if e.opt.DryRun {
+	if e.opt.DryRun || !fileio.CanPrefetch {
 		return ahead
 	}
 	for ; ahead < len(c.entries) && ahead <= i+prefetchAhead; ahead++ {

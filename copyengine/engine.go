@@ -285,6 +285,11 @@ func (e *engine) run(p *plan) error {
 	workers.Wait()
 	close(e.pending)
 	committer.Wait()
+	if n := e.ahead.n.Load(); n != 0 && fileio.FaultsEnabled {
+		// Test builds check the look-ahead's accounting: every descriptor
+		// opened ahead was taken or closed by now.
+		panic(fmt.Sprintf("copyengine: %d descriptors opened ahead were never released", n))
+	}
 	e.stats.ScanDone.Store(true)
 
 	e.placeDups() // with a cancelled run, only releases them

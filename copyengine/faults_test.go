@@ -166,12 +166,17 @@ func testFaultCorruptWrite(t *testing.T, mode copyengine.VerifyMode) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
 		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true, Nth: 1})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode})
+		var st copyengine.Stats
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode, Stats: &st})
 		if err != nil {
 			t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 		}
 		if sum.Mismatches != 0 || sum.Copied != 4 || sum.Verified != 4 {
 			t.Errorf("mismatches %d, copied %d, verified %d; want the retry to succeed", sum.Mismatches, sum.Copied, sum.Verified)
+		}
+		// The recopied file counts once in the live counters too.
+		if got := st.BytesVerified.Load(); got != sum.VerifiedBytes {
+			t.Errorf("live counter: %d bytes verified, summary %d", got, sum.VerifiedBytes)
 		}
 		sameTree(t, src, dst)
 	})

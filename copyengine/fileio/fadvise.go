@@ -23,6 +23,10 @@ func (f *File) DropRange(off, n int64) {
 	_ = unix.Fadvise(f.fd, off, n, unix.FADV_DONTNEED)
 }
 
+// CanPrefetch says Prefetch starts reads here (and DropCache drops pages),
+// so that opening files ahead of their use pays.
+const CanPrefetch = true
+
 // Prefetch asks the kernel to start reading n bytes at off into the page
 // cache (POSIX_FADV_WILLNEED) and returns without waiting for them.
 func (f *File) Prefetch(off, n int64) {

@@ -179,6 +179,10 @@ func (f *File) AdviseSequential() {}
 // pointer that golang.org/x/sys/unix has no wrapper to pass.
 func (f *File) Prefetch(off, n int64) {}
 
+// CanPrefetch is false: Prefetch does nothing here, so files are not
+// opened ahead of their use.
+const CanPrefetch = false
+
 // Syncfs returns an error that IsFallback accepts: darwin has no syncfs(2),
 // and sync(2) returns before the data is written, so it would be no
 // guarantee. The engine then flushes each file (File.Sync) and each

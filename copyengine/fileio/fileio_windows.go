@@ -922,6 +922,10 @@ func (f *File) AdviseSequential() {}
 // range of an open file into the cache and returns.
 func (f *File) Prefetch(off, n int64) {}
 
+// CanPrefetch is false: Prefetch does nothing here, so files are not
+// opened ahead of their use.
+const CanPrefetch = false
+
 // CopyXattrs returns an error that IsFallback accepts: NTFS extended
 // attributes and alternate data streams are not copied.
 func CopyXattrs(src, dst *File, all bool) error {
