@@ -3,6 +3,7 @@ package copyengine_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"math/rand"
 	"os"
@@ -78,6 +79,19 @@ func pattern(seed int64, n int) []byte {
 	}
 	return b
 }
+
+// writeSmallFiles writes n files of 4 KiB, dir/name(i), then waits past
+// the engine's settling window (a file changed within 50 ms of its read is
+// read again), so that a run reads each once. Write other files first.
+func writeSmallFiles(t *testing.T, dir string, n int, name func(i int) string) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		writeFile(t, filepath.Join(dir, name(i)), pattern(int64(i), 4096))
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
+func flatName(i int) string { return fmt.Sprintf("f%02d", i) }
 
 func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()

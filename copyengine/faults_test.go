@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -423,17 +422,12 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 		t.Run(string(verifyMode), func(t *testing.T) {
 			scr := scratchDir(t)
 			src := filepath.Join(scr, "src")
-			const small = 40
-			for i := 0; i < small; i++ {
-				writeFile(t, filepath.Join(src, fmt.Sprintf("f%02d", i)), pattern(int64(i), 4096))
-			}
 			// In a directory of their own, so that the first chunk holds
 			// small files only.
 			writeFile(t, filepath.Join(src, "sub", "big"), pattern(99, 2<<20))
 			writeFile(t, filepath.Join(src, "sub", "empty"), nil)
-			// A file changed within the last 50 ms is read twice (the
-			// engine's settling rule): let them age past that.
-			time.Sleep(100 * time.Millisecond)
+			const small = 40
+			writeSmallFiles(t, src, small, flatName)
 
 			opens := &fileio.Fault{Op: fileio.OpOpen, PathHas: src + string(filepath.Separator)}
 			prefetches := &fileio.Fault{Op: fileio.OpPrefetch, PathHas: src + string(filepath.Separator)}
@@ -468,12 +462,9 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 func TestFaultReadBackAhead(t *testing.T) {
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
-	const small = 40
-	for i := 0; i < small; i++ {
-		writeFile(t, filepath.Join(src, fmt.Sprintf("f%02d", i)), pattern(int64(i), 4096))
-	}
 	writeFile(t, filepath.Join(src, "big"), pattern(99, 2<<20))
-	time.Sleep(100 * time.Millisecond) // past the settling window (see above)
+	const small = 40
+	writeSmallFiles(t, src, small, flatName)
 
 	dst := filepath.Join(scr, "dst")
 	tmp := ".fastcopy-tmp"

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 )
@@ -19,10 +18,7 @@ import (
 func TestLookAheadUnderLowFileLimit(t *testing.T) {
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
-	for i := 0; i < 300; i++ {
-		writeFile(t, filepath.Join(src, fmt.Sprintf("d%d", i/100), fmt.Sprintf("f%03d", i)), pattern(int64(i), 4096))
-	}
-	time.Sleep(100 * time.Millisecond) // past the settling window
+	writeSmallFiles(t, src, 300, func(i int) string { return fmt.Sprintf("d%d/f%03d", i/100, i) })
 
 	open, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
