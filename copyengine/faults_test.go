@@ -437,21 +437,30 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 			firstCreate := &fileio.Fault{Op: fileio.OpCreate, PathHas: string(filepath.Separator) + ".f", Nth: 1, Then: func() { askedAtFirstWrite = prefetches.Calls() }}
 			setFaults(t, opens, prefetches, firstCreate)
 
-			dst := filepath.Join(scr, "dst")
-			if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: verifyMode, Dedup: dedup.Off}); err != nil {
-				t.Fatal(err)
-			}
-			sameTree(t, src, dst)
-			if got, want := opens.Calls(), small+2; got != want {
-				t.Errorf("sources opened %d times, want %d (each once: the copy uses the descriptor opened ahead)", got, want)
-			}
-			if got := prefetches.Calls(); got != small {
-				t.Errorf("reads asked for ahead: %d, want %d (the small files, not the empty or 2 MiB one)", got, small)
-			}
+			copyCounting(t, src, filepath.Join(scr, "dst"), verifyMode, opens, small+2, prefetches, small,
+				"sources (each once: the copy uses the descriptor opened ahead)", "the small files, not the empty or 2 MiB one")
 			if want := 17; askedAtFirstWrite != want {
 				t.Errorf("when the first file was created, %d reads had been asked for, want %d (it and the 16 after it)", askedAtFirstWrite, want)
 			}
 		})
+	}
+}
+
+// copyCounting copies src to dst with one worker and no dedup under the
+// faults already set, checks the copy, and checks the calls that opens and
+// prefetches counted: the files opened (opened says which) and the reads
+// asked for ahead (asked says which).
+func copyCounting(t *testing.T, src, dst string, mode copyengine.VerifyMode, opens *fileio.Fault, wantOpens int, prefetches *fileio.Fault, wantAhead int, opened, asked string) {
+	t.Helper()
+	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: mode, Dedup: dedup.Off}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, src, dst)
+	if got := opens.Calls(); got != wantOpens {
+		t.Errorf("%s opened %d times, want %d", opened, got, wantOpens)
+	}
+	if got := prefetches.Calls(); got != wantAhead {
+		t.Errorf("reads asked for ahead: %d, want %d (%s)", got, wantAhead, asked)
 	}
 }
 
@@ -473,16 +482,8 @@ func TestFaultReadBackAhead(t *testing.T) {
 	askedAtFirstRename := -1
 	firstRename := &fileio.Fault{Op: fileio.OpRename, PathHas: dst, Nth: 1, Then: func() { askedAtFirstRename = prefetches.Calls() }}
 	setFaults(t, opens, prefetches, firstRename)
-	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: copyengine.VerifyDevice, Dedup: dedup.Off}); err != nil {
-		t.Fatal(err)
-	}
-	sameTree(t, src, dst)
-	if got, want := opens.Calls(), small+1; got != want {
-		t.Errorf("temporaries opened %d times, want %d (each once, for its read-back)", got, want)
-	}
-	if got := prefetches.Calls(); got != small {
-		t.Errorf("read-backs asked for ahead: %d, want %d (the small files, not the 2 MiB one)", got, small)
-	}
+	copyCounting(t, src, dst, copyengine.VerifyDevice, opens, small+1, prefetches, small,
+		"temporaries (each once, for its read-back)", "the small files, not the 2 MiB one")
 	if askedAtFirstRename < 5 {
 		t.Errorf("when the first file was renamed into place, %d read-backs had been asked for, want at least 5 (its group)", askedAtFirstRename)
 	}
