@@ -33,6 +33,7 @@ type pending struct {
 	placed   *fileio.Stat  // the file under its final name, when needed
 	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
 	backOf   *aheadBudget  // what back counts against
+	stage    *stage        // written under its own name in this staged directory
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -243,7 +244,9 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 			return
 		}
 	}
-	if err := dd.Rename(p.tmp, dd, p.en.dstName); err != nil {
+	if p.stage != nil {
+		// In place already: its directory is renamed once all its files are.
+	} else if err := dd.Rename(p.tmp, dd, p.en.dstName); err != nil {
 		_ = dd.Remove(p.tmp)
 		e.groupDone(p, false)
 		if st, serr := dd.Lstat(p.en.dstName); serr == nil && st.IsDir() {
@@ -348,7 +351,7 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 
 // recopy writes the file again after a mismatch and checks it once more.
 func (e *engine) recopy(p *pending, buf []byte) error {
-	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, buf, nil)
+	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, p.tmp, buf, nil)
 	if err != nil {
 		return err
 	}
@@ -415,4 +418,5 @@ func (p *pending) release() {
 	}
 	p.src.release()
 	p.dst.release()
+	p.stage.settle()
 }

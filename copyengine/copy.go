@@ -16,11 +16,11 @@ var errChanged = errors.New("source changed while it was read")
 
 // sendChunk hands entries to the workers; the chunk holds its own
 // references to the directories.
-func (e *engine) sendChunk(src, dst *handle, entries []entry) {
+func (e *engine) sendChunk(src, dst *handle, st *stage, entries []entry) {
 	if len(entries) == 0 {
 		return
 	}
-	c := &chunk{src: src.retain(), entries: entries}
+	c := &chunk{src: src.retain(), entries: entries, stage: st}
 	if dst != nil {
 		c.dst = dst.retain()
 	}
@@ -164,12 +164,20 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 		return
 	}
 	var err error
+	var p *pending
 	switch {
 	case en.st.IsRegular():
+		if c.stage != nil {
+			// A pending file settles its stage when it is released.
+			defer func() {
+				if p == nil {
+					c.stage.settle()
+				}
+			}()
+		}
 		if en.check && e.checkEntry(c, en, rel, buf) {
 			return
 		}
-		var p *pending
 		size := en.st.Size
 		var pre *preread
 		var w dedupWrite
@@ -184,6 +192,7 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			e.endDedup(p, size, w)
 		}
 		if err == nil {
+			p.stage = c.stage
 			select {
 			case e.pending <- p:
 			case <-e.ctx.Done():
@@ -271,8 +280,12 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 // name and returns it for the committer. A source that changes while it is
 // read is tried once more, then fails with ErrSourceChanged.
 func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *preread) (*pending, error) {
+	tmp := en.tempName()
+	if c.stage != nil {
+		tmp = en.dstName // the whole directory is out of sight
+	}
 	for attempt := 0; ; attempt++ {
-		p, err := e.writeTemp(c.src.d, c.dst.d, en, buf, pre)
+		p, err := e.writeTemp(c.src.d, c.dst.d, en, tmp, buf, pre)
 		pre = nil // a second attempt reads afresh
 		if !errors.Is(err, errChanged) {
 			if p != nil {
@@ -305,12 +318,13 @@ func (e *engine) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
 	return sd.Lstat(name)
 }
 
-// writeTemp copies one file to its temporary name and returns it as pending.
+// writeTemp copies one file to tmp, its temporary name (or its own name in
+// a staged directory), and returns it as pending.
 //
 // With pre, the source was already opened and read for its digest (a file
 // whose size collides with another's): its descriptor is used, and a file
 // that fit in buf is written from there, so its bytes are read once.
-func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *preread) (_ *pending, err error) {
+func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte, pre *preread) (_ *pending, err error) {
 	var src *fileio.File
 	if pre != nil {
 		src = pre.f
@@ -318,7 +332,6 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, buf []byte, pre *prere
 		return nil, err
 	}
 	defer src.Close()
-	tmp := en.tempName()
 	perm, b := e.createMode(dd, &en.st)
 	dst, err := dd.CreateTempMode(tmp, perm)
 	if fileio.IsExist(err) {

@@ -88,7 +88,7 @@ func (e *engine) openTarget(t *dedup.Target) (td *fileio.Dir, name string, cur f
 		return nil, "", cur, false
 	}
 	tdir, name := splitRel(t.Rel)
-	td, err := e.dstRoot.OpenBeneath(tdir)
+	td, err := e.openDst(tdir)
 	if err != nil {
 		return nil, "", cur, false
 	}

@@ -69,6 +69,7 @@ func (en *entry) tempName() string {
 type chunk struct {
 	src, dst *handle
 	entries  []entry
+	stage    *stage // dst is staged: its files are written under their own names
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -129,6 +130,8 @@ type engine struct {
 
 	ix   *dedup.Index // nil with --dedup=off
 	dups []dupFile    // duplicates waiting to share a placed file's data
+
+	staged stages // directories made under temporary names, not yet in place
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -285,6 +288,7 @@ func (e *engine) run(p *plan) error {
 	workers.Wait()
 	close(e.pending)
 	committer.Wait()
+	e.publishAll() // what is left staged is complete: the copy has stopped
 	if n := e.ahead.n.Load(); n != 0 && fileio.FaultsEnabled {
 		// Test builds check the look-ahead's accounting: every descriptor
 		// opened ahead was taken or closed by now.
@@ -325,7 +329,7 @@ func (e *engine) flushDirs() error {
 		if dm.dstRel == "" {
 			continue
 		}
-		d, err := e.dstRoot.OpenBeneath(dm.dstRel)
+		d, err := e.openDst(dm.dstRel)
 		if err != nil {
 			return err
 		}

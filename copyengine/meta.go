@@ -167,7 +167,7 @@ func (e *engine) applyDirMeta() {
 }
 
 func (e *engine) applyOneDir(dm dirMeta) error {
-	dd, err := e.dstRoot.OpenBeneath(dm.dstRel)
+	dd, err := e.openDst(dm.dstRel)
 	if err != nil {
 		return err
 	}
@@ -217,12 +217,12 @@ func (e *engine) linkOne(f linkFollower) error {
 	}
 	ldir, lname := splitRel(f.group.leaderRel)
 	fdir, fname := splitRel(f.rel)
-	ld, err := e.dstRoot.OpenBeneath(ldir)
+	ld, err := e.openDst(ldir)
 	if err != nil {
 		return err
 	}
 	defer ld.Close()
-	fd, err := e.dstRoot.OpenBeneath(fdir)
+	fd, err := e.openDst(fdir)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ type dirWork struct {
 	dstRel  string    // relative to the destination root
 	created bool      // the destination directory was made by this run (so is empty)
 	above   *ancestor // with -L: the directories walked down through to this one
+	stage   *stage    // made under its temporary name (created is true)
 }
 
 // ancestor is a source directory on the way down from a walk root. With -L
@@ -166,7 +167,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 	if e.plan(src, dst, &en, r.dstRel) {
 		c = append(c, en)
 	}
-	e.sendChunk(src, dst, c)
+	e.sendChunk(src, dst, nil, c)
 }
 
 func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string) {
@@ -248,6 +249,7 @@ func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
 }
 
 func (e *engine) walkDir(q *walkQueue, w dirWork) {
+	defer w.stage.settle() // the listing's reference: see stage
 	sd, err := e.openSrcDir(w)
 	if err != nil {
 		e.fail(w.dstRel, err)
@@ -277,7 +279,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	var dst *handle
 	var existing map[string]fileio.Stat
 	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
-		dd, err := e.dstRoot.OpenBeneath(w.dstRel)
+		dd, err := e.openDst(w.dstRel)
 		if err != nil {
 			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 			return
@@ -341,10 +343,16 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 				continue
 			}
 			created := en.dstSt == nil
+			var stg *stage
 			if dst != nil && !e.opt.DryRun {
+				if created {
+					stg = e.stageDir(dst.d, dstRel, en.tempName())
+				}
 				var ok bool
-				if created, ok = e.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
-					continue
+				if stg == nil {
+					if created, ok = e.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
+						continue
+					}
 				}
 			} else if created {
 				e.count(func(s *Summary) { s.Dirs++ })
@@ -355,13 +363,18 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 				e.dirs = append(e.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: st})
 				e.mu.Unlock()
 			}
-			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: here})
+			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: here, stage: stg})
 			continue
 		}
 		files = append(files, en)
 	}
 	// What the hash cache knows of this directory's files, in one lookup.
 	e.lookupCache(w.root.side, w.srcRel, w.dstRel, files)
+	stg := w.stage
+	if stg != nil && !stageable(files) {
+		e.publish(stg) // too much to lose to a crash: temporary names instead
+		stg = nil
+	}
 	var batch []entry
 	var batchBytes int64
 	for i := range files {
@@ -372,13 +385,31 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		batch = append(batch, *en)
 		if en.st.IsRegular() {
 			batchBytes += en.st.Size
+			if stg != nil {
+				stg.add()
+			}
 		}
 		if len(batch) >= chunkFiles || batchBytes >= chunkBytes {
-			e.sendChunk(src, dst, batch)
+			e.sendChunk(src, dst, stg, batch)
 			batch, batchBytes = nil, 0
 		}
 	}
-	e.sendChunk(src, dst, batch)
+	e.sendChunk(src, dst, stg, batch)
+}
+
+// stageDir makes the new destination directory rel (name in parent) under
+// its temporary name tmp and returns its stage, or nil where directories are
+// not staged or tmp cannot be made: then it is made under its own name.
+func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
+	if !fileio.RenamesOpenDirs || e.opt.DryRun {
+		return nil
+	}
+	if err := parent.Mkdir(tmp, 0o700); err != nil {
+		return nil
+	}
+	e.count(func(s *Summary) { s.Dirs++ })
+	e.event(ActMkdir, rel)
+	return e.newStage(rel, tmp)
 }
 
 // scanDest lists an existing destination directory: it removes leftover
@@ -401,8 +432,12 @@ func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry) 
 			}
 			continue
 		}
-		if isTempName(n.Name) && n.Type != fileio.ModeDir && !e.opt.DryRun {
-			if err := dd.Remove(n.Name); err == nil {
+		if isTempName(n.Name) && !e.opt.DryRun {
+			remove := dd.Remove
+			if n.Type == fileio.ModeDir {
+				remove = func(name string) error { return removeTree(dd, name) }
+			}
+			if err := remove(n.Name); err == nil {
 				e.count(func(s *Summary) { s.TempsRemoved++ })
 				e.event(ActCleanTmp, joinRel(dstRel, n.Name))
 			}

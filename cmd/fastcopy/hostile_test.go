@@ -79,13 +79,18 @@ func TestSetuidNeverWithoutOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Every name a copy can have on its way: the temporary, the final name.
+	// Every name a copy can have on its way: the temporary, the final name,
+	// its own name in its directory while that is made under its temporary
+	// name.
 	var watch []string
 	for name := range files {
 		dir, base := filepath.Split(name)
 		watch = append(watch, filepath.Join(dst, name), filepath.Join(dst, dir, "."+base+".fastcopy-tmp"))
+		if dir != "" {
+			watch = append(watch, filepath.Join(dst, "."+filepath.Clean(dir)+".fastcopy-tmp", base))
+		}
 	}
-	watch = append(watch, filepath.Join(dst, "sgdir"))
+	watch = append(watch, filepath.Join(dst, "sgdir"), filepath.Join(dst, ".sgdir.fastcopy-tmp"))
 
 	prog, args, err := nobodyCommand("", bin, "-q", "--no-cache", src, dst)
 	if err != nil {

@@ -526,3 +526,8 @@ func IsFallback(err error) bool {
 	}
 	return Errno(err) == unix.EOPNOTSUPP
 }
+
+// RenamesOpenDirs says a directory can be renamed while descriptors of it
+// and of files in it are open, as the copy does when it moves a directory
+// it finished under a hidden name onto its own.
+const RenamesOpenDirs = true

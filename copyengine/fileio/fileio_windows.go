@@ -1021,3 +1021,8 @@ func (f *File) StartWriteback(off, n int64) {}
 
 // DropRange does nothing on Windows.
 func (f *File) DropRange(off, n int64) {}
+
+// RenamesOpenDirs is false: Windows refuses to rename a directory while
+// handles of it or of files in it are open, so new directories are made
+// under their own names at once.
+const RenamesOpenDirs = false

@@ -1,0 +1,10 @@
+package copyengine
+
+// SetStageLimits lowers the most files and bytes a new directory may hold
+// and still be kept staged, for the rest of a test; the returned function
+// puts the limits back.
+func SetStageLimits(files int, bytes int64) (restore func()) {
+	oldFiles, oldBytes := stageMaxFiles, stageMaxBytes
+	stageMaxFiles, stageMaxBytes = files, bytes
+	return func() { stageMaxFiles, stageMaxBytes = oldFiles, oldBytes }
+}

@@ -1,0 +1,187 @@
+package copyengine
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+// A directory the run creates is made under a hidden name (its temporary
+// name, ".NAME.fastcopy-tmp") and its files are written straight under
+// their own names inside it. Once every file written there is verified and
+// durable, or has failed and been removed, the directory is renamed onto
+// its own name: one rename for the directory instead of one per file, which
+// is about a sixth of the work of copying many small files. No file shows
+// under its final path before it is complete, since the whole directory is
+// out of sight until then.
+//
+// A subdirectory is staged on its own, inside its parent, so a directory
+// is held back only for its own files. Only a directory whose files are
+// few and small enough to be lost and copied again cheaply is kept staged
+// (stageMaxFiles, stageMaxBytes): a run killed or a machine that loses
+// power leaves a staged directory behind, and the next run removes it with
+// everything in it, as it removes a temporary file. A larger directory is
+// renamed into place as soon as it is listed, before any file is written
+// in it, and its files take temporary names as usual. A run that stops
+// (Ctrl-C, a fatal error) puts every staged directory in place once its
+// workers have removed what they did not finish.
+
+// stageMaxFiles and stageMaxBytes bound a directory kept staged while its
+// files are written (tests lower them).
+var (
+	stageMaxFiles = 10000
+	stageMaxBytes = int64(commitBatchBytes)
+)
+
+// stage is a directory made under its temporary name.
+type stage struct {
+	e      *engine
+	rel    string // its own path, relative to the destination root
+	tmp    string // its name in its parent until it is renamed
+	open   atomic.Int64
+	failed bool // could not be put in place (under stages.mu)
+}
+
+// stages maps the path of each directory still under its temporary name to
+// its stage. Directories are opened and renamed with stagesMu held, so a
+// path is never resolved across a rename.
+type stages struct {
+	mu sync.Mutex
+	m  map[string]*stage
+}
+
+// newStage records rel as made under tmp. The stage holds one reference
+// for its listing (see listed).
+func (e *engine) newStage(rel, tmp string) *stage {
+	s := &stage{e: e, rel: rel, tmp: tmp}
+	s.open.Store(1)
+	e.staged.mu.Lock()
+	if e.staged.m == nil {
+		e.staged.m = map[string]*stage{}
+	}
+	e.staged.m[rel] = s
+	e.staged.mu.Unlock()
+	return s
+}
+
+// add counts one more file written under its own name in the directory.
+func (s *stage) add() { s.open.Add(1) }
+
+// settle is called once for each file counted by add (placed, failed or
+// given up), and once when the listing is done; the last call puts the
+// directory in place.
+func (s *stage) settle() {
+	if s != nil && s.open.Add(-1) == 0 {
+		s.e.publish(s)
+	}
+}
+
+// actualRel is where rel is right now: its staged ancestors (and itself)
+// under their temporary names. Call with staged.mu held.
+func (e *engine) actualRel(rel string) string {
+	if len(e.staged.m) == 0 || rel == "" || rel == "." {
+		return rel
+	}
+	parts := strings.Split(rel, "/")
+	end := 0
+	for i, part := range parts {
+		end += len(part)
+		if s, ok := e.staged.m[rel[:end]]; ok {
+			parts[i] = s.tmp
+		}
+		end++ // the slash
+	}
+	return strings.Join(parts, "/")
+}
+
+// openDst opens the destination directory rel, wherever it is now: under
+// its temporary name while it is staged, or its ancestors are, and after
+// the run still there if it could not be put in place. (A directory keeps
+// the path it was opened by for its messages, although it may be renamed
+// since.)
+func (e *engine) openDst(rel string) (*fileio.Dir, error) {
+	e.staged.mu.Lock()
+	defer e.staged.mu.Unlock()
+	return e.dstRoot.OpenBeneath(e.actualRel(rel))
+}
+
+// publish renames a staged directory onto its own name. A directory that
+// cannot be put in place (its name was taken while it was written) stays
+// hidden, the next run removes it, and the failure names it.
+func (e *engine) publish(s *stage) {
+	e.staged.mu.Lock()
+	defer e.staged.mu.Unlock()
+	if e.staged.m[s.rel] != s || s.failed {
+		return // put in place already, or left for the next run
+	}
+	parent, name := path.Split(s.rel)
+	parent = strings.TrimSuffix(parent, "/")
+	pd, err := e.dstRoot.OpenBeneath(e.actualRel(parent))
+	if err == nil {
+		err = pd.Rename(s.tmp, pd, name)
+		pd.Close()
+	}
+	if err != nil {
+		// Left under its temporary name (and its subdirectories found
+		// there) for the next run to remove.
+		s.failed = true
+		e.fail(s.rel, fmt.Errorf("moving the finished directory into place from %q: %w; remove what is in the way and rerun", joinRel(parent, s.tmp), err))
+		return
+	}
+	delete(e.staged.m, s.rel)
+}
+
+// publishAll puts every directory still staged in place, parents first,
+// once the copy has stopped: whatever is in them then is complete.
+func (e *engine) publishAll() {
+	e.staged.mu.Lock()
+	left := make([]*stage, 0, len(e.staged.m))
+	for _, s := range e.staged.m {
+		left = append(left, s)
+	}
+	e.staged.mu.Unlock()
+	sort.Slice(left, func(i, j int) bool { return left[i].rel < left[j].rel })
+	for _, s := range left {
+		e.publish(s)
+	}
+}
+
+// stageable reports whether a directory holding files (its non-directory
+// entries) is kept staged while they are written.
+func stageable(files []entry) bool {
+	n, bytes := 0, int64(0)
+	for i := range files {
+		if files[i].st.IsRegular() {
+			n++
+			bytes += files[i].st.Size
+		}
+	}
+	return n <= stageMaxFiles && bytes <= stageMaxBytes
+}
+
+// removeTree removes the directory name in d and everything below it,
+// following no symlink: a staged directory left by an interrupted run.
+func removeTree(d *fileio.Dir, name string) error {
+	sub, err := d.OpenSub(name)
+	if err != nil {
+		return err
+	}
+	names, err := sub.ReadDir()
+	for _, n := range names {
+		if n.Type == fileio.ModeDir {
+			_ = removeTree(sub, n.Name)
+		} else {
+			_ = sub.Remove(n.Name)
+		}
+	}
+	sub.Close()
+	if err != nil {
+		return err
+	}
+	return d.RemoveDir(name)
+}

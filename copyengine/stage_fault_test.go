@@ -1,0 +1,159 @@
+//go:build fcfault && linux
+
+package copyengine_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+// stagedSource writes a tree with a new directory of small files and a
+// subdirectory of its own: src/top.txt, src/new/f00.., src/new/sub/f00...
+func stagedSource(t *testing.T, src string) {
+	t.Helper()
+	writeFile(t, filepath.Join(src, "top.txt"), pattern(1, 100))
+	for i := 0; i < 5; i++ {
+		writeFile(t, filepath.Join(src, "new", flatName(i)), pattern(int64(i+2), 3000+i))
+		writeFile(t, filepath.Join(src, "new", "sub", flatName(i)), pattern(int64(i+20), 5000+i))
+	}
+}
+
+// TestStagedDirHiddenUntilDone: the files of a directory the run creates
+// are written under their own names inside its hidden temporary, which is
+// renamed once, when they are all verified; until then the directory's
+// own name does not exist. Its subdirectory is staged inside it.
+func TestStagedDirHiddenUntilDone(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	stagedSource(t, src)
+	var early []string
+	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
+	// Each file's creation, each dir's rename, each per-file rename into new/.
+	created := &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(dst, ".new.fastcopy-tmp", "f03"), Then: func() {
+		if exists(filepath.Join(dst, "new")) {
+			early = append(early, "new exists while its file f03 is created")
+		}
+	}}
+	subCreated := &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(dst, ".new.fastcopy-tmp", ".sub.fastcopy-tmp", "f01")}
+	subCreatedLate := &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(dst, "new", ".sub.fastcopy-tmp", "f01")}
+	fileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: filepath.Join(dst, "new") + "/f"}
+	subFileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: "sub/f"}
+	dirRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new")}
+	topRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "top.txt")}
+	setFaults(t, created, subCreated, subCreatedLate, fileRenames, subFileRenames, dirRename, topRename)
+
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
+	if err != nil {
+		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+	}
+	for _, e := range early {
+		t.Error(e)
+	}
+	if created.Calls() != 1 {
+		t.Errorf("new/f03 was created under its own name in the hidden directory %d times, want 1", created.Calls())
+	}
+	if n := subCreated.Calls() + subCreatedLate.Calls(); n != 1 {
+		t.Errorf("new/sub/f01 was created under its own name in sub's hidden directory %d times, want 1", n)
+	}
+	if fileRenames.Calls() != 0 || subFileRenames.Calls() != 0 {
+		t.Errorf("files of staged directories were renamed one by one: %d in new, %d in new/sub", fileRenames.Calls(), subFileRenames.Calls())
+	}
+	if dirRename.Calls() != 1 {
+		t.Errorf("new was renamed into place %d times, want 1", dirRename.Calls())
+	}
+	if topRename.Calls() != 1 {
+		t.Errorf("top.txt, in the destination root, was renamed into place %d times, want 1 (the root is not staged)", topRename.Calls())
+	}
+	if sum.Copied != 11 || sum.Dirs != 2 {
+		t.Errorf("copied %d files and made %d directories, want 11 and 2", sum.Copied, sum.Dirs)
+	}
+	sameTree(t, src, dst)
+	noTemps(t, dst)
+}
+
+// TestStagedDirLimit: a new directory with more files than a crash should
+// cost is put in place as soon as it is listed, and its files take
+// temporary names as they always did.
+func TestStagedDirLimit(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files int
+		bytes int64
+	}{
+		{"files", 4, 1 << 20}, // 5 files in each directory: over the limit
+		{"bytes", 100, 10000}, // 5 files of 3 KB and more: over the limit
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer copyengine.SetStageLimits(c.files, c.bytes)()
+			scr := scratchDir(t)
+			src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+			stagedSource(t, src)
+			var missing int
+			// The directory handle keeps the path it was opened by, the
+			// hidden one: the path tells nothing, the name does.
+			created := &fileio.Fault{Op: fileio.OpCreate, PathHas: "/.f03.fastcopy-tmp", Then: func() {
+				for _, d := range []string{"new", "new/sub"} {
+					if _, err := os.Lstat(filepath.Join(dst, d)); err != nil {
+						missing++
+					}
+				}
+			}}
+			fileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: "/f0"}
+			setFaults(t, created, fileRenames)
+			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
+			if err != nil {
+				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+			}
+			if created.Calls() != 2 || missing != 0 {
+				t.Errorf("the temporaries of new/f03 and new/sub/f03 were created %d times (want 2), their directories missing %d times then (want 0)", created.Calls(), missing)
+			}
+			if fileRenames.Calls() != 10 {
+				t.Errorf("%d files renamed into place, want the 10 of new and new/sub", fileRenames.Calls())
+			}
+			sameTree(t, src, dst)
+			noTemps(t, dst)
+		})
+	}
+}
+
+// TestStagedDirBlocked: a staged directory that cannot be renamed into place
+// is reported by name with what to do, is left hidden (no file shows under
+// a final path), and the next run removes it and copies the directory.
+func TestStagedDirBlocked(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	stagedSource(t, src)
+	setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Err: syscall.ENOTEMPTY})
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if !errors.Is(err, copyengine.ErrSomeFailed) {
+		t.Fatalf("Run: %v, want ErrSomeFailed", err)
+	}
+	if len(sum.Failures) != 1 || sum.Failures[0].Path != "new" {
+		t.Fatalf("failures %v, want one for new", sum.Failures)
+	}
+	t.Logf("reported: %s", sum.Failures[0].Err)
+	if _, err := os.Lstat(filepath.Join(dst, "new")); err == nil {
+		t.Error("new is under its own name although it could not be put in place")
+	}
+	if _, err := os.Lstat(filepath.Join(dst, ".new.fastcopy-tmp", "f00")); err != nil {
+		t.Errorf("the hidden directory is not left as it was: %v", err)
+	}
+	finalFilesMatch(t, src, dst)
+
+	fileio.ClearFaults()
+	sum, err = runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if err != nil {
+		t.Fatalf("rerun: %v (failures %v)", err, sum.Failures)
+	}
+	if sum.TempsRemoved != 1 {
+		t.Errorf("rerun removed %d temporaries, want the hidden directory", sum.TempsRemoved)
+	}
+	sameTree(t, src, dst)
+	noTemps(t, dst)
+}
