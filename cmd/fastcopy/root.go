@@ -44,9 +44,10 @@ func newRootCommand(out *output) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fastcopy [flags] SOURCE DEST\n  fastcopy [flags] SOURCE... DIRECTORY",
 		Short: "Copy files and trees, verified, durable and safe to rerun",
-		Long: `fastcopy copies files and directory trees. Every file is written under a
-temporary name, flushed to stable storage, read back and checked against the
-source's xxh128 digest, and only then renamed onto its final name.
+		Long: `fastcopy copies files and directory trees. Every file is written out of
+sight (under a temporary name, or in a new directory that has one), flushed
+to stable storage, read back and checked against the source's xxh128 digest,
+and only then put under its final name.
 
 Where things land:
   fastcopy DIR DEST        DEST becomes a copy of DIR (created if missing,
