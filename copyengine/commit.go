@@ -238,7 +238,7 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 			}
 		}
 		if err != nil {
-			_ = dd.Remove(p.tmp)
+			e.unwrite(p.stage, dd, p.tmp)
 			e.groupDone(p, false)
 			e.fail(p.rel, err)
 			return
@@ -373,7 +373,7 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 }
 
 func (e *engine) failPending(p *pending, err error) {
-	_ = p.dst.d.Remove(p.tmp)
+	e.unwrite(p.stage, p.dst.d, p.tmp)
 	e.groupDone(p, false)
 	e.fail(p.rel, err)
 	p.release()
@@ -381,7 +381,7 @@ func (e *engine) failPending(p *pending, err error) {
 
 // discard removes the temporary of a run that is stopping.
 func (e *engine) discard(p *pending) {
-	_ = p.dst.d.Remove(p.tmp)
+	e.unwrite(p.stage, p.dst.d, p.tmp)
 	e.groupDone(p, false)
 	p.release()
 }

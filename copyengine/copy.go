@@ -203,6 +203,9 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 		if en.group != nil {
 			close(en.group.done)
 		}
+		if c.stage != nil {
+			e.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
+		}
 	case en.st.IsSymlink():
 		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error { return c.dst.d.Symlink(en.target, tmp) })
 		if err == nil {

@@ -167,6 +167,9 @@ func (e *engine) applyDirMeta() {
 }
 
 func (e *engine) applyOneDir(dm dirMeta) error {
+	if e.stillStaged(dm.dstRel) {
+		return nil // left for the next run to remove, which a read-only mode would hinder
+	}
 	dd, err := e.openDst(dm.dstRel)
 	if err != nil {
 		return err

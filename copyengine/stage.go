@@ -35,7 +35,7 @@ import (
 // files are written (tests lower them).
 var (
 	stageMaxFiles = 10000
-	stageMaxBytes = int64(commitBatchBytes)
+	stageMaxBytes = int64(64 << 20)
 )
 
 // stage is a directory made under its temporary name.
@@ -123,7 +123,7 @@ func (e *engine) publish(s *stage) {
 	parent = strings.TrimSuffix(parent, "/")
 	pd, err := e.dstRoot.OpenBeneath(e.actualRel(parent))
 	if err == nil {
-		err = pd.Rename(s.tmp, pd, name)
+		err = pd.RenameDirNoReplace(s.tmp, name) // never onto a directory made meanwhile
 		pd.Close()
 	}
 	if err != nil {
@@ -134,6 +134,33 @@ func (e *engine) publish(s *stage) {
 		return
 	}
 	delete(e.staged.m, s.rel)
+}
+
+// spoil keeps s out of sight for good: something in it that did not copy
+// could not be removed, and would otherwise show under its final path.
+func (e *engine) spoil(s *stage, err error) {
+	e.staged.mu.Lock()
+	s.failed = true
+	e.staged.mu.Unlock()
+	e.fail(s.rel, fmt.Errorf("%w; the directory stays under its temporary name %q, which the next run removes", err, s.tmp))
+}
+
+// unwrite removes a file that will not be put in place (tmp in d). In a
+// staged directory, where it has its own name, one that cannot be removed
+// keeps the whole directory out of sight.
+func (e *engine) unwrite(s *stage, d *fileio.Dir, tmp string) {
+	err := d.Remove(tmp)
+	if s != nil && err != nil && !fileio.IsNotExist(err) {
+		e.spoil(s, fmt.Errorf("could not remove %q, which did not copy: %w", tmp, err))
+	}
+}
+
+// stillStaged reports whether rel is in a directory that is still under
+// its temporary name; after publishAll, one that could not be put in place.
+func (e *engine) stillStaged(rel string) bool {
+	e.staged.mu.Lock()
+	defer e.staged.mu.Unlock()
+	return e.actualRel(rel) != rel
 }
 
 // publishAll puts every directory still staged in place, parents first,
@@ -171,6 +198,7 @@ func removeTree(d *fileio.Dir, name string) error {
 	if err != nil {
 		return err
 	}
+	_ = sub.AsFile().Chmod(0o700) // one left read-only (by a source that is) must still be emptied
 	names, err := sub.ReadDir()
 	for _, n := range names {
 		if n.Type == fileio.ModeDir {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -26,8 +27,10 @@ func stagedSource(t *testing.T, src string) {
 
 // TestStagedDirHiddenUntilDone: the files of a directory the run creates
 // are written under their own names inside its hidden temporary, which is
-// renamed once, when they are all verified; until then the directory's
-// own name does not exist. Its subdirectory is staged inside it.
+// renamed once, when they are all flushed and verified; until then the
+// directory's own name does not exist (looked at when a file is created,
+// when the batch is flushed and when a file is read back). Its
+// subdirectory is staged inside it.
 func TestStagedDirHiddenUntilDone(t *testing.T) {
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
@@ -35,18 +38,23 @@ func TestStagedDirHiddenUntilDone(t *testing.T) {
 	var early []string
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	// Each file's creation, each dir's rename, each per-file rename into new/.
-	created := &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(dst, ".new.fastcopy-tmp", "f03"), Then: func() {
-		if exists(filepath.Join(dst, "new")) {
-			early = append(early, "new exists while its file f03 is created")
+	hiddenWhile := func(what string) func() {
+		return func() {
+			if exists(filepath.Join(dst, "new")) {
+				early = append(early, "new exists "+what)
+			}
 		}
-	}}
+	}
+	created := &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(dst, ".new.fastcopy-tmp", "f03"), Then: hiddenWhile("while its file f03 is created")}
+	flushed := &fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: hiddenWhile("when its files are first flushed")}
+	readBack := &fileio.Fault{Op: fileio.OpOpen, PathIs: filepath.Join(dst, ".new.fastcopy-tmp", "f03"), Then: hiddenWhile("while its file f03 is read back")}
 	subCreated := &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(dst, ".new.fastcopy-tmp", ".sub.fastcopy-tmp", "f01")}
 	subCreatedLate := &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(dst, "new", ".sub.fastcopy-tmp", "f01")}
 	fileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: filepath.Join(dst, "new") + "/f"}
 	subFileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: "sub/f"}
 	dirRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new")}
 	topRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "top.txt")}
-	setFaults(t, created, subCreated, subCreatedLate, fileRenames, subFileRenames, dirRename, topRename)
+	setFaults(t, created, flushed, readBack, subCreated, subCreatedLate, fileRenames, subFileRenames, dirRename, topRename)
 
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
 	if err != nil {
@@ -57,6 +65,9 @@ func TestStagedDirHiddenUntilDone(t *testing.T) {
 	}
 	if created.Calls() != 1 {
 		t.Errorf("new/f03 was created under its own name in the hidden directory %d times, want 1", created.Calls())
+	}
+	if flushed.Calls() == 0 || readBack.Calls() != 1 {
+		t.Errorf("%d flushes and %d read-back opens of new/f03 in the hidden directory, want some and 1", flushed.Calls(), readBack.Calls())
 	}
 	if n := subCreated.Calls() + subCreatedLate.Calls(); n != 1 {
 		t.Errorf("new/sub/f01 was created under its own name in sub's hidden directory %d times, want 1", n)
@@ -153,6 +164,72 @@ func TestStagedDirBlocked(t *testing.T) {
 	}
 	if sum.TempsRemoved != 1 {
 		t.Errorf("rerun removed %d temporaries, want the hidden directory", sum.TempsRemoved)
+	}
+	sameTree(t, src, dst)
+	noTemps(t, dst)
+}
+
+// TestStagedDirSpoiled: a file that fails in a staged directory and cannot
+// be removed there (where it has its own name) keeps the whole directory
+// out of sight: it is reported, and the next run removes it.
+func TestStagedDirSpoiled(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	stagedSource(t, src)
+	bad := filepath.Join(dst, ".new.fastcopy-tmp", "f02")
+	setFaults(t,
+		&fileio.Fault{Op: fileio.OpWrite, PathIs: bad, Short: true, Err: syscall.EIO},
+		&fileio.Fault{Op: fileio.OpRemove, PathIs: bad, Err: syscall.EROFS})
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if !errors.Is(err, copyengine.ErrSomeFailed) {
+		t.Fatalf("Run: %v, want ErrSomeFailed", err)
+	}
+	failed := map[string]string{}
+	for _, f := range sum.Failures {
+		failed[f.Path] = f.Err
+	}
+	if _, ok := failed["new/f02"]; !ok || len(failed) != 2 || !strings.Contains(failed["new"], "could not remove") {
+		t.Fatalf("failures %v, want new/f02 and new (could not remove)", sum.Failures)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "new")); err == nil {
+		t.Fatal("new was put in place with a half-written f02 in it")
+	}
+	if st, err := os.Lstat(bad); err != nil || st.Size() >= 3002 {
+		t.Fatalf("the half-written f02 is not where it was left (%v): the test proves nothing", err)
+	}
+	finalFilesMatch(t, src, dst)
+
+	fileio.ClearFaults()
+	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.TempsRemoved != 1 {
+		t.Fatalf("rerun: %v, %d temporaries removed (want 1; failures %v)", err, sum.TempsRemoved, sum.Failures)
+	}
+	sameTree(t, src, dst)
+	noTemps(t, dst)
+}
+
+// TestStagedDirNameTaken: an empty directory made under the staged one's
+// name while it is written is neither replaced nor merged into: the staged
+// directory stays hidden and is reported, and a rerun fills the new one.
+func TestStagedDirNameTaken(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	stagedSource(t, src)
+	theirs := filepath.Join(dst, "new")
+	var made error = errors.New("never made")
+	setFaults(t, &fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: func() { made = os.Mkdir(theirs, 0o755) }})
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if made != nil {
+		t.Fatalf("making new in the way: %v", made)
+	}
+	if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || sum.Failures[0].Path != "new" {
+		t.Fatalf("Run: %v, failures %v; want one, for new", err, sum.Failures)
+	}
+	if names, err := os.ReadDir(theirs); err != nil || len(names) != 0 {
+		t.Fatalf("the directory made in the way was replaced or written into: %v, %v", names, err)
+	}
+	fileio.ClearFaults()
+	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.TempsRemoved != 1 {
+		t.Fatalf("rerun: %v, %d temporaries removed (want 1; failures %v)", err, sum.TempsRemoved, sum.Failures)
 	}
 	sameTree(t, src, dst)
 	noTemps(t, dst)

@@ -124,6 +124,36 @@ func TestRenameReplaces(t *testing.T) {
 	}
 }
 
+// TestRenameDirNoReplace: a directory is renamed onto a free name, and
+// never onto a taken one, not even an empty directory (which a plain
+// rename replaces).
+func TestRenameDirNoReplace(t *testing.T) {
+	if !fileio.CanStageDirs {
+		t.Skip("skipping: directories are not staged on " + runtime.GOOS)
+	}
+	d, dir := openRoot(t)
+	for _, name := range []string{".a.tmp", ".b.tmp", "taken"} {
+		if err := d.Mkdir(name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, d, "file", "x")
+	for _, onto := range []string{"taken", "file"} {
+		if err := d.RenameDirNoReplace(".b.tmp", onto); !fileio.IsExist(err) {
+			t.Errorf("renaming a directory onto %s: got %v, want an IsExist error", onto, err)
+		}
+	}
+	if err := d.RenameDirNoReplace(".a.tmp", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "a")); err != nil || !st.IsDir() {
+		t.Errorf("a after the rename: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".b.tmp")); err != nil {
+		t.Errorf("the directory that could not be renamed is gone: %v", err)
+	}
+}
+
 func TestRemoveReadOnly(t *testing.T) {
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")

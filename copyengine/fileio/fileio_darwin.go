@@ -276,3 +276,13 @@ func listxattr(fd int) ([]string, error) {
 // DropRange does nothing on darwin: there is no per-range advice to drop
 // cached pages.
 func (f *File) DropRange(off, n int64) {}
+
+// CanStageDirs is false: a clone here finds the destination's directory by
+// its path (see clone), which renaming a directory it is in would make
+// stale, so new directories are made under their own names at once.
+const CanStageDirs = false
+
+// RenameDirNoReplace is not used on darwin (CanStageDirs is false).
+func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+	return ErrUnsupported
+}

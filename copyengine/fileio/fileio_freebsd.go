@@ -181,3 +181,19 @@ func getExtattr(fd int, name string) ([]byte, error) {
 	}
 	return nil, err
 }
+
+// CanStageDirs says the engine may make a new directory under a hidden name
+// and rename it onto its own while descriptors of it and of files in it
+// are open and in use: nothing here finds a file by its path.
+const CanStageDirs = true
+
+// RenameDirNoReplace renames oldName in d onto newName in d, failing with
+// EEXIST if newName exists. FreeBSD's renameat has no flags: the check and
+// the rename are two calls.
+func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+	p := d.join(newName)
+	if err := inject(OpRename, p); err != nil {
+		return pathErr("rename", p, err)
+	}
+	return pathErr("rename", p, renameIfFree(d, oldName, newName))
+}

@@ -221,3 +221,24 @@ func (d *Dir) OpenDirect(name string) (*File, error) {
 func (f *File) StartWriteback(off, n int64) {
 	_ = unix.SyncFileRange(f.fd, off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
+
+// CanStageDirs says the engine may make a new directory under a hidden name
+// and rename it onto its own while descriptors of it and of files in it
+// are open and in use: nothing here finds a file by its path.
+const CanStageDirs = true
+
+// RenameDirNoReplace renames oldName in d onto newName in d, failing with
+// EEXIST if newName exists, even as an empty directory (which a plain
+// rename would silently replace). A filesystem without RENAME_NOREPLACE
+// gets a check and a plain rename, whose window is its own.
+func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+	p := d.join(newName)
+	if err := inject(OpRename, p); err != nil {
+		return pathErr("rename", p, err)
+	}
+	err := ignoringEINTR(func() error { return unix.Renameat2(d.fd, oldName, d.fd, newName, unix.RENAME_NOREPLACE) })
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		err = renameIfFree(d, oldName, newName)
+	}
+	return pathErr("rename", p, err)
+}

@@ -283,6 +283,9 @@ func (d *Dir) Rename(oldName string, nd *Dir, newName string) error {
 
 // Remove removes the non-directory name.
 func (d *Dir) Remove(name string) error {
+	if err := inject(OpRemove, d.join(name)); err != nil {
+		return pathErr("remove", d.join(name), err)
+	}
 	return pathErr("remove", d.join(name), ignoringEINTR(func() error { return unix.Unlinkat(d.fd, name, 0) }))
 }
 
@@ -527,7 +530,13 @@ func IsFallback(err error) bool {
 	return Errno(err) == unix.EOPNOTSUPP
 }
 
-// RenamesOpenDirs says a directory can be renamed while descriptors of it
-// and of files in it are open, as the copy does when it moves a directory
-// it finished under a hidden name onto its own.
-const RenamesOpenDirs = true
+// renameIfFree renames oldName onto newName in d unless newName exists.
+func renameIfFree(d *Dir, oldName, newName string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, newName, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		return unix.EEXIST
+	} else if err != unix.ENOENT {
+		return err
+	}
+	return ignoringEINTR(func() error { return unix.Renameat(d.fd, oldName, d.fd, newName) })
+}

@@ -473,6 +473,9 @@ func retryWritable(p string, op func() error, err error) error {
 // directory is removed as the link it is; its target is not touched.
 func (d *Dir) Remove(name string) error {
 	p, sp := d.join(name), d.sys(name)
+	if err := inject(OpRemove, p); err != nil {
+		return pathErr("remove", p, err)
+	}
 	u, err := windows.UTF16PtrFromString(sp)
 	if err != nil {
 		return pathErr("remove", p, err)
@@ -1022,7 +1025,12 @@ func (f *File) StartWriteback(off, n int64) {}
 // DropRange does nothing on Windows.
 func (f *File) DropRange(off, n int64) {}
 
-// RenamesOpenDirs is false: Windows refuses to rename a directory while
+// CanStageDirs is false: Windows refuses to rename a directory while
 // handles of it or of files in it are open, so new directories are made
 // under their own names at once.
-const RenamesOpenDirs = false
+const CanStageDirs = false
+
+// RenameDirNoReplace is not used on Windows (CanStageDirs is false).
+func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+	return ErrUnsupported
+}

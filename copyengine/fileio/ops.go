@@ -16,6 +16,7 @@ const (
 	OpSync      Op = "sync"
 	OpSyncfs    Op = "syncfs" // a filesystem-wide flush (also counts as OpSync)
 	OpRename    Op = "rename"
+	OpRemove    Op = "remove" // unlink of a non-directory
 	OpMkdir     Op = "mkdir"
 	OpLink      Op = "link"
 	OpClone     Op = "clone"
