@@ -349,7 +349,9 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 					stg = e.stageDir(dst.d, dstRel, en.tempName())
 				}
 				var ok bool
-				if stg == nil {
+				if !created {
+					e.writable(dst.d, n.Name, *en.dstSt) // listed a moment ago: a directory
+				} else if stg == nil {
 					if created, ok = e.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
 						continue
 					}
