@@ -48,6 +48,7 @@ func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
 // open, and its bytes when they fit in buf, for writeTemp to use.
 func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled bool, w dedupWrite, pre *preread) {
 	size := en.st.Size
+	e.destTargets.Do(e.loadDestTargets)
 	if !e.ix.Begin(size, e.targetGone) {
 		return false, dedupWrite{begun: true}, nil
 	}
@@ -434,7 +435,9 @@ const destDedupMin = 4096
 // loadDestTargets offers the files the destination already holds, as the
 // hash cache recorded them when they were verified, as dedup targets: a new
 // file with the same content is cloned or linked from there. Each is
-// confirmed by its stat (and its bytes) before it is shared.
+// confirmed by its stat (and its bytes) before it is shared. It runs once,
+// when the first file is about to be written, so that a rerun that writes
+// nothing does not read the cache's whole destination side.
 func (e *engine) loadDestTargets() {
 	if e.cache == nil || e.ix == nil || e.dstRoot == nil || !e.dstSide.policy.CheckInode {
 		return

@@ -128,8 +128,9 @@ type engine struct {
 	cache   *hashcache.Cache // nil with --no-cache
 	dstSide cacheSide
 
-	ix   *dedup.Index // nil with --dedup=off
-	dups []dupFile    // duplicates waiting to share a placed file's data
+	ix          *dedup.Index // nil with --dedup=off
+	dups        []dupFile    // duplicates waiting to share a placed file's data
+	destTargets sync.Once    // loadDestTargets, before the first file is written
 
 	staged stages // directories made under temporary names, not yet in place
 
@@ -282,7 +283,6 @@ func (e *engine) run(p *plan) error {
 		stop := context.AfterFunc(e.ctx, e.ix.Close) // wake workers waiting on a duplicate
 		defer stop()
 	}
-	e.loadDestTargets()
 	e.walk(p)
 	close(e.chunks)
 	workers.Wait()
