@@ -48,7 +48,7 @@ type stage struct {
 }
 
 // stages maps the path of each directory still under its temporary name to
-// its stage. Directories are opened and renamed with stagesMu held, so a
+// its stage. Directories are opened and renamed with mu held, so a
 // path is never resolved across a rename.
 type stages struct {
 	mu sync.Mutex
@@ -56,7 +56,7 @@ type stages struct {
 }
 
 // newStage records rel as made under tmp. The stage holds one reference
-// for its listing (see listed).
+// for its listing, which walkDir settles when it has sent the files.
 func (e *engine) newStage(rel, tmp string) *stage {
 	s := &stage{e: e, rel: rel, tmp: tmp}
 	s.open.Store(1)

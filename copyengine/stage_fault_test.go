@@ -133,6 +133,18 @@ func TestStagedDirLimit(t *testing.T) {
 	}
 }
 
+// rerunRemovesHidden reruns the copy without faults: it removes the one
+// staged directory the faulty run left hidden and completes the copy.
+func rerunRemovesHidden(t *testing.T, src, dst string) {
+	t.Helper()
+	fileio.ClearFaults()
+	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.TempsRemoved != 1 {
+		t.Fatalf("rerun: %v, %d temporaries removed (want 1; failures %v)", err, sum.TempsRemoved, sum.Failures)
+	}
+	sameTree(t, src, dst)
+	noTemps(t, dst)
+}
+
 // TestStagedDirBlocked: a staged directory that cannot be renamed into place
 // is reported by name with what to do, is left hidden (no file shows under
 // a final path), and the next run removes it and copies the directory.
@@ -157,16 +169,7 @@ func TestStagedDirBlocked(t *testing.T) {
 	}
 	finalFilesMatch(t, src, dst)
 
-	fileio.ClearFaults()
-	sum, err = runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
-	if err != nil {
-		t.Fatalf("rerun: %v (failures %v)", err, sum.Failures)
-	}
-	if sum.TempsRemoved != 1 {
-		t.Errorf("rerun removed %d temporaries, want the hidden directory", sum.TempsRemoved)
-	}
-	sameTree(t, src, dst)
-	noTemps(t, dst)
+	rerunRemovesHidden(t, src, dst)
 }
 
 // TestStagedDirSpoiled: a file that fails in a staged directory and cannot
@@ -199,12 +202,7 @@ func TestStagedDirSpoiled(t *testing.T) {
 	}
 	finalFilesMatch(t, src, dst)
 
-	fileio.ClearFaults()
-	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.TempsRemoved != 1 {
-		t.Fatalf("rerun: %v, %d temporaries removed (want 1; failures %v)", err, sum.TempsRemoved, sum.Failures)
-	}
-	sameTree(t, src, dst)
-	noTemps(t, dst)
+	rerunRemovesHidden(t, src, dst)
 }
 
 // TestStagedDirNameTaken: an empty directory made under the staged one's
@@ -227,10 +225,5 @@ func TestStagedDirNameTaken(t *testing.T) {
 	if names, err := os.ReadDir(theirs); err != nil || len(names) != 0 {
 		t.Fatalf("the directory made in the way was replaced or written into: %v, %v", names, err)
 	}
-	fileio.ClearFaults()
-	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.TempsRemoved != 1 {
-		t.Fatalf("rerun: %v, %d temporaries removed (want 1; failures %v)", err, sum.TempsRemoved, sum.Failures)
-	}
-	sameTree(t, src, dst)
-	noTemps(t, dst)
+	rerunRemovesHidden(t, src, dst)
 }
