@@ -18,9 +18,7 @@ import (
 // whose source changed mode, or which a rerun writes into, still gets its
 // source's mode and mtime.
 func TestRerunLeavesUpToDateDirsAlone(t *testing.T) {
-	scr := scratchDir(t)
-	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
-	stagedSource(t, src)
+	src, dst := stagedSource(t)
 	writeFile(t, filepath.Join(src, "other", "g"), pattern(9, 10))
 	opt := copyengine.Options{Sources: []string{src}, Dest: dst}
 	if sum, err := runEngine(t, opt); err != nil {

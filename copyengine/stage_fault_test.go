@@ -3,6 +3,7 @@
 package copyengine_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,15 +15,20 @@ import (
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 )
 
-// stagedSource writes a tree with a new directory of small files and a
-// subdirectory of its own: src/top.txt, src/new/f00.., src/new/sub/f00...
-func stagedSource(t *testing.T, src string) {
+// stagedSource writes, in a scratch directory, a source tree with a new
+// directory of small files and a subdirectory of its own: src/top.txt,
+// src/new/f00.., src/new/sub/f00... It returns the source and a
+// destination that does not exist yet.
+func stagedSource(t *testing.T) (src, dst string) {
 	t.Helper()
+	scr := scratchDir(t)
+	src, dst = filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	writeFile(t, filepath.Join(src, "top.txt"), pattern(1, 100))
 	for i := 0; i < 5; i++ {
 		writeFile(t, filepath.Join(src, "new", flatName(i)), pattern(int64(i+2), 3000+i))
 		writeFile(t, filepath.Join(src, "new", "sub", flatName(i)), pattern(int64(i+20), 5000+i))
 	}
+	return src, dst
 }
 
 // TestStagedDirHiddenUntilDone: the files of a directory the run creates
@@ -32,9 +38,7 @@ func stagedSource(t *testing.T, src string) {
 // when the batch is flushed and when a file is read back). Its
 // subdirectory is staged inside it.
 func TestStagedDirHiddenUntilDone(t *testing.T) {
-	scr := scratchDir(t)
-	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
-	stagedSource(t, src)
+	src, dst := stagedSource(t)
 	var early []string
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
 	// Each file's creation, each dir's rename, each per-file rename into new/.
@@ -102,9 +106,7 @@ func TestStagedDirLimit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer copyengine.SetStageLimits(c.files, c.bytes)()
-			scr := scratchDir(t)
-			src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
-			stagedSource(t, src)
+			src, dst := stagedSource(t)
 			var missing int
 			// The directory handle keeps the path it was opened by, the
 			// hidden one: the path tells nothing, the name does.
@@ -149,9 +151,7 @@ func rerunRemovesHidden(t *testing.T, src, dst string) {
 // is reported by name with what to do, is left hidden (no file shows under
 // a final path), and the next run removes it and copies the directory.
 func TestStagedDirBlocked(t *testing.T) {
-	scr := scratchDir(t)
-	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
-	stagedSource(t, src)
+	src, dst := stagedSource(t)
 	setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Err: syscall.ENOTEMPTY})
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
 	if !errors.Is(err, copyengine.ErrSomeFailed) {
@@ -174,44 +174,57 @@ func TestStagedDirBlocked(t *testing.T) {
 
 // TestStagedDirSpoiled: a file that fails in a staged directory and cannot
 // be removed there (where it has its own name) keeps the whole directory
-// out of sight: it is reported, and the next run removes it.
+// out of sight: it is reported, and the next run removes it. The file
+// fails in the worker (its write) or in the committer (it reads back
+// wrong twice).
 func TestStagedDirSpoiled(t *testing.T) {
-	scr := scratchDir(t)
-	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
-	stagedSource(t, src)
-	bad := filepath.Join(dst, ".new.fastcopy-tmp", "f02")
-	setFaults(t,
-		&fileio.Fault{Op: fileio.OpWrite, PathIs: bad, Short: true, Err: syscall.EIO},
-		&fileio.Fault{Op: fileio.OpRemove, PathIs: bad, Err: syscall.EROFS})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
-	if !errors.Is(err, copyengine.ErrSomeFailed) {
-		t.Fatalf("Run: %v, want ErrSomeFailed", err)
-	}
-	failed := map[string]string{}
-	for _, f := range sum.Failures {
-		failed[f.Path] = f.Err
-	}
-	if _, ok := failed["new/f02"]; !ok || len(failed) != 2 || !strings.Contains(failed["new"], "could not remove") {
-		t.Fatalf("failures %v, want new/f02 and new (could not remove)", sum.Failures)
-	}
-	if _, err := os.Lstat(filepath.Join(dst, "new")); err == nil {
-		t.Fatal("new was put in place with a half-written f02 in it")
-	}
-	if st, err := os.Lstat(bad); err != nil || st.Size() >= 3002 {
-		t.Fatalf("the half-written f02 is not where it was left (%v): the test proves nothing", err)
-	}
-	finalFilesMatch(t, src, dst)
+	for _, c := range []struct {
+		name      string
+		fault     fileio.Fault // on new/f02
+		removeNth int          // the removal of f02 that fails (0: every one)
+		err       error        // what Run returns
+		short     bool         // the file left is half-written
+	}{
+		{"write fails", fileio.Fault{Op: fileio.OpWrite, Short: true, Err: syscall.EIO}, 0, copyengine.ErrSomeFailed, true},
+		// The copy made again after the first mismatch removes the first
+		// (removal 1); the one after the second mismatch fails.
+		{"reads back wrong", fileio.Fault{Op: fileio.OpWrite, Corrupt: true}, 2, copyengine.ErrMismatch, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src, dst := stagedSource(t)
+			bad := filepath.Join(dst, ".new.fastcopy-tmp", "f02")
+			f := c.fault
+			f.PathIs = bad
+			setFaults(t, &f, &fileio.Fault{Op: fileio.OpRemove, PathIs: bad, Nth: c.removeNth, Err: syscall.EROFS})
+			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+			if !errors.Is(err, c.err) {
+				t.Fatalf("Run: %v, want %v", err, c.err)
+			}
+			failed := map[string]string{}
+			for _, f := range sum.Failures {
+				failed[f.Path] = f.Err
+			}
+			if _, ok := failed["new/f02"]; !ok || len(failed) != 2 || !strings.Contains(failed["new"], "could not remove") {
+				t.Fatalf("failures %v, want new/f02 and new (could not remove)", sum.Failures)
+			}
+			if _, err := os.Lstat(filepath.Join(dst, "new")); err == nil {
+				t.Fatal("new was put in place with a broken f02 in it")
+			}
+			if data, err := os.ReadFile(bad); err != nil || bytes.Equal(data, pattern(4, 3002)) || (len(data) < 3002) != c.short {
+				t.Fatalf("f02 is not left broken where it was (%d bytes, %v): the test proves nothing", len(data), err)
+			}
+			finalFilesMatch(t, src, dst)
 
-	rerunRemovesHidden(t, src, dst)
+			rerunRemovesHidden(t, src, dst)
+		})
+	}
 }
 
 // TestStagedDirNameTaken: an empty directory made under the staged one's
 // name while it is written is neither replaced nor merged into: the staged
 // directory stays hidden and is reported, and a rerun fills the new one.
 func TestStagedDirNameTaken(t *testing.T) {
-	scr := scratchDir(t)
-	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
-	stagedSource(t, src)
+	src, dst := stagedSource(t)
 	theirs := filepath.Join(dst, "new")
 	var made error = errors.New("never made")
 	setFaults(t, &fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: func() { made = os.Mkdir(theirs, 0o755) }})
