@@ -1,8 +1,10 @@
 package copyengine
 
 import (
+	"encoding/json"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
@@ -109,6 +111,22 @@ type Stats struct {
 type Failure struct {
 	Path string `json:"path"`
 	Err  string `json:"error"`
+}
+
+// MarshalJSON writes f as {"path", "error"}, and "path_base64" (the name's
+// exact bytes) when Path is not valid UTF-8: JSON strings hold only
+// Unicode, so "path" then shows U+FFFD where the name has bytes that are
+// not, and only path_base64 names the file.
+func (f Failure) MarshalJSON() ([]byte, error) {
+	type plain Failure
+	v := struct {
+		plain
+		PathBase64 []byte `json:"path_base64,omitempty"`
+	}{plain: plain(f)}
+	if !utf8.ValidString(f.Path) {
+		v.PathBase64 = []byte(f.Path)
+	}
+	return json.Marshal(v)
 }
 
 // Summary is the outcome of a run.

@@ -2,11 +2,13 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 )
@@ -26,6 +28,22 @@ type Diff struct {
 	Path   string `json:"path"`
 	Kind   string `json:"kind"`
 	Detail string `json:"detail,omitempty"`
+}
+
+// MarshalJSON writes d with its fields, and "path_base64" (the name's exact
+// bytes) when Path is not valid UTF-8: JSON strings hold only Unicode, so
+// "path" then shows U+FFFD where the name has bytes that are not, and only
+// path_base64 names the file.
+func (d Diff) MarshalJSON() ([]byte, error) {
+	type plain Diff
+	v := struct {
+		plain
+		PathBase64 []byte `json:"path_base64,omitempty"`
+	}{plain: plain(d)}
+	if !utf8.ValidString(d.Path) {
+		v.PathBase64 = []byte(d.Path)
+	}
+	return json.Marshal(v)
 }
 
 // Report is the outcome of a comparison.

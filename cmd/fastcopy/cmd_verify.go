@@ -64,7 +64,7 @@ EXIT STATUS
 	f.StringVar(&o.manifest, "manifest", "", "check DIR against this manifest instead of a SOURCE tree")
 	f.IntVarP(&o.jobs, "jobs", "j", 4, "files hashed at once")
 	f.BoolVar(&o.fromCache, "from-cache", false, "read through the page cache (faster; does not check the media)")
-	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout")
+	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only differences and errors")
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "read every file, trusting no cached digest (a full scrub)")

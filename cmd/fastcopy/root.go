@@ -124,7 +124,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the copied files to this file")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
-	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout")
+	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
 	f.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	f.BoolVar(&o.noProgress, "no-progress", false, "never show a progress bar")
 }
