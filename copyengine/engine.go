@@ -298,6 +298,10 @@ func (e *engine) run(p *plan) error {
 
 	e.placeDups() // with a cancelled run, only releases them
 	if e.ctx.Err() != nil {
+		// The directories already under their own names get their mode
+		// and times now, not 0700 and the time of their last write until
+		// the next run.
+		e.applyDirMeta()
 		return e.ctx.Err()
 	}
 	e.linkFollowers()

@@ -141,7 +141,9 @@ func (e *engine) fixMeta(dst *handle, en *entry) {
 // applyDirMeta gives each destination directory its source's owner, mode,
 // extended attributes and times, deepest first: after its contents are
 // written, so read-only directories copy and their times stay as the
-// source's.
+// source's. A cancelled run does it too, for every directory listed so far:
+// it is quick, and what a directory lacks the next run adds (moving its
+// mtime, so that it is set again).
 func (e *engine) applyDirMeta() {
 	if e.dstRoot == nil {
 		return
@@ -157,9 +159,6 @@ func (e *engine) applyDirMeta() {
 		return di > dj
 	})
 	for _, dm := range e.dirs {
-		if e.ctx.Err() != nil {
-			return
-		}
 		if err := e.applyOneDir(dm); err != nil {
 			e.fail(dm.dstRel, err)
 		}
