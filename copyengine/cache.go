@@ -179,8 +179,7 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum) bool {
 	if st, err := dst.d.Lstat(en.dstName); err == nil && en.cache != nil {
 		e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
 	}
-	e.count(func(s *Summary) { s.MetaUpdated++ })
-	e.event(ActMeta, joinRel(dst.rel, en.dstName))
+	en.fixed = true // reported with the skip
 	return true
 }
 
@@ -245,7 +244,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		close(en.group.done)
 	}
 	e.recordSum(rel, dstSum)
-	e.skip(rel, en.st.Size)
+	e.skip(rel, en.st.Size, en.fixed)
 	return true
 }
 

@@ -54,6 +54,7 @@ type entry struct {
 	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
 	tmp     string       // the temporary name, when not tempName(dstName)
 	src     *fileio.File // the source, when opened ahead (prefetch)
+	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
 }
 
 // tempName is the name en is written under before it takes dstName: the

@@ -134,8 +134,7 @@ func (e *engine) fixMeta(dst *handle, en *entry) {
 	if st, err := dst.d.Lstat(en.dstName); err == nil && st.Mode&0o7777 != wantMode && !needOwner {
 		return // the filesystem cannot hold modes (exFAT, FAT): nothing was updated
 	}
-	e.count(func(s *Summary) { s.MetaUpdated++ })
-	e.event(ActMeta, rel)
+	en.fixed = true // reported with the skip
 }
 
 // applyDirMeta gives each destination directory its source's owner, mode,
@@ -237,7 +236,7 @@ func (e *engine) linkOne(f linkFollower) error {
 		return err
 	}
 	if cur, err := fd.Lstat(fname); err == nil && cur.Dev == lst.Dev && cur.Ino == lst.Ino {
-		e.skip(f.rel, f.st.Size)
+		e.skip(f.rel, f.st.Size, false)
 		e.recordUnhashed(f.rel)
 		return nil
 	}

@@ -482,7 +482,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		}
 		en.group = g
 		if e.unchanged(dst, en) {
-			e.skip(dstRel, st.Size)
+			e.skip(dstRel, st.Size, en.fixed)
 			e.recordUnhashed(dstRel)
 			g.ok = true
 			close(g.done)
@@ -491,7 +491,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		return true
 	}
 	if e.unchanged(dst, en) {
-		e.skip(dstRel, st.Size)
+		e.skip(dstRel, st.Size, en.fixed)
 		if en.cache != nil && en.cache.dstOK {
 			e.recordSum(dstRel, en.cache.dst)
 		} else if st.IsRegular() {
@@ -502,11 +502,22 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	return true
 }
 
-func (e *engine) skip(rel string, size int64) {
-	e.count(func(s *Summary) { s.Skipped++ })
+// skip counts an unchanged entry and reports it once: as "metadata" when
+// its times, mode or owner were brought up to date (fixed), else as "skip".
+func (e *engine) skip(rel string, size int64, fixed bool) {
+	e.count(func(s *Summary) {
+		s.Skipped++
+		if fixed {
+			s.MetaUpdated++
+		}
+	})
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(size)
-	e.event(ActSkip, rel)
+	if fixed {
+		e.event(ActMeta, rel)
+	} else {
+		e.event(ActSkip, rel)
+	}
 }
 
 // unchanged reports whether the destination already holds this entry: same
