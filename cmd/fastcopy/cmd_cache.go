@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -89,9 +90,18 @@ EXIT STATUS
 				return err
 			}
 			if asJSON {
+				// The path's exact bytes too when it is not UTF-8, as
+				// in the reports of a copy and of verify.
+				v := struct {
+					hashcache.Stats
+					PathBase64 []byte `json:"path_base64,omitempty"`
+				}{Stats: st}
+				if !utf8.ValidString(st.Path) {
+					v.PathBase64 = []byte(st.Path)
+				}
 				enc := json.NewEncoder(out.stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				return enc.Encode(v)
 			}
 			out.printf(out.stdout, "path:            %s\nentries:         %d\nfile size:       %s\nbytes per entry: %.0f\n",
 				st.Path, st.Entries, humanBytes(st.FileBytes), st.BytesPerEntry)

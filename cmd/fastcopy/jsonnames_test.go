@@ -138,3 +138,30 @@ func writeTestFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCacheStatsJSONInvalidUTF8Path checks that 'fastcopy cache stats
+// --json' names a cache file whose path is not valid UTF-8 by its bytes too.
+func TestCacheStatsJSONInvalidUTF8Path(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "hashes-\xe9.db")
+	writeTestFile(t, filepath.Join(dir, "src", "a"), "a")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-q", "--cache", db, filepath.Join(dir, "src"), filepath.Join(dir, "dst")}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("copy: exit %d\n%s", code, stderr.String())
+	}
+	if code := run(context.Background(), []string{"cache", "stats", "--json", "--cache", db}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	var st struct {
+		PathBase64 []byte `json:"path_base64"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout.String())
+	}
+	if string(st.PathBase64) != db {
+		t.Fatalf("path_base64 decodes to %q, want %q:\n%s", st.PathBase64, db, stdout.String())
+	}
+	if _, err := os.Stat(string(st.PathBase64)); err != nil {
+		t.Errorf("the path from the report does not name the cache: %v", err)
+	}
+}
