@@ -237,14 +237,16 @@ func (e *engine) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 }
 
 func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
-	if e.opt.Dereference {
-		return fileio.OpenDir(filepath.Join(w.root.srcDir, filepath.FromSlash(w.srcRel)))
-	}
 	root, err := fileio.OpenDir(w.root.srcDir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
+	if e.opt.Dereference {
+		// Through descriptors too: a joined path past PATH_MAX cannot be
+		// opened in one call.
+		return root.OpenFollow(w.srcRel)
+	}
 	return root.OpenBeneath(w.srcRel)
 }
 

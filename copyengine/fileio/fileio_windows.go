@@ -182,6 +182,12 @@ func (d *Dir) OpenBeneath(rel string) (*Dir, error) {
 	return cur, nil
 }
 
+// OpenFollow opens the directory rel (slash-separated, relative) below d,
+// following symlinks and junctions on the way (-L).
+func (d *Dir) OpenFollow(rel string) (*Dir, error) {
+	return OpenDir(d.join(filepath.FromSlash(rel)))
+}
+
 // ReadDir lists the directory, sorted by name, without "." and "..".
 // Reparse points other than symlinks (junctions among them) are listed with
 // type 0: Lstat tells what they are.
