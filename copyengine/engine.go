@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -126,6 +127,7 @@ type engine struct {
 	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
 	cache   *hashcache.Cache // nil with --no-cache
+	ownFile devIno           // the cache's file, left out of the source walk
 	dstSide cacheSide
 
 	ix          *dedup.Index // nil with --dedup=off
@@ -193,6 +195,16 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 	e.dstRootPath = p.dstRoot
 	e.cache = opt.Cache
+	if opt.Cache != nil {
+		// A run backing up the home directory meets its own cache, which
+		// it writes as it goes: copying it would fail as a changed source.
+		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
+			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
+				e.ownFile = devIno{st.Dev, st.Ino}
+			}
+			d.Close()
+		}
+	}
 	if !opt.DryRun || !p.create {
 		e.dstSide = newCacheSide(p.dstRoot)
 	}

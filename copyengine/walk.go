@@ -332,6 +332,10 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			}
 			continue
 		}
+		if st.IsRegular() && st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
+			e.event(ActOwnCache, dstRel)
+			continue
+		}
 		en := entry{name: n.Name, dstName: n.Name, st: st}
 		if tempLike[tempName(n.Name)] {
 			en.tmp = freeTempName(n.Name, tempLike)
