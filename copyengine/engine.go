@@ -218,12 +218,11 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		}
 		defer d.Close()
 		if !opt.DryRun {
-			if err := d.Lock(); err != nil {
-				if errors.Is(err, fileio.ErrLocked) {
-					return Summary{}, fmt.Errorf("%q: %w", p.dstRoot, ErrLocked)
-				}
+			release, err := lockDest(d, p.dstRoot)
+			if err != nil {
 				return Summary{}, err
 			}
+			defer release()
 		}
 		e.dstRoot = d
 		if st, err := d.Stat(); err == nil {

@@ -427,6 +427,22 @@ func (d *Dir) Lock() error {
 	return pathErr("lock", d.path, err)
 }
 
+// LockShared takes a shared advisory lock on the directory: any number of
+// them coexist, none with Lock. It returns ErrLocked at once when another
+// process holds Lock.
+func (d *Dir) LockShared() error {
+	err := ignoringEINTR(func() error { return unix.Flock(d.fd, unix.LOCK_SH|unix.LOCK_NB) })
+	if err == unix.EWOULDBLOCK {
+		return ErrLocked
+	}
+	return pathErr("lock", d.path, err)
+}
+
+// Parent opens the directory above d (".."; at the root, the root again).
+func (d *Dir) Parent() (*Dir, error) {
+	return d.openFollow("..", d.join(".."))
+}
+
 // Path returns the path the file was opened as (for messages).
 func (f *File) Path() string { return f.path }
 

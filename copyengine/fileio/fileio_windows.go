@@ -641,6 +641,17 @@ func (d *Dir) Lock() error {
 	return pathErr("lock", d.path, err)
 }
 
+// LockShared returns an error wrapping ErrUnsupported: a named mutex has
+// no shared form.
+func (d *Dir) LockShared() error {
+	return pathErr("lock", d.path, ErrUnsupported)
+}
+
+// Parent opens the directory above d (at the root, the root again).
+func (d *Dir) Parent() (*Dir, error) {
+	return OpenDir(filepath.Dir(d.abs))
+}
+
 // Syncfs flushes the whole volume holding d (FlushFileBuffers on the
 // volume), which Windows allows only to administrators. Otherwise, and on a
 // network share, it returns an error that IsFallback accepts: File.Sync on
