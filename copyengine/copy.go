@@ -310,6 +310,11 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 		if serr != nil {
 			return nil, serr
 		}
+		if st.Type() != en.st.Type() {
+			// Replaced by a FIFO or a device, say: copied as a regular
+			// file it would read as nothing, or never end.
+			return nil, fmt.Errorf("%w: it is now a %s", ErrSourceChanged, fileio.Describe(st.Mode))
+		}
 		en.st = st
 	}
 }

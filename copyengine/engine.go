@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -127,6 +128,7 @@ type engine struct {
 	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
 	cache   *hashcache.Cache // nil with --no-cache
+	ownFile devIno           // the cache's file, left out of the source walk
 	dstSide cacheSide
 
 	ix          *dedup.Index // nil with --dedup=off
@@ -194,6 +196,16 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 	e.dstRootPath = p.dstRoot
 	e.cache = opt.Cache
+	if opt.Cache != nil {
+		// A run backing up the home directory meets its own cache, which
+		// it writes as it goes: copying it would fail as a changed source.
+		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
+			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
+				e.ownFile = devIno{st.Dev, st.Ino}
+			}
+			d.Close()
+		}
+	}
 	if !opt.DryRun || !p.create {
 		e.dstSide = newCacheSide(p.dstRoot)
 	}
@@ -207,12 +219,11 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		}
 		defer d.Close()
 		if !opt.DryRun {
-			if err := d.Lock(); err != nil {
-				if errors.Is(err, fileio.ErrLocked) {
-					return Summary{}, fmt.Errorf("%q: %w", p.dstRoot, ErrLocked)
-				}
+			release, err := lockDest(d, p.dstRoot)
+			if err != nil {
 				return Summary{}, err
 			}
+			defer release()
 		}
 		e.dstRoot = d
 		if st, err := d.Stat(); err == nil {

@@ -84,6 +84,7 @@ const (
 	ActFail       Action = "fail"
 	ActWouldDo    Action = "would-copy" // dry run
 	ActCleanTmp   Action = "remove-temp"
+	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
 )
 
 // Event reports one entry acted on. Path is relative to the destination

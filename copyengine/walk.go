@@ -237,14 +237,16 @@ func (e *engine) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 }
 
 func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
-	if e.opt.Dereference {
-		return fileio.OpenDir(filepath.Join(w.root.srcDir, filepath.FromSlash(w.srcRel)))
-	}
 	root, err := fileio.OpenDir(w.root.srcDir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
+	if e.opt.Dereference {
+		// Through descriptors too: a joined path past PATH_MAX cannot be
+		// opened in one call.
+		return root.OpenFollow(w.srcRel)
+	}
 	return root.OpenBeneath(w.srcRel)
 }
 
@@ -328,6 +330,10 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 				// -L cannot follow (cp -L and rsync -L fail it too).
 				e.fail(dstRel, fmt.Errorf("-L: the symlink's target does not exist: %w", err))
 			}
+			continue
+		}
+		if st.IsRegular() && st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
+			e.event(ActOwnCache, dstRel)
 			continue
 		}
 		en := entry{name: n.Name, dstName: n.Name, st: st}

@@ -422,6 +422,9 @@ func readAhead(path string) {
 	}
 }
 
+// Path returns the path of the cache file.
+func (c *Cache) Path() string { return c.path }
+
 // Warnings returns the problems the cache met and worked around, each
 // wrapping ErrCorrupt or ErrNewerSchema. Open records them; a bad page found
 // during the run adds one (the cache then stops reading and writing and is

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"bytes"
+
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 )
 
@@ -15,22 +17,26 @@ type Sink func(p []byte, off int64) error
 // HashFile returns the digest and length of f's whole logical content. It
 // reads size bytes, or to the end of the file when size is 0 (files such as
 // procfs ones report 0 yet hold data); a file that grew past size is caught
-// by the caller's stat. With sparse set, holes are hashed as zeros without
-// being read. buf is scratch space.
+// by the caller's stat. buf is scratch space.
+//
+// Every byte is read with read(2), holes too (they read as zeros): the
+// digest never rests on the filesystem's map of holes (SEEK_DATA and
+// SEEK_HOLE, FIEMAP), which filesystems have got wrong (OpenZFS #15526),
+// so that a map that hides data cannot make a source and a zero-filled
+// copy hash alike. sparse changes nothing here; see Stream.
 func HashFile(f *fileio.File, size int64, sparse bool, buf []byte) (Sum, int64, error) {
 	return Stream(f, size, sparse, buf, nil)
 }
 
-// Stream is HashFile that also hands every data run to sink (when not nil):
-// the copy loop, reading each source byte once. Holes of a sparse file are
-// not passed to sink; the caller sizes the destination so that they stay
-// holes.
+// Stream is HashFile that also hands the data it reads to sink (when not
+// nil): the copy loop, reading each source byte once. With sparse set,
+// blocks of zeros (zeroBlock bytes, aligned in the file) are hashed but not
+// handed to sink: the caller sizes the destination first, so that they
+// stay (or become) holes. Which blocks are zeros is learnt from the bytes
+// read, never from the hole map.
 func Stream(f *fileio.File, size int64, sparse bool, buf []byte, sink Sink) (Sum, int64, error) {
-	if sparse && size > 0 {
-		sum, n, err := streamSparse(f, size, buf, sink)
-		if err == nil || !fileio.IsFallback(err) {
-			return sum, n, err
-		}
+	if sparse && sink != nil {
+		sink = skipZeros(sink)
 	}
 	if size > 0 && size <= int64(len(buf)) {
 		// The common small file: one read, one one-shot hash.
@@ -49,6 +55,38 @@ func Stream(f *fileio.File, size int64, sparse bool, buf []byte, sink Sink) (Sum
 		f.AdviseSequential()
 	}
 	return streamRange(f, NewHasher(), 0, size, buf, sink)
+}
+
+// zeroBlock is the granularity at which Stream leaves zeros out of a sparse
+// file's sink: the block size of most filesystems, and a divisor of
+// BufSize, so that blocks stay aligned in the file across reads.
+const zeroBlock = 4096
+
+// skipZeros wraps sink so that it receives only the runs of p made of
+// blocks that are not all zeros.
+func skipZeros(sink Sink) Sink {
+	return func(p []byte, off int64) error {
+		start := -1 // of the data run being gathered
+		for i := 0; i < len(p); i += zeroBlock {
+			end := min(i+zeroBlock, len(p))
+			if bytes.Equal(p[i:end], zeros[:end-i]) {
+				if start >= 0 {
+					if err := sink(p[start:i], off+int64(start)); err != nil {
+						return err
+					}
+					start = -1
+				}
+				continue
+			}
+			if start < 0 {
+				start = i
+			}
+		}
+		if start >= 0 {
+			return sink(p[start:], off+int64(start))
+		}
+		return nil
+	}
 }
 
 // streamRange hashes (and sinks) f from off to end, or to its end of file
@@ -78,28 +116,4 @@ func streamRange(f *fileio.File, h *Hasher, off, end int64, buf []byte, sink Sin
 		}
 	}
 	return h.Sum(), off, nil
-}
-
-func streamSparse(f *fileio.File, size int64, buf []byte, sink Sink) (Sum, int64, error) {
-	h := NewHasher()
-	var pos int64
-	for pos < size {
-		data, hole, err := f.NextData(pos, size)
-		if err != nil {
-			return Sum{}, 0, err
-		}
-		h.WriteZeros(data - pos)
-		if data >= size {
-			break
-		}
-		_, n, err := streamRange(f, h, data, hole, buf, sink)
-		if err != nil {
-			return Sum{}, 0, err
-		}
-		if n < hole {
-			return h.Sum(), n, nil // shrank while read: the caller sees the length
-		}
-		pos = hole
-	}
-	return h.Sum(), size, nil
 }

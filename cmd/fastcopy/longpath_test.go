@@ -169,3 +169,65 @@ func buildDeepTree(t *testing.T, root string) {
 	unix.Close(top)
 	touch(unix.AT_FDCWD, root)
 }
+
+// TestPathBeyondPathMaxDereference copies the same deep tree with -L, with
+// symlinks at the bottom to a file and to a directory: directories are
+// opened through descriptors when symlinks are followed too, so every file
+// is copied, with the followed links as what they point to.
+func TestPathBeyondPathMaxDereference(t *testing.T) {
+	work := t.TempDir()
+	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
+	t.Cleanup(func() {
+		for _, root := range []string{src, dst} {
+			if _, err := os.Stat(root); err == nil {
+				fd := openChain(t, root)
+				_ = unix.Fchmodat(fd, "ro", 0o755, 0)
+				_ = unix.Fchmodat(fd, "linkdir", 0o755, 0)
+				unix.Close(fd)
+			}
+		}
+	})
+	buildDeepTree(t, src)
+	bottom := openChain(t, src)
+	// "up" leads out of the tree to nothing, which -L cannot follow: it
+	// leads to the file beside it instead, and "linkdir" to a directory.
+	for _, err := range []error{
+		unix.Unlinkat(bottom, "up", 0),
+		unix.Symlinkat("leaf", bottom, "up"),
+		unix.Symlinkat("ro", bottom, "linkdir"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	unix.Close(bottom)
+
+	r := &runner{t: t}
+	out := r.mustRun("fastcopy", "-L", "--json", src, dst)
+	var rep struct{ Failed int64 }
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if rep.Failed != 0 {
+		t.Errorf("want every file copied and none failed, got %s", out)
+	}
+	want := strings.Repeat("deep data\n", 1000)
+	got := openChain(t, dst)
+	defer unix.Close(got)
+	for _, name := range []string{"leaf", "up"} {
+		fd, err := unix.Openat(got, name, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			t.Fatalf("%s at the bottom of the copy: %v", name, err)
+		}
+		buf := make([]byte, 2*len(want))
+		n, _ := unix.Read(fd, buf)
+		unix.Close(fd)
+		if string(buf[:n]) != want {
+			t.Errorf("%s at the bottom of the copy: %d bytes, not the leaf's %d", name, n, len(want))
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(got, "linkdir/in-ro", &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		t.Errorf("linkdir/in-ro at the bottom of the copy: %v (mode %o)", err, st.Mode)
+	}
+}

@@ -407,6 +407,65 @@ func TestLock(t *testing.T) {
 	}
 }
 
+// TestLockShared: shared locks coexist, and none with Lock; Parent walks up
+// to the root, whose parent is itself. (Windows has no shared form.)
+func TestLockShared(t *testing.T) {
+	_, dir := openRoot(t)
+	open := func() *fileio.Dir {
+		t.Helper()
+		d, err := fileio.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	a, b, c := open(), open(), open()
+	if err := a.LockShared(); errors.Is(err, fileio.ErrUnsupported) {
+		t.Skipf("skipping: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.LockShared(); err != nil {
+		t.Fatalf("a second shared lock: %v", err)
+	}
+	if err := c.Lock(); !errors.Is(err, fileio.ErrLocked) {
+		t.Fatalf("Lock beside shared locks: got %v, want ErrLocked", err)
+	}
+	a.Close()
+	b.Close()
+	if err := c.Lock(); err != nil {
+		t.Fatalf("Lock once the shared locks are gone: %v", err)
+	}
+	if err := open().LockShared(); !errors.Is(err, fileio.ErrLocked) {
+		t.Fatalf("LockShared beside Lock: got %v, want ErrLocked", err)
+	}
+
+	cur := open()
+	st, err := cur.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		up, err := cur.Parent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { up.Close() })
+		ust, err := up.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ust.Dev == st.Dev && ust.Ino == st.Ino {
+			break // the root
+		}
+		if i == 200 {
+			t.Fatal("Parent never reached the root")
+		}
+		cur, st = up, ust
+	}
+}
+
 func TestFallbacks(t *testing.T) {
 	d, _ := openRoot(t)
 	writeFile(t, d, "src", "data")

@@ -106,6 +106,8 @@ func errnoByName(name string) syscall.Errno {
 		return syscall.EACCES
 	case "EPERM":
 		return syscall.EPERM
+	case "ENXIO":
+		return syscall.ENXIO
 	}
 	return syscall.EIO
 }

@@ -121,6 +121,53 @@ walk:
 	return cur, nil
 }
 
+// OpenFollow opens the directory rel (slash-separated, relative) below d,
+// following symlinks on the way (-L). A path longer than the kernel takes
+// in one call is opened component by component, each through the
+// descriptor of the one before, so depth is never limited by PATH_MAX.
+func (d *Dir) OpenFollow(rel string) (*Dir, error) {
+	if rel == "" {
+		rel = "."
+	}
+	p := d.join(rel)
+	if len(rel) < 4096 {
+		return d.openFollow(rel, p)
+	}
+	cur, err := d.openFollow(".", d.path)
+	if err != nil {
+		return nil, err
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		next, err := cur.openFollow(part, p)
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	cur.path = p
+	return cur, nil
+}
+
+// openFollow opens name below d, following symlinks; p names it in errors.
+func (d *Dir) openFollow(name, p string) (*Dir, error) {
+	if err := inject(OpOpenDir, p); err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return &Dir{fd: fd, path: p}, nil
+}
+
 // ReadDir lists the directory, sorted by name, without "." and "..".
 func (d *Dir) ReadDir() ([]DirEntry, error) {
 	if err := inject(OpReadDir, d.path); err != nil {
@@ -378,6 +425,22 @@ func (d *Dir) Lock() error {
 		return ErrLocked
 	}
 	return pathErr("lock", d.path, err)
+}
+
+// LockShared takes a shared advisory lock on the directory: any number of
+// them coexist, none with Lock. It returns ErrLocked at once when another
+// process holds Lock.
+func (d *Dir) LockShared() error {
+	err := ignoringEINTR(func() error { return unix.Flock(d.fd, unix.LOCK_SH|unix.LOCK_NB) })
+	if err == unix.EWOULDBLOCK {
+		return ErrLocked
+	}
+	return pathErr("lock", d.path, err)
+}
+
+// Parent opens the directory above d (".."; at the root, the root again).
+func (d *Dir) Parent() (*Dir, error) {
+	return d.openFollow("..", d.join(".."))
 }
 
 // Path returns the path the file was opened as (for messages).

@@ -182,6 +182,12 @@ func (d *Dir) OpenBeneath(rel string) (*Dir, error) {
 	return cur, nil
 }
 
+// OpenFollow opens the directory rel (slash-separated, relative) below d,
+// following symlinks and junctions on the way (-L).
+func (d *Dir) OpenFollow(rel string) (*Dir, error) {
+	return OpenDir(d.join(filepath.FromSlash(rel)))
+}
+
 // ReadDir lists the directory, sorted by name, without "." and "..".
 // Reparse points other than symlinks (junctions among them) are listed with
 // type 0: Lstat tells what they are.
@@ -633,6 +639,17 @@ func (d *Dir) Lock() error {
 		return ErrLocked // it exists, made by another user
 	}
 	return pathErr("lock", d.path, err)
+}
+
+// LockShared returns an error wrapping ErrUnsupported: a named mutex has
+// no shared form.
+func (d *Dir) LockShared() error {
+	return pathErr("lock", d.path, ErrUnsupported)
+}
+
+// Parent opens the directory above d (at the root, the root again).
+func (d *Dir) Parent() (*Dir, error) {
+	return OpenDir(filepath.Dir(d.abs))
 }
 
 // Syncfs flushes the whole volume holding d (FlushFileBuffers on the

@@ -24,4 +24,5 @@ const (
 	OpChmod     Op = "chmod"
 	OpChown     Op = "chown"
 	OpPrefetch  Op = "prefetch" // a read-ahead request; a fault skips it
+	OpSeekData  Op = "seekdata" // SEEK_DATA; a fault of ENXIO makes it report no more data
 )

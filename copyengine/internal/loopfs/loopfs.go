@@ -1,7 +1,7 @@
 // Package loopfs gives tests real filesystems of a chosen type: an image
 // file made with truncate, formatted with mkfs, attached to a loop device and
-// mounted in a temporary directory, or a tmpfs of a set size. Cleanup
-// unmounts and detaches.
+// mounted (with the mount options it names) in a temporary directory, or a
+// tmpfs of a set size. Cleanup unmounts and detaches.
 //
 // It needs Linux, root, losetup, mount and the mkfs of the type. Where any is
 // missing the test is skipped with the reason, so a run elsewhere says what
@@ -30,6 +30,8 @@ type Config struct {
 	Size int64  // image size in bytes (xfs needs 300 MiB, btrfs 114 MiB)
 	// Mkfs are extra mkfs arguments, e.g. "-m", "reflink=1" for xfs.
 	Mkfs []string
+	// Options are mount options, e.g. "compress=zstd" for btrfs.
+	Options []string
 	// DirectIO attaches the loop device with --direct-io=on, so that its
 	// reads and writes go to the disk under the image instead of through
 	// the page cache of the image file.
@@ -101,7 +103,11 @@ func Attach(c Config, img, mnt string) (*FS, error) {
 		return nil, fmt.Errorf("%w: %v: %s", errNoLoop, err, out)
 	}
 	fs := &FS{Type: c.Type, Dir: mnt, Dev: strings.TrimSpace(out), Image: img}
-	if out, err := command("mount", "-t", c.Type, fs.Dev, mnt); err != nil {
+	margs := []string{"-t", c.Type}
+	if len(c.Options) > 0 {
+		margs = append(margs, "-o", strings.Join(c.Options, ","))
+	}
+	if out, err := command("mount", append(margs, fs.Dev, mnt)...); err != nil {
 		_, _ = command("losetup", "-d", fs.Dev)
 		return nil, fmt.Errorf("mount %s on %s: %v\n%s", fs.Dev, mnt, err, out)
 	}
