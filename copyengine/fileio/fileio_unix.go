@@ -352,11 +352,6 @@ func (d *Dir) Lchown(name string, uid, gid int) error {
 	}))
 }
 
-// Chmod sets the mode of name (not a symlink: Linux has no symlink modes).
-func (d *Dir) Chmod(name string, mode uint32) error {
-	return pathErr("chmod", d.join(name), ignoringEINTR(func() error { return unix.Fchmodat(d.fd, name, mode, 0) }))
-}
-
 // Lutimes sets the access and modification times of name, in nanoseconds,
 // without following a symlink.
 func (d *Dir) Lutimes(name string, atime, mtime int64) error {
