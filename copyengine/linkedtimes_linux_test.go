@@ -131,3 +131,59 @@ func TestTimesFixOnSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// TestTimesFixConcurrentWrite: a destination file written by someone else
+// after the run listed it, but before its times are fixed, must not be
+// recorded in the cache with the digest of what it held before (a rerun
+// would then skip it for good). The write is made from the event of the
+// file fixed just before it, so it lands in exactly that window.
+func TestTimesFixConcurrentWrite(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst, db := filepath.Join(scr, "src"), filepath.Join(scr, "dst"), filepath.Join(scr, "hashes.db")
+	writeFile(t, filepath.Join(src, "a"), pattern(21, 8192))
+	writeFile(t, filepath.Join(src, "b"), pattern(22, 8192))
+	old := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC) // not racy: the cache keeps the copies' digests
+	for _, n := range []string{"a", "b"} {
+		if err := os.Chtimes(filepath.Join(src, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1}
+	if _, err := runCached(t, db, opt); err != nil {
+		t.Fatal(err)
+	}
+	newTime := time.Date(2022, 6, 6, 0, 0, 0, 0, time.UTC)
+	for _, n := range []string{"a", "b"} {
+		if err := os.Chtimes(filepath.Join(src, n), newTime, newTime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle()
+	wrote := false
+	opt.OnEvent = func(ev copyengine.Event) {
+		if ev.Action == copyengine.ActMeta && ev.Path == "a" && !wrote {
+			wrote = true
+			f, err := os.OpenFile(filepath.Join(dst, "b"), os.O_WRONLY, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := f.WriteAt(pattern(99, 8192), 0); err != nil {
+				t.Error(err)
+			}
+			f.Close()
+		}
+	}
+	if _, err := runCached(t, db, opt); err != nil {
+		t.Logf("run with the write: %v", err)
+	}
+	if !wrote {
+		t.Fatal("a's times were not fixed in place, so nothing was written in the window")
+	}
+	opt.OnEvent = nil
+	sum, err := runCached(t, db, opt)
+	if err != nil {
+		t.Fatalf("rerun: %v (failures %v)", err, sum.Failures)
+	}
+	sameTree(t, src, dst)
+}
