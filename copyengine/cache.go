@@ -174,10 +174,11 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 // A file with other names (a dedup link, a cp -al snapshot) is not changed:
 // the times are its other names' too, so it is replaced by a copy instead
 // (false). The times are set through a descriptor of the file (a
-// fileio.Node), which must still be as vouched for just before; and the
-// stat recorded with sum is taken through it just after and must show
-// only the change made: a write meanwhile makes the file copied instead,
-// never recorded with a digest of what it held before.
+// fileio.Node), which must still be as vouched for just before; the stat
+// recorded with sum is taken through it just after and must show only the
+// change made; and where the platform can watch the file (inotify) no
+// write may have completed in between. A write meanwhile makes the file
+// copied instead, never recorded with a digest of what it held before.
 func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat) bool {
 	if vouched.Nlink > 1 {
 		return false
@@ -190,13 +191,26 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *filei
 		return false // copied instead
 	}
 	defer n.Close()
-	if before := n.Stat(); !before.IsRegular() || before.Nlink > 1 || changed(vouched, &before) {
+	// A write that lands between the check below and the utimes would
+	// have its mtime replaced by the source's, and the stat could not
+	// tell: where it can, the file is watched for writes meanwhile.
+	written, watched := n.WatchWrites()
+	if before, err := n.Restat(); err != nil || !before.IsRegular() || before.Nlink > 1 || changed(vouched, &before) {
+		if watched {
+			written()
+		}
 		return false
 	}
 	if err := n.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
+		if watched {
+			written()
+		}
 		return false
 	}
 	st, err := n.Restat()
+	if watched && written() {
+		return false
+	}
 	if err != nil || st.Size != vouched.Size || st.Nlink > 1 || !sameMtime(st.Mtime, en.st.Mtime, en.gran) {
 		return false
 	}

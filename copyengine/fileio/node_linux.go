@@ -104,6 +104,9 @@ func (n *Node) Chown(uid, gid int) error {
 // SetTimes sets the node's access and modification times, in nanoseconds:
 // utimensat(fd, "", AT_EMPTY_PATH), or else of its /proc/self/fd name.
 func (n *Node) SetTimes(atime, mtime int64) error {
+	if err := inject(OpUtimes, n.path); err != nil {
+		return pathErr("utimes", n.path, err)
+	}
 	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}
 	err := ignoringEINTR(func() error { return unix.UtimesNanoAt(n.fd, "", ts, unix.AT_EMPTY_PATH) })
 	if err == unix.EINVAL || err == unix.ENOENT {
@@ -122,4 +125,31 @@ func (d *Dir) Chmod(name string, mode uint32) error {
 	}
 	defer n.Close()
 	return n.Chmod(mode)
+}
+
+// WatchWrites starts watching the node for writes by any process of this
+// machine (inotify IN_MODIFY, which a write or truncate sends when it
+// completes). The returned function reports whether one was seen since,
+// and ends the watch. ok is false when no watch could be set up.
+func (n *Node) WatchWrites() (written func() bool, ok bool) {
+	in, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := unix.InotifyAddWatch(in, n.proc(), unix.IN_MODIFY); err != nil {
+		unix.Close(in)
+		return nil, false
+	}
+	return func() bool {
+		defer unix.Close(in)
+		buf := make([]byte, 4096)
+		for {
+			m, err := unix.Read(in, buf)
+			if err == unix.EINTR {
+				continue
+			}
+			// Any event (IN_MODIFY, or IN_Q_OVERFLOW) is a write; EAGAIN is none.
+			return err == nil && m > 0 || err != nil && err != unix.EAGAIN
+		}
+	}, true
 }

@@ -57,7 +57,12 @@ func (n *Node) Chown(uid, gid int) error {
 }
 
 // SetTimes sets the node's times: utimensat(AT_SYMLINK_NOFOLLOW).
-func (n *Node) SetTimes(atime, mtime int64) error { return n.d.Lutimes(n.name, atime, mtime) }
+func (n *Node) SetTimes(atime, mtime int64) error {
+	if err := inject(OpUtimes, n.path); err != nil {
+		return pathErr("utimes", n.path, err)
+	}
+	return n.d.Lutimes(n.name, atime, mtime)
+}
 
 // Chmod sets the mode of name without following a symlink
 // (fchmodat(AT_SYMLINK_NOFOLLOW)).
@@ -71,3 +76,6 @@ func (d *Dir) Chmod(name string, mode uint32) error {
 func CopyXattrsToNode(src *Dir, srcName string, dst *Node, follow, all bool) error {
 	return CopyXattrsAt(src, srcName, dst.d, dst.name, follow, all)
 }
+
+// WatchWrites cannot watch a node for writes here: ok is false.
+func (n *Node) WatchWrites() (written func() bool, ok bool) { return nil, false }

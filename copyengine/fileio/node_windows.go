@@ -51,9 +51,17 @@ func (n *Node) Chmod(mode uint32) error {
 func (n *Node) Chown(uid, gid int) error { return pathErr("chown", n.path, chown(uid, gid)) }
 
 // SetTimes sets the node's times; see Dir.Lutimes.
-func (n *Node) SetTimes(atime, mtime int64) error { return n.d.Lutimes(n.name, atime, mtime) }
+func (n *Node) SetTimes(atime, mtime int64) error {
+	if err := inject(OpUtimes, n.path); err != nil {
+		return pathErr("utimes", n.path, err)
+	}
+	return n.d.Lutimes(n.name, atime, mtime)
+}
 
 // CopyXattrsToNode returns an error that IsFallback accepts; see CopyXattrs.
 func CopyXattrsToNode(src *Dir, srcName string, dst *Node, follow, all bool) error {
 	return pathErr("listxattr", src.join(srcName), ErrUnsupported)
 }
+
+// WatchWrites cannot watch a node for writes here: ok is false.
+func (n *Node) WatchWrites() (written func() bool, ok bool) { return nil, false }
