@@ -23,6 +23,6 @@ const (
 	OpCopyRange Op = "copyrange"
 	OpChmod     Op = "chmod"
 	OpChown     Op = "chown"
-	OpUtimes    Op = "utimes" // setting times through a Node
+	OpUtimes    Op = "utimes"   // setting times through a Node
 	OpPrefetch  Op = "prefetch" // a read-ahead request; a fault skips it
 )
