@@ -85,9 +85,14 @@ func (n *Node) Chmod(mode uint32) error {
 	mode &= 0o7777
 	err := ignoringEINTR(func() error { return unix.Fchmodat(n.fd, "", mode, unix.AT_EMPTY_PATH) })
 	if err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL {
-		err = procErr(ignoringEINTR(func() error { return unix.Fchmodat(unix.AT_FDCWD, n.proc(), mode, 0) }))
+		err = n.chmodProc(mode)
 	}
 	return pathErr("chmod", n.path, err)
+}
+
+// chmodProc is Chmod for kernels without fchmodat2.
+func (n *Node) chmodProc(mode uint32) error {
+	return procErr(ignoringEINTR(func() error { return unix.Fchmodat(unix.AT_FDCWD, n.proc(), mode, 0) }))
 }
 
 // Chown sets the node's owner and group (-1 leaves one unchanged):
