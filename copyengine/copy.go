@@ -448,7 +448,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {
-		if err := dd.Lutimes(tmp, en.st.Atime, en.st.Mtime); err != nil {
+		if err := dst.SetTimesAs(dd, tmp, en.st.Atime, en.st.Mtime); err != nil {
 			return nil, err
 		}
 	}

@@ -382,7 +382,7 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *f
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {
-		if err = dd.Lutimes(tmp, d.en.st.Atime, d.en.st.Mtime); err != nil {
+		if err = f.SetTimesAs(dd, tmp, d.en.st.Atime, d.en.st.Mtime); err != nil {
 			return nil, err
 		}
 	}

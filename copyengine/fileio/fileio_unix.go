@@ -473,6 +473,17 @@ func (f *File) SetTimes(atime, mtime int64) error {
 	return pathErr("utimes", f.path, ignoringEINTR(func() error { return futimens(f.fd, ts) }))
 }
 
+// SetTimesAs sets the times of f, open as name in d: through the
+// descriptor where futimens keeps nanoseconds, so that they go to the file
+// opened whatever its name now is; otherwise (darwin) by name, without
+// following a symlink.
+func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
+	if futimensExact {
+		return f.SetTimes(atime, mtime)
+	}
+	return d.Lutimes(name, atime, mtime)
+}
+
 // Geteuid returns the effective user id of the process.
 func Geteuid() int { return unix.Geteuid() }
 
