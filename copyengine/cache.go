@@ -142,7 +142,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		// Two empty files hold the same (no) bytes: nothing to remember or
 		// read, whatever the cache says.
 		if !same {
-			return e.fixTimes(dst, en, verify.Sum{})
+			return e.fixTimes(dst, en, verify.Sum{}, en.dstSt)
 		}
 		return true
 	case e.cache == nil || c == nil:
@@ -157,7 +157,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		}
 		e.count(func(s *Summary) { s.CacheHits += 2 })
 		if !same {
-			return e.fixTimes(dst, en, c.dst)
+			return e.fixTimes(dst, en, c.dst, en.dstSt)
 		}
 		return true
 	case !same && !c.dstOK && !e.opt.Checksum:
@@ -168,15 +168,53 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 }
 
 // fixTimes gives an unchanged destination file its source's times (only the
-// mtime moved) and records its new state in the cache.
-func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum) bool {
+// mtime moved) and records its new state in the cache. vouched is the stat
+// the file's digest sum was taken or found valid with.
+//
+// A file with other names (a dedup link, a cp -al snapshot) is not changed:
+// the times are its other names' too, so it is replaced by a copy instead
+// (false). The times are set through a descriptor of the file (a
+// fileio.Node), which must still be as vouched for just before; the stat
+// recorded with sum is taken through it just after and must show only the
+// change made; and where the platform can watch the file (inotify) no
+// write may have completed in between. A write meanwhile makes the file
+// copied instead, never recorded with a digest of what it held before.
+func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat) bool {
+	if vouched.Nlink > 1 {
+		return false
+	}
 	if dst == nil || e.opt.DryRun {
 		return true
 	}
-	if err := dst.d.Lutimes(en.dstName, en.st.Atime, en.st.Mtime); err != nil {
+	n, err := dst.d.OpenNode(en.dstName)
+	if err != nil {
 		return false // copied instead
 	}
-	if st, err := dst.d.Lstat(en.dstName); err == nil && en.cache != nil {
+	defer n.Close()
+	// A write that lands between the check below and the utimes would
+	// have its mtime replaced by the source's, and the stat could not
+	// tell: where it can, the file is watched for writes meanwhile.
+	written, watched := n.WatchWrites()
+	if before, err := n.Restat(); err != nil || !before.IsRegular() || before.Nlink > 1 || changed(vouched, &before) {
+		if watched {
+			written()
+		}
+		return false
+	}
+	if err := n.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
+		if watched {
+			written()
+		}
+		return false
+	}
+	st, err := n.Restat()
+	if watched && written() {
+		return false
+	}
+	if err != nil || st.Size != vouched.Size || st.Nlink > 1 || !sameMtime(st.Mtime, en.st.Mtime, en.gran) {
+		return false
+	}
+	if en.cache != nil {
 		e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
 	}
 	en.fixed = true // reported with the skip
@@ -214,6 +252,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		e.rememberSource(en.srcKey, &en.st, sum, started)
 		srcSum = sum
 	}
+	vouched := en.dstSt // the stat the cache entry was found valid with
 	if dstOK {
 		hits++
 	} else {
@@ -226,7 +265,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		if en.cache != nil {
 			e.rememberDest(en.cache.dstKey, &st, sum, started)
 		}
-		dstSum = sum
+		dstSum, vouched = sum, &st
 	}
 	e.count(func(s *Summary) { s.CacheHits += hits })
 	if srcSum != dstSum {
@@ -235,7 +274,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	if _, _, _, _, differs := e.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}
-	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) && !e.fixTimes(c.dst, en, dstSum) {
+	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) && !e.fixTimes(c.dst, en, dstSum, vouched) {
 		return false
 	}
 	e.fixMeta(c.dst, en)

@@ -245,39 +245,92 @@ func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
 // temporary name with create, gives it the source's owner, extended
 // attributes, mode and times, and renames it into place. These hold no
 // data, so they need no read-back.
+//
+// The temporary's name is predictable, so a writer of the destination can
+// swap it for a symlink to a file elsewhere. A fifo, socket or device is
+// therefore held by a descriptor (fileio.Node) from right after its
+// creation, and its metadata is set through that; a symlink's is set by
+// name with calls that act on the symlink itself. Either way nothing is
+// followed out of the destination, and a name that no longer holds the
+// object made here after the rename fails the entry.
 func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
 	tmp := en.tempName()
 	_ = dd.Remove(tmp)
 	if err := create(tmp); err != nil {
 		return err
 	}
+	var n *fileio.Node
 	err := func() error {
+		var meta metaSetter = symlinkMeta{dd, tmp}
+		if !en.st.IsSymlink() {
+			var err error
+			if n, err = dd.OpenNode(tmp); err != nil {
+				return err
+			}
+			if st := n.Stat(); st.Type() != en.st.Type() {
+				return errDestReplaced
+			}
+			meta = n
+		}
 		uid, gid, kept := e.owner(&en.st)
 		if uid >= 0 || gid >= 0 {
-			if err := dd.Lchown(tmp, uid, gid); err != nil && e.root {
+			if err := meta.Chown(uid, gid); err != nil && e.root {
 				return err
 			} else if err != nil {
 				kept = false
 			}
 		}
-		if err := fileio.CopyXattrsAt(sd, en.name, dd, tmp, e.opt.Dereference, e.root); err != nil && !fileio.IsFallback(err) {
+		var err error
+		if n != nil {
+			err = fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root)
+		} else {
+			err = fileio.CopyXattrsAt(sd, en.name, dd, tmp, e.opt.Dereference, e.root)
+		}
+		if err != nil && !fileio.IsFallback(err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
-		if !en.st.IsSymlink() {
-			if err := dd.Chmod(tmp, mode(&en.st, kept)); err != nil {
+		if n != nil {
+			if err := n.Chmod(mode(&en.st, kept)); err != nil {
 				return err
 			}
 		}
-		if err := dd.Lutimes(tmp, en.st.Atime, en.st.Mtime); err != nil {
+		if err := meta.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
 			return err
 		}
-		return dd.Rename(tmp, dd, en.dstName)
+		if err := dd.Rename(tmp, dd, en.dstName); err != nil {
+			return err
+		}
+		if n != nil {
+			if cur, err := dd.Lstat(en.dstName); err != nil || cur.Dev != n.Stat().Dev || cur.Ino != n.Stat().Ino {
+				return errDestReplaced
+			}
+		}
+		return nil
 	}()
+	if n != nil {
+		n.Close()
+	}
 	if err != nil {
 		_ = dd.Remove(tmp)
 	}
 	return err
 }
+
+// metaSetter is what makeNonRegular sets a new entry's metadata through.
+type metaSetter interface {
+	Chown(uid, gid int) error
+	SetTimes(atime, mtime int64) error
+}
+
+// symlinkMeta sets a symlink's owner and times by name, with calls that act
+// on the symlink and never follow it.
+type symlinkMeta struct {
+	d    *fileio.Dir
+	name string
+}
+
+func (s symlinkMeta) Chown(uid, gid int) error          { return s.d.Lchown(s.name, uid, gid) }
+func (s symlinkMeta) SetTimes(atime, mtime int64) error { return s.d.Lutimes(s.name, atime, mtime) }
 
 // copyRegular writes a regular file's data and metadata under its temporary
 // name and returns it for the committer. A source that changes while it is
@@ -400,7 +453,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {
-		if err := dd.Lutimes(tmp, en.st.Atime, en.st.Mtime); err != nil {
+		if err := dst.SetTimesAs(dd, tmp, en.st.Atime, en.st.Mtime); err != nil {
 			return nil, err
 		}
 	}

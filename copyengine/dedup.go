@@ -292,12 +292,27 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 			return nil, nil
 		}
 	}
+	// Content this run did not itself write and verify (a file from before
+	// the run, or any file under --verify=off) is read again first, through
+	// the descriptor a clone is then made from: its cache entry or its
+	// placement vouches for its stat, not for the bytes on the device.
+	var tf *fileio.File
+	if d.target.External || e.opt.Verify == VerifyOff {
+		var err error
+		if tf, err = td.Open(tname, false); err != nil {
+			return nil, nil
+		}
+		defer tf.Close()
+		if !e.rehashTarget(tf, &cur, d.sum, d.target.External) {
+			return nil, nil
+		}
+	}
 	dd := d.dst.d
 	tmp := d.en.tempName()
 	_ = dd.Remove(tmp)
 	_, cloneBroken := e.noClone.Load(e.dstDev)
 	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && !cloneBroken {
-		p, err := e.cloneFrom(td, tname, dd, tmp, d)
+		p, err := e.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
 		if err == nil || !fileio.IsFallback(err) {
 			return p, err
 		}
@@ -317,17 +332,6 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 	if tmeta != e.dedupMeta(&d.en.st) || !e.sameXattrs(d, td, tname) {
 		return nil, nil // one inode cannot carry two sets of metadata
 	}
-	if d.target.External && e.opt.Verify == VerifyOff {
-		// A file from before this run is re-read before a link to it: its
-		// cache entry vouches for its stat, the read for its bytes. (With a
-		// read-back, the new name is read and checked anyway.)
-		buf := e.buf()
-		sum, _, err := e.hashDest(td, tname, *buf)
-		e.putBuf(buf)
-		if err != nil || sum != d.sum {
-			return nil, nil
-		}
-	}
 	if err := dd.Link(td, tname, tmp); err != nil {
 		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
 			e.noteDedup("hard links are not possible for some files here (" + errText(err) + "); those were copied")
@@ -335,15 +339,27 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		}
 		return nil, err
 	}
+	// linkat names the target: the new name must be the inode checked.
+	if st, err := dd.Lstat(tmp); err != nil || st.Dev != cur.Dev || st.Ino != cur.Ino {
+		_ = dd.Remove(tmp)
+		return nil, nil
+	}
 	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target}, nil
 }
 
-func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
-	tf, err := td.Open(tname, false)
-	if err != nil {
-		return nil, err
+// cloneFrom clones the target into tmp: from tf when the caller opened
+// (and re-read) it already, otherwise from the target opened here, which
+// must be the file as placed (cur); it returns nil, nil when it is not.
+func (e *engine) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *fileio.Stat, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
+	if tf == nil {
+		if tf, err = td.Open(tname, false); err != nil {
+			return nil, err
+		}
+		defer tf.Close()
+		if st, err := tf.Stat(); err != nil || changed(cur, &st) {
+			return nil, nil // replaced since its check: copied instead
+		}
 	}
-	defer tf.Close()
 	f, err := dd.CreateTemp(tmp)
 	if err != nil {
 		return nil, err
@@ -366,11 +382,35 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp str
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {
-		if err = dd.Lutimes(tmp, d.en.st.Atime, d.en.st.Mtime); err != nil {
+		if err = f.SetTimesAs(dd, tmp, d.en.st.Atime, d.en.st.Mtime); err != nil {
 			return nil, err
 		}
 	}
 	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone}, nil
+}
+
+// rehashTarget reads a dedup target afresh through tf and reports whether
+// it is still the file as placed (cur) and holds sum. A file from before
+// the run (external) is read past its cached pages where the platform
+// can, so that what was cached before it rotted on the device cannot
+// vouch for it.
+func (e *engine) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Sum, external bool) bool {
+	if external {
+		_ = tf.DropCache()
+	}
+	before, err := tf.Stat()
+	if err != nil || changed(cur, &before) {
+		return false
+	}
+	buf := e.buf()
+	defer e.putBuf(buf)
+	got, n, err := verify.HashFile(tf, before.Size, before.Sparse(), *buf)
+	e.stats.BytesRead.Add(n)
+	if err != nil || n != before.Size || got != sum {
+		return false
+	}
+	after, err := tf.Stat()
+	return err == nil && !changed(&before, &after)
 }
 
 // sameXattrs compares the extended attributes the copy of d would get with

@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -111,7 +112,9 @@ func (e *engine) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner
 }
 
 // fixMeta brings the mode and owner of an unchanged destination file up to
-// date without touching its data.
+// date without touching its data. The changes go through a descriptor of
+// the inode the walk found (fileio.Node), never through its name, which a
+// writer of the destination could swap for a symlink meanwhile.
 func (e *engine) fixMeta(dst *handle, en *entry) {
 	if en.st.IsSymlink() {
 		return
@@ -121,21 +124,35 @@ func (e *engine) fixMeta(dst *handle, en *entry) {
 		return
 	}
 	rel := joinRel(dst.rel, en.dstName)
+	n, err := dst.d.OpenNode(en.dstName)
+	if err != nil {
+		e.fail(rel, err)
+		return
+	}
+	defer n.Close()
+	if st := n.Stat(); st.Dev != en.dstSt.Dev || st.Ino != en.dstSt.Ino || st.Type() != en.dstSt.Type() {
+		e.fail(rel, errDestReplaced)
+		return
+	}
 	if needOwner {
-		if err := dst.d.Lchown(en.dstName, uid, gid); err != nil {
+		if err := n.Chown(uid, gid); err != nil {
 			e.fail(rel, err)
 			return
 		}
 	}
-	if err := dst.d.Chmod(en.dstName, wantMode); err != nil {
+	if err := n.Chmod(wantMode); err != nil {
 		e.fail(rel, err)
 		return
 	}
-	if st, err := dst.d.Lstat(en.dstName); err == nil && st.Mode&0o7777 != wantMode && !needOwner {
+	if st, err := n.Restat(); err == nil && st.Mode&0o7777 != wantMode && !needOwner {
 		return // the filesystem cannot hold modes (exFAT, FAT): nothing was updated
 	}
 	en.fixed = true // reported with the skip
 }
+
+// errDestReplaced is the failure of a metadata change whose destination
+// entry was replaced by another object between the look and the change.
+var errDestReplaced = errors.New("the destination entry was replaced while its metadata was being set; rerun")
 
 // applyDirMeta gives each destination directory its source's owner, mode,
 // extended attributes and times, deepest first: after its contents are

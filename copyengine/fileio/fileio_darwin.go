@@ -286,3 +286,6 @@ const CanStageDirs = false
 func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
 	return ErrUnsupported
 }
+
+// futimensExact says File.SetTimes keeps nanoseconds here (futimes(2) keeps microseconds).
+const futimensExact = false

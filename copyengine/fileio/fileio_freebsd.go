@@ -197,3 +197,6 @@ func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
 	}
 	return pathErr("rename", p, renameIfFree(d, oldName, newName))
 }
+
+// futimensExact says File.SetTimes keeps nanoseconds here (futimens(2)).
+const futimensExact = true

@@ -242,3 +242,6 @@ func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
 	}
 	return pathErr("rename", p, err)
 }
+
+// futimensExact says File.SetTimes keeps nanoseconds here (utimensat(fd, "", AT_EMPTY_PATH)).
+const futimensExact = true

@@ -399,11 +399,6 @@ func (d *Dir) Lchown(name string, uid, gid int) error {
 	}))
 }
 
-// Chmod sets the mode of name (not a symlink: Linux has no symlink modes).
-func (d *Dir) Chmod(name string, mode uint32) error {
-	return pathErr("chmod", d.join(name), ignoringEINTR(func() error { return unix.Fchmodat(d.fd, name, mode, 0) }))
-}
-
 // Lutimes sets the access and modification times of name, in nanoseconds,
 // without following a symlink.
 func (d *Dir) Lutimes(name string, atime, mtime int64) error {
@@ -539,6 +534,17 @@ func (f *File) Chown(uid, gid int) error {
 func (f *File) SetTimes(atime, mtime int64) error {
 	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}
 	return pathErr("utimes", f.path, ignoringEINTR(func() error { return futimens(f.fd, ts) }))
+}
+
+// SetTimesAs sets the times of f, open as name in d: through the
+// descriptor where futimens keeps nanoseconds, so that they go to the file
+// opened whatever its name now is; otherwise (darwin) by name, without
+// following a symlink.
+func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
+	if futimensExact {
+		return f.SetTimes(atime, mtime)
+	}
+	return d.Lutimes(name, atime, mtime)
 }
 
 // Geteuid returns the effective user id of the process.

@@ -904,6 +904,11 @@ func (f *File) SetTimes(atime, mtime int64) error {
 	}))
 }
 
+// SetTimesAs sets the times of f, open as name in d; see SetTimes.
+func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
+	return f.SetTimes(atime, mtime)
+}
+
 // Clone returns an error that IsFallback accepts: block cloning on ReFS
 // (FSCTL_DUPLICATE_EXTENTS_TO_FILE) is not used.
 func (f *File) Clone(src *File) error {

@@ -23,6 +23,7 @@ const (
 	OpCopyRange Op = "copyrange"
 	OpChmod     Op = "chmod"
 	OpChown     Op = "chown"
+	OpUtimes    Op = "utimes"   // setting times through a Node
 	OpPrefetch  Op = "prefetch" // a read-ahead request; a fault skips it
 	OpSeekData  Op = "seekdata" // SEEK_DATA; a fault of ENXIO makes it report no more data
 )

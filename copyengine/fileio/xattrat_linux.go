@@ -23,8 +23,29 @@ import (
 // does not resolve the directory again. Without /proc it returns
 // ErrUnsupported.
 func CopyXattrsAt(src *Dir, srcName string, dst *Dir, dstName string, follow, all bool) error {
-	sp := "/proc/self/fd/" + strconv.Itoa(src.fd) + "/" + srcName
 	dp := "/proc/self/fd/" + strconv.Itoa(dst.fd) + "/" + dstName
+	return copyXattrsFromPath(src, srcName, follow, all, func(name string, val []byte) error {
+		if err := unix.Lsetxattr(dp, name, val, 0); err != nil {
+			return pathErr("setxattr "+name, dst.join(dstName), err)
+		}
+		return nil
+	})
+}
+
+// CopyXattrsToNode is CopyXattrsAt onto a Node: each attribute is set with
+// setxattr on the node's /proc/self/fd name, which reaches the object
+// OpenNode opened (never a symlink) whatever its name points to now.
+func CopyXattrsToNode(src *Dir, srcName string, dst *Node, follow, all bool) error {
+	return copyXattrsFromPath(src, srcName, follow, all, func(name string, val []byte) error {
+		if err := unix.Setxattr(dst.proc(), name, val, 0); err != nil {
+			return pathErr("setxattr "+name, dst.path, procErr(err))
+		}
+		return nil
+	})
+}
+
+func copyXattrsFromPath(src *Dir, srcName string, follow, all bool, set func(name string, val []byte) error) error {
+	sp := "/proc/self/fd/" + strconv.Itoa(src.fd) + "/" + srcName
 	list, get := unix.Llistxattr, unix.Lgetxattr
 	if follow {
 		list, get = unix.Listxattr, unix.Getxattr
@@ -66,8 +87,8 @@ func CopyXattrsAt(src *Dir, srcName string, dst *Dir, dstName string, follow, al
 		if err != nil {
 			continue
 		}
-		if err := unix.Lsetxattr(dp, name, val, 0); err != nil {
-			return pathErr("setxattr "+name, dst.join(dstName), err)
+		if err := set(name, val); err != nil {
+			return err
 		}
 	}
 	return nil
