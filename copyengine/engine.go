@@ -127,6 +127,7 @@ type engine struct {
 
 	cache   *hashcache.Cache // nil with --no-cache
 	dstSide cacheSide
+	devs    devInfos // per filesystem: volume identity, time resolution
 
 	ix          *dedup.Index // nil with --dedup=off
 	dups        []dupFile    // duplicates waiting to share a placed file's data
@@ -216,6 +217,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.dstRoot = d
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
+			if e.cache != nil {
+				e.volumeOf(d, st.Dev)
+			}
 		}
 	}
 

@@ -162,7 +162,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 	}
 	var c []entry
 	ens := []entry{en}
-	e.lookupCache(r.side, "", "", ens)
+	e.lookupCache(r.side, src, dst, "", "", ens)
 	en = ens[0]
 	if e.plan(src, dst, &en, r.dstRel) {
 		c = append(c, en)
@@ -371,7 +371,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		files = append(files, en)
 	}
 	// What the hash cache knows of this directory's files, in one lookup.
-	e.lookupCache(w.root.side, w.srcRel, w.dstRel, files)
+	e.lookupCache(w.root.side, src, dst, w.srcRel, w.dstRel, files)
 	stg := w.stage
 	if stg != nil && !stageable(files) {
 		e.publish(stg) // too much to lose to a crash: temporary names instead
