@@ -47,9 +47,12 @@ type cached struct {
 // when there is none yet).
 func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
 	dstPolicy := e.dstSide.policy
-	if dst != nil && e.cache != nil {
+	if dst != nil {
 		if st, err := dst.d.Stat(); err == nil {
-			e.volumeOf(dst.d, st.Dev)
+			dstPolicy = e.dstPolicy(dst.d, st.Dev)
+			if e.cache != nil {
+				e.volumeOf(dst.d, st.Dev)
+			}
 		}
 	}
 	// A copy keeps only as much of the source's mtime as the destination
@@ -95,6 +98,19 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 			en.cache.dst, en.cache.dstOK = r.Entry.Sum, true
 		}
 	}
+}
+
+// dstPolicy is the validity policy of the destination filesystem dev (d a
+// directory on it), its mtime granularity the resolution the filesystem
+// was found to store (see timeResolution).
+func (e *engine) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
+	p := e.dstSide.policy
+	if dev != e.dstDev {
+		fsType, _ := hashcache.FSType(d.Path()) // a filesystem mounted inside DEST
+		p = hashcache.PolicyFor(fsType)
+	}
+	p.MtimeGranularity = time.Duration(e.timeResolution(d, dev, p))
+	return p
 }
 
 func granularity(p hashcache.Policy) int64 {

@@ -284,5 +284,5 @@ func (e *engine) dirUpToDate(dm dirMeta) bool {
 	cur, err := e.dstRoot.Lstat(rel)
 	s := &dm.st
 	return err == nil && cur.IsDir() && cur.Mode == s.Mode && cur.Uid == s.Uid && cur.Gid == s.Gid &&
-		cur.Mtime == s.Mtime
+		sameMtime(cur.Mtime, s.Mtime, e.knownResolution(cur.Dev))
 }
