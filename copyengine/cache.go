@@ -173,7 +173,9 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		}
 		return true
 	case e.cache == nil || c == nil:
-		if e.opt.Checksum {
+		// A manifest lists the source's digest, and a destination file
+		// with another is not the same file: both are read.
+		if e.opt.Checksum || e.wantManifest() {
 			en.check = true
 			return false
 		}
@@ -265,10 +267,10 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	}
 	e.fixMeta(c.dst, en)
 	if en.group != nil {
-		en.group.ok = true
+		en.group.ok, en.group.sum = true, srcSum
 		close(en.group.done)
 	}
-	e.recordSum(rel, dstSum)
+	e.recordSum(rel, srcSum)
 	e.skip(rel, en.st.Size)
 	return true
 }

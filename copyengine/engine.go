@@ -78,7 +78,8 @@ type devIno struct{ dev, ino uint64 }
 type linkGroup struct {
 	leaderRel string // destination path of the first name copied
 	done      chan struct{}
-	ok        bool // the leader is in place under its final name
+	ok        bool       // the leader is in place under its final name
+	sum       verify.Sum // the source's digest, when ok and one was needed (needSum)
 }
 
 type linkFollower struct {
@@ -119,7 +120,6 @@ type engine struct {
 	followers []linkFollower
 	dirs      []dirMeta
 	manifest  []verify.ManifestEntry
-	unhashed  []string // files in place whose digest the manifest still needs
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
 	noClone    sync.Map    // dev -> true once FICLONE failed there

@@ -239,7 +239,7 @@ func (e *engine) linkOne(f linkFollower) error {
 	}
 	if cur, err := fd.Lstat(fname); err == nil && cur.Dev == lst.Dev && cur.Ino == lst.Ino {
 		e.skip(f.rel, f.st.Size)
-		e.recordUnhashed(f.rel)
+		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
 	}
 	tmp := tempName(fname)
@@ -258,7 +258,7 @@ func (e *engine) linkOne(f linkFollower) error {
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(f.st.Size)
 	e.event(ActLink, f.rel)
-	e.recordUnhashed(f.rel)
+	e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 	return nil
 }
 

@@ -483,7 +483,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		en.group = g
 		if e.unchanged(dst, en) {
 			e.skip(dstRel, st.Size)
-			e.recordUnhashed(dstRel)
+			g.sum = e.recordUnchanged(dstRel, en)
 			g.ok = true
 			close(g.done)
 			return false
@@ -492,10 +492,8 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if e.unchanged(dst, en) {
 		e.skip(dstRel, st.Size)
-		if en.cache != nil && en.cache.dstOK {
-			e.recordSum(dstRel, en.cache.dst)
-		} else if st.IsRegular() {
-			e.recordUnhashed(dstRel)
+		if st.IsRegular() {
+			e.recordUnchanged(dstRel, en)
 		}
 		return false
 	}
