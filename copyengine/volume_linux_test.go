@@ -296,11 +296,7 @@ func TestCacheTwoExfatVolumes(t *testing.T) {
 
 	mount(devB)
 	defer unmountDir(t, mnt)
-	hc, err := hashcache.Open(db, hashcache.Options{ReadOnly: true})
-	noErr(t, err)
-	rep, err := verify.CompareTrees(context.Background(), src, dst, verify.TreeOptions{Known: copyengine.CacheKnown(hc, src, dst)})
-	noErr(t, hc.Close())
-	noErr(t, err)
+	rep := verifyCached(t, db, src, dst)
 	if rep.OK() {
 		t.Errorf("verify with the cache, stick B mounted: identical (%d digests from the cache); want photo.jpg to differ", rep.Known)
 	}
@@ -318,4 +314,25 @@ func TestCacheTwoExfatVolumes(t *testing.T) {
 	if string(got) != string(good) {
 		t.Errorf("stick B's photo.jpg still differs from its source")
 	}
+
+	// The other way round: the cache now holds B's entry for the path; A
+	// is read, not vouched for by it.
+	unmountDir(t, mnt)
+	mount(devA)
+	rep = verifyCached(t, db, src, dst)
+	if !rep.OK() || rep.Known != 1 || rep.Files != 1 {
+		t.Errorf("verify with the cache, stick A mounted again: %+v; want identical, 1 digest from the cache (the source's)", rep)
+	}
+}
+
+// verifyCached compares src and dst as `fastcopy verify` does with the
+// hash cache db.
+func verifyCached(t *testing.T, db, src, dst string) verify.Report {
+	t.Helper()
+	hc, err := hashcache.Open(db, hashcache.Options{ReadOnly: true})
+	noErr(t, err)
+	rep, err := verify.CompareTrees(context.Background(), src, dst, verify.TreeOptions{Known: copyengine.CacheKnown(hc, src, dst)})
+	noErr(t, hc.Close())
+	noErr(t, err)
+	return rep
 }
