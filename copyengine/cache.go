@@ -66,13 +66,18 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 	}
 	var srcKeys, dstKeys []string
 	var idx []int
+	learned, seen := uint64(0), false
 	for i := range ens {
 		en := &ens[i]
 		if !en.st.IsRegular() {
 			continue
 		}
 		en.srcKey = srcSide.key(joinRel(srcRel, en.name))
-		e.volumeOf(src.d, en.st.Dev) // for the entry stored once the file is read
+		if !seen || en.st.Dev != learned {
+			// For the entry stored once the file is read.
+			e.volumeOf(src.d, en.st.Dev)
+			learned, seen = en.st.Dev, true
+		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
 			continue // nothing to compare: the file is copied anyway
 		}
@@ -89,12 +94,21 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 	}
 	srcRes := e.cache.Lookup(srcKeys)
 	dstRes := e.cache.Lookup(dstKeys)
+	vols := map[uint64]hashcache.Volume{}
+	volume := func(dev uint64) hashcache.Volume {
+		v, ok := vols[dev]
+		if !ok {
+			v = e.knownVolume(dev)
+			vols[dev] = v
+		}
+		return v
+	}
 	for j, i := range idx {
 		en := &ens[i]
-		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, e.knownVolume(en.st.Dev)), srcSide.policy) {
+		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) {
 			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
 		}
-		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, e.knownVolume(en.dstSt.Dev)), dstPolicy) {
+		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
 			en.cache.dst, en.cache.dstOK = r.Entry.Sum, true
 		}
 	}
