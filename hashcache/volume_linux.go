@@ -92,8 +92,11 @@ func Identify(path string) (VolumeInfo, error) {
 			return id("serial", fmt.Sprintf("%04X-%04X", v>>16, v&0xffff)), nil
 		}
 	}
+	// Not asked of FUSE: a kernel that does not answer FS_IOC_GETFSUUID
+	// itself (before Linux 6.8) hands it to the FUSE daemon, which may
+	// answer anything.
 	var u [17]byte // struct fsuuid2: a length, then up to 16 bytes
-	if ioctlPtr(fd, fsIocGetFSUUID, unsafe.Pointer(&u[0])) == nil && u[0] > 0 && u[0] <= 16 && !allZero(u[1:1+u[0]]) {
+	if magic != fuseMagic && ioctlPtr(fd, fsIocGetFSUUID, unsafe.Pointer(&u[0])) == nil && u[0] > 0 && u[0] <= 16 && !allZero(u[1:1+u[0]]) {
 		return id("uuid", hex.EncodeToString(u[1:1+u[0]])), nil
 	}
 	fsType, source := "", ""
