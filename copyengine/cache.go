@@ -30,8 +30,8 @@ func (s cacheSide) key(rel string) string {
 	return filepath.Join(s.abs, filepath.FromSlash(rel))
 }
 
-func fileState(st *fileio.Stat) hashcache.FileState {
-	return hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino}
+func fileState(st *fileio.Stat, vol hashcache.Volume) hashcache.FileState {
+	return hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Volume: vol}
 }
 
 // cached is what the cache knows of an entry, looked up by the walker.
@@ -41,10 +41,23 @@ type cached struct {
 	srcKey, dstKey string
 }
 
-// lookupCache fills in what the cache knows of the regular files of one
-// directory, in one read transaction per side.
-func (e *engine) lookupCache(srcSide cacheSide, srcRel, dstRel string, ens []entry) {
-	g := e.mtimeGranularity(srcSide)
+// lookupCache sets the resolution the mtimes of one directory's files are
+// compared at, and fills in what the cache knows of its regular files, in
+// one read transaction per side. src and dst are the directories (dst nil
+// when there is none yet).
+func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
+	dstPolicy := e.dstSide.policy
+	if dst != nil {
+		if st, err := dst.d.Stat(); err == nil {
+			dstPolicy = e.dstPolicy(dst.d, st.Dev)
+			if e.cache != nil {
+				e.volumeOf(dst.d, st.Dev)
+			}
+		}
+	}
+	// A copy keeps only as much of the source's mtime as the destination
+	// stores, so the two are compared at the coarser resolution.
+	g := max(granularity(srcSide.policy), granularity(dstPolicy))
 	for i := range ens {
 		ens[i].gran = g
 	}
@@ -53,12 +66,18 @@ func (e *engine) lookupCache(srcSide cacheSide, srcRel, dstRel string, ens []ent
 	}
 	var srcKeys, dstKeys []string
 	var idx []int
+	learned, seen := uint64(0), false
 	for i := range ens {
 		en := &ens[i]
 		if !en.st.IsRegular() {
 			continue
 		}
 		en.srcKey = srcSide.key(joinRel(srcRel, en.name))
+		if !seen || en.st.Dev != learned {
+			// For the entry stored once the file is read.
+			e.volumeOf(src.d, en.st.Dev)
+			learned, seen = en.st.Dev, true
+		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
 			continue // nothing to compare: the file is copied anyway
 		}
@@ -75,29 +94,41 @@ func (e *engine) lookupCache(srcSide cacheSide, srcRel, dstRel string, ens []ent
 	}
 	srcRes := e.cache.Lookup(srcKeys)
 	dstRes := e.cache.Lookup(dstKeys)
+	vols := map[uint64]hashcache.Volume{}
+	volume := func(dev uint64) hashcache.Volume {
+		v, ok := vols[dev]
+		if !ok {
+			v = e.knownVolume(dev)
+			vols[dev] = v
+		}
+		return v
+	}
 	for j, i := range idx {
 		en := &ens[i]
-		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st), srcSide.policy) {
+		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) {
 			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
 		}
-		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt), e.dstSide.policy) {
+		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
 			en.cache.dst, en.cache.dstOK = r.Entry.Sum, true
 		}
 	}
 }
 
-// mtimeGranularity is the coarser of the two sides' timestamp resolutions:
-// a copy onto exFAT keeps 10 ms of the source's nanoseconds, so the two
-// mtimes are compared at 10 ms.
-func (e *engine) mtimeGranularity(src cacheSide) int64 {
-	g := src.policy.MtimeGranularity
-	if d := e.dstSide.policy.MtimeGranularity; d > g {
-		g = d
+// dstPolicy is the validity policy of the destination filesystem dev (d a
+// directory on it), its mtime granularity the resolution the filesystem
+// was found to store (see timeResolution).
+func (e *engine) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
+	p := e.dstSide.policy
+	if dev != e.dstDev {
+		fsType, _ := hashcache.FSType(d.Path()) // a filesystem mounted inside DEST
+		p = hashcache.PolicyFor(fsType)
 	}
-	if g <= 0 {
-		return 1
-	}
-	return int64(g)
+	p.MtimeGranularity = time.Duration(e.timeResolution(d, dev, p))
+	return p
+}
+
+func granularity(p hashcache.Policy) int64 {
+	return max(int64(p.MtimeGranularity), 1)
 }
 
 func sameMtime(a, b, g int64) bool {
@@ -117,11 +148,21 @@ func floorDiv(a, b int64) int64 {
 
 // rememberSource stores the digest of a source read from start to end
 // while its stat stayed st.
+// An entry is stored only where the file's volume has an identity: on
+// another, it could never be trusted.
 func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	e.remember(key, st, sum, started)
+}
+
+func (e *engine) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
 	if e.cache == nil || key == "" || st.Size == 0 {
 		return
 	}
-	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano()})
+	vol := e.knownVolume(st.Dev)
+	if vol == 0 {
+		return
+	}
+	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano(), Volume: vol})
 }
 
 // sameContent decides, for a destination file as large as its source,
@@ -146,7 +187,9 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		}
 		return true
 	case e.cache == nil || c == nil:
-		if e.opt.Checksum {
+		// A manifest lists the source's digest, and a destination file
+		// with another is not the same file: both are read.
+		if e.opt.Checksum || e.wantManifest() {
 			en.check = true
 			return false
 		}
@@ -223,10 +266,7 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *filei
 
 // rememberDest stores the digest of a destination file that was verified.
 func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	if e.cache == nil || key == "" || st.Size == 0 {
-		return
-	}
-	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano()})
+	e.remember(key, st, sum, started)
 }
 
 // checkEntry settles a file whose size matches its destination but whose
@@ -279,10 +319,10 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	}
 	e.fixMeta(c.dst, en)
 	if en.group != nil {
-		en.group.ok = true
+		en.group.ok, en.group.sum = true, srcSum
 		close(en.group.done)
 	}
-	e.recordSum(rel, dstSum)
+	e.recordSum(rel, srcSum)
 	e.skip(rel, en.st.Size, en.fixed)
 	return true
 }

@@ -405,7 +405,7 @@ func (e *engine) groupDone(p *pending, ok bool) {
 		t.Done(ok, placed)
 	}
 	if g := p.en.group; g != nil {
-		g.ok = ok
+		g.ok, g.sum = ok, p.sum
 		close(g.done)
 	}
 }

@@ -483,8 +483,14 @@ func (e *engine) loadDestTargets() {
 		return
 	}
 	prefix := e.dstSide.abs + string(filepath.Separator)
+	vol := e.knownVolume(e.dstDev)
+	if vol == 0 {
+		return // no volume identity: an entry could describe another volume's file
+	}
+	pol := e.dstSide.policy
+	pol.MtimeGranularity = max(pol.MtimeGranularity, time.Duration(e.knownResolution(e.dstDev)))
 	e.cache.Range(prefix, func(p string, ce hashcache.Entry) bool {
-		if ce.Size < destDedupMin || ce.Racy(e.dstSide.policy) {
+		if ce.Volume != vol || ce.Size < destDedupMin || ce.Racy(pol) {
 			return true
 		}
 		t := &dedup.Target{Rel: filepath.ToSlash(p[len(prefix):]), Sum: ce.Sum, Size: ce.Size, External: true}

@@ -515,7 +515,11 @@ func recordInCache(t *testing.T, db, path string, sum verify.Sum) {
 		t.Fatalf("%s is not a real path (%s, %v): the cache entry would not be found", path, real, err)
 	}
 	st := lstatT(t, path)
-	hc.Put(path, hashcache.Entry{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Sum: sum, HashedAt: time.Now().UnixNano()})
+	vol, err := hashcache.Identify(filepath.Dir(path))
+	if err != nil || vol.Volume == 0 {
+		t.Fatalf("volume of %s: %+v, %v", path, vol, err)
+	}
+	hc.Put(path, hashcache.Entry{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Sum: sum, HashedAt: time.Now().UnixNano(), Volume: vol.Volume})
 	noErr(t, hc.Close())
 }
 

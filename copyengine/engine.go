@@ -80,7 +80,8 @@ type devIno struct{ dev, ino uint64 }
 type linkGroup struct {
 	leaderRel string // destination path of the first name copied
 	done      chan struct{}
-	ok        bool // the leader is in place under its final name
+	ok        bool       // the leader is in place under its final name
+	sum       verify.Sum // the source's digest, when ok and one was needed (needSum)
 }
 
 type linkFollower struct {
@@ -121,7 +122,6 @@ type engine struct {
 	followers []linkFollower
 	dirs      []dirMeta
 	manifest  []verify.ManifestEntry
-	unhashed  []string // files in place whose digest the manifest still needs
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
@@ -130,6 +130,7 @@ type engine struct {
 	cache   *hashcache.Cache // nil with --no-cache
 	ownFile devIno           // the cache's file, left out of the source walk
 	dstSide cacheSide
+	devs    devInfos // per filesystem: volume identity, time resolution
 
 	ix          *dedup.Index // nil with --dedup=off
 	dups        []dupFile    // duplicates waiting to share a placed file's data
@@ -228,6 +229,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.dstRoot = d
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
+			if e.cache != nil {
+				e.volumeOf(d, st.Dev)
+			}
 		}
 	}
 

@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,33 +25,38 @@ func (e *engine) recordSum(rel string, sum verify.Sum) {
 	e.mu.Unlock()
 }
 
-// recordUnhashed notes a file in place whose digest this run did not
-// compute (unchanged, or a hard link); it is hashed before the manifest is
+// wantManifest says whether this run writes a manifest.
+func (e *engine) wantManifest() bool { return e.opt.Manifest != "" && !e.opt.DryRun }
+
+// recordUnchanged notes, for the manifest, a regular file found unchanged
+// without being read, and returns the digest it lists: its source's. The
+// decision that it is unchanged took that digest from the cache (both
+// sides' valid entries equal); an empty file needs none. Any other case
+// read the file (checkEntry) and never comes here while a manifest is
 // written.
-func (e *engine) recordUnhashed(rel string) {
-	if e.opt.Manifest == "" {
-		return
+func (e *engine) recordUnchanged(rel string, en *entry) verify.Sum {
+	if !e.wantManifest() {
+		return verify.Sum{}
 	}
-	e.mu.Lock()
-	e.unhashed = append(e.unhashed, rel)
-	e.mu.Unlock()
+	switch {
+	case en.st.Size == 0:
+		sum := verify.Bytes(nil)
+		e.recordSum(rel, sum)
+		return sum
+	case en.cache != nil && en.cache.srcOK && en.cache.dstOK:
+		e.recordSum(rel, en.cache.src)
+		return en.cache.src
+	}
+	e.fail(rel, errors.New("no digest of the source for the manifest"))
+	return verify.Sum{}
 }
 
-// writeManifest hashes what the run did not, then writes the manifest
-// atomically: a temporary beside it, flushed, renamed onto its name.
+// writeManifest writes the manifest atomically: a temporary beside it,
+// flushed, renamed onto its name. Every line's digest is a source's: read
+// this run, or from its valid cache entry.
 func (e *engine) writeManifest() error {
-	if e.opt.Manifest == "" || e.opt.DryRun {
+	if !e.wantManifest() {
 		return nil
-	}
-	if len(e.unhashed) > 0 {
-		got, failed, err := verify.HashFiles(e.ctx, e.dstRootPath, e.unhashed, verify.TreeOptions{Jobs: e.verifyWorkers()})
-		if err != nil {
-			return err
-		}
-		for _, d := range failed {
-			e.fail(d.Path, fmt.Errorf("hashing for the manifest: %s", d.Detail))
-		}
-		e.manifest = append(e.manifest, got...)
 	}
 	dir := filepath.Dir(e.opt.Manifest)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(e.opt.Manifest)+".*"+tempSuffix)

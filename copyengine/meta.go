@@ -254,7 +254,7 @@ func (e *engine) linkOne(f linkFollower) error {
 	}
 	if cur, err := fd.Lstat(fname); err == nil && cur.Dev == lst.Dev && cur.Ino == lst.Ino {
 		e.skip(f.rel, f.st.Size, false)
-		e.recordUnhashed(f.rel)
+		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
 	}
 	tmp := tempName(fname)
@@ -273,7 +273,7 @@ func (e *engine) linkOne(f linkFollower) error {
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(f.st.Size)
 	e.event(ActLink, f.rel)
-	e.recordUnhashed(f.rel)
+	e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 	return nil
 }
 
@@ -299,5 +299,5 @@ func (e *engine) dirUpToDate(dm dirMeta) bool {
 	cur, err := e.dstRoot.Lstat(rel)
 	s := &dm.st
 	return err == nil && cur.IsDir() && cur.Mode == s.Mode && cur.Uid == s.Uid && cur.Gid == s.Gid &&
-		cur.Mtime == s.Mtime
+		sameMtime(cur.Mtime, s.Mtime, e.knownResolution(cur.Dev))
 }

@@ -162,7 +162,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 	}
 	var c []entry
 	ens := []entry{en}
-	e.lookupCache(r.side, "", "", ens)
+	e.lookupCache(r.side, src, dst, "", "", ens)
 	en = ens[0]
 	if e.plan(src, dst, &en, r.dstRel) {
 		c = append(c, en)
@@ -377,7 +377,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		files = append(files, en)
 	}
 	// What the hash cache knows of this directory's files, in one lookup.
-	e.lookupCache(w.root.side, w.srcRel, w.dstRel, files)
+	e.lookupCache(w.root.side, src, dst, w.srcRel, w.dstRel, files)
 	stg := w.stage
 	if stg != nil && !stageable(files) {
 		e.publish(stg) // too much to lose to a crash: temporary names instead
@@ -489,7 +489,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		en.group = g
 		if e.unchanged(dst, en) {
 			e.skip(dstRel, st.Size, en.fixed)
-			e.recordUnhashed(dstRel)
+			g.sum = e.recordUnchanged(dstRel, en)
 			g.ok = true
 			close(g.done)
 			return false
@@ -498,10 +498,8 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if e.unchanged(dst, en) {
 		e.skip(dstRel, st.Size, en.fixed)
-		if en.cache != nil && en.cache.dstOK {
-			e.recordSum(dstRel, en.cache.dst)
-		} else if st.IsRegular() {
-			e.recordUnhashed(dstRel)
+		if st.IsRegular() {
+			e.recordUnchanged(dstRel, en)
 		}
 		return false
 	}

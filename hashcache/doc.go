@@ -16,8 +16,10 @@
 //     the cache for the run.
 //   - Whether an entry may be used is decided by Entry.Valid, a pure function
 //     of the entry, the file's current stat and the filesystem's Policy
-//     (PolicyFor, FSType): size and mtime at the filesystem's granularity,
-//     inode and ctime where they are stable, and git's racy-timestamp rule.
+//     (PolicyFor, FSType): the same volume (Identify; a volume without an
+//     identity has no valid entries), size and mtime at the filesystem's
+//     granularity, inode and ctime where they are stable, and git's
+//     racy-timestamp rule.
 //     The engine should set Entry.HashedAt to the time it started reading.
 //   - Writes go through one writer goroutine that commits every 1,000
 //     entries or 200 ms, whichever comes first, in key order, each commit
@@ -28,7 +30,8 @@
 //
 // Bucket "meta" holds "version" (uvarint, now 1); bucket "files" maps a path
 // to an entry encoded with varints (see encodeValue). Fields are appended to
-// values without a version change; a newer version number means a layout
+// values without a version change (the volume was, so an entry from before
+// it decodes with no volume and is never valid); a newer version number means a layout
 // this code cannot read, and such a cache is left alone and not used for the
 // run (ErrNewerSchema) rather than thrown away: the user may go back to the
 // newer fastcopy, and two versions in turn must not destroy each other's

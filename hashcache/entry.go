@@ -17,6 +17,10 @@ type Entry struct {
 	Ino      uint64
 	Sum      xxh3.Uint128 // the xxh128 digest (verify.Sum is the same type)
 	HashedAt int64        // wall clock when reading for the digest began
+	// Volume identifies the filesystem volume the file was on (see
+	// Identify); zero when none could be established, and in entries
+	// written before volumes were recorded. Such an entry is never valid.
+	Volume Volume
 }
 
 // FileState is the current lstat of a file, as the engine sees it before it
@@ -27,6 +31,9 @@ type FileState struct {
 	Mtime int64
 	Ctime int64
 	Ino   uint64
+	// Volume is the identity of the volume the file is on now, zero when
+	// none could be established (then no entry is valid for it).
+	Volume Volume
 }
 
 // Policy says which stat fields of a filesystem can be trusted to stay put
@@ -51,6 +58,10 @@ const racySlack = time.Second
 // Valid reports whether e still describes the file whose current state is
 // cur, so that its digest may be used instead of reading the file.
 //
+// The entry must have been recorded on the volume the file is on now, and
+// that volume must have an identity: paths are reused by other volumes (two
+// USB sticks mounted in turn at /media/usb), and a file of another volume
+// with the same path, size and times says nothing about this one's bytes.
 // Size and mtime must match, the mtimes compared after truncating both to
 // p.MtimeGranularity (a file on exFAT reports nanoseconds while its inode is
 // cached and 10 ms steps once it has been read back from disk). Inode and
@@ -59,6 +70,8 @@ const racySlack = time.Second
 func (e Entry) Valid(cur FileState, p Policy) bool {
 	g := granularity(p)
 	switch {
+	case cur.Volume == 0 || e.Volume != cur.Volume:
+		return false
 	case e.Size != cur.Size:
 		return false
 	case truncate(e.Mtime, g) != truncate(cur.Mtime, g):
@@ -132,6 +145,9 @@ func truncate(t, g int64) int64 {
 //	uvarint  inode
 //	varint   hashedAt - mtime
 //	16 bytes digest, Hi then Lo, big endian (the order xxhsum prints)
+//	8 bytes  volume, big endian (appended later: a value that ends after
+//	         the digest was written by a fastcopy that did not record
+//	         volumes, and decodes with Volume zero, never valid)
 //	...      fields a later version may append; this version skips them
 //	4 bytes  check: low 32 bits of xxh3(value before the check, seeded with
 //	         xxh3(key)), big endian
@@ -144,7 +160,8 @@ func truncate(t, g int64) int64 {
 const (
 	checkLen  = 4
 	sumLen    = 16
-	maxValLen = 5*binary.MaxVarintLen64 + sumLen + checkLen
+	volLen    = 8
+	maxValLen = 5*binary.MaxVarintLen64 + sumLen + volLen + checkLen
 )
 
 // encodeValue appends the encoding of e, stored under key, to dst.
@@ -157,6 +174,7 @@ func encodeValue(dst []byte, key string, e Entry) []byte {
 	dst = binary.AppendVarint(dst, e.HashedAt-e.Mtime)
 	dst = binary.BigEndian.AppendUint64(dst, e.Sum.Hi)
 	dst = binary.BigEndian.AppendUint64(dst, e.Sum.Lo)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(e.Volume))
 	return binary.BigEndian.AppendUint32(dst, check(key, dst[start:]))
 }
 
@@ -179,6 +197,9 @@ func decodeValue(key string, v []byte) (Entry, bool) {
 	e.HashedAt = e.Mtime + r.varint()
 	e.Sum.Hi = r.uint64()
 	e.Sum.Lo = r.uint64()
+	if len(r.b) >= volLen {
+		e.Volume = Volume(r.uint64())
+	}
 	if r.bad {
 		return Entry{}, false
 	}

@@ -18,10 +18,11 @@ var base = Entry{
 	Ino:      1234567,
 	Sum:      xxh3.Uint128{Hi: 0x0123456789abcdef, Lo: 0xfedcba9876543210},
 	HashedAt: 1704153600 * sec,
+	Volume:   0x5eed,
 }
 
 func stateOf(e Entry) FileState {
-	return FileState{Size: e.Size, Mtime: e.Mtime, Ctime: e.Ctime, Ino: e.Ino}
+	return FileState{Size: e.Size, Mtime: e.Mtime, Ctime: e.Ctime, Ino: e.Ino, Volume: e.Volume}
 }
 
 func TestValid(t *testing.T) {
@@ -41,6 +42,11 @@ func TestValid(t *testing.T) {
 	}{
 		{"unchanged", func(e *Entry, s *FileState) {}, ext4, true},
 		{"unchanged vfat", func(e *Entry, s *FileState) {}, vfat, true},
+		{"another volume", func(e *Entry, s *FileState) { s.Volume++ }, ext4, false},
+		{"another volume vfat", func(e *Entry, s *FileState) { s.Volume++ }, vfat, false},
+		{"volume without identity", func(e *Entry, s *FileState) { s.Volume = 0 }, ext4, false},
+		{"entry without volume, file on one", func(e *Entry, s *FileState) { e.Volume = 0 }, ext4, false},
+		{"neither has a volume", func(e *Entry, s *FileState) { e.Volume, s.Volume = 0, 0 }, vfat, false},
 		{"size changed", func(e *Entry, s *FileState) { s.Size++ }, ext4, false},
 		{"size changed vfat", func(e *Entry, s *FileState) { s.Size = 0 }, vfat, false},
 		{"mtime +1ns on ext4", func(e *Entry, s *FileState) { s.Mtime++ }, ext4, false},
@@ -163,7 +169,7 @@ func TestEncoding(t *testing.T) {
 		base,
 		{},
 		{Size: -1, Mtime: math.MinInt64, Ctime: math.MaxInt64, Ino: math.MaxUint64, HashedAt: math.MinInt64,
-			Sum: xxh3.Uint128{Hi: math.MaxUint64, Lo: math.MaxUint64}},
+			Sum: xxh3.Uint128{Hi: math.MaxUint64, Lo: math.MaxUint64}, Volume: math.MaxUint64},
 	} {
 		v := encodeValue(nil, "/k", e)
 		if len(v) > maxValLen {
@@ -202,5 +208,23 @@ func TestEncodingAppendedFields(t *testing.T) {
 	got, ok := decodeValue("/k", w)
 	if !ok || got != base {
 		t.Errorf("decode with appended fields = %+v, %v", got, ok)
+	}
+}
+
+// A value written before volumes were recorded ends after the digest: it
+// decodes, with no volume, and is valid for no file.
+func TestEncodingWithoutVolume(t *testing.T) {
+	v := encodeValue(nil, "/k", base)
+	body := v[: len(v)-checkLen-volLen : len(v)-checkLen-volLen]
+	c := check("/k", body)
+	old := append(body, byte(c>>24), byte(c>>16), byte(c>>8), byte(c))
+	got, ok := decodeValue("/k", old)
+	want := base
+	want.Volume = 0
+	if !ok || got != want {
+		t.Fatalf("decode of a value without a volume = %+v, %v; want %+v", got, ok, want)
+	}
+	if got.Valid(stateOf(base), PolicyFor("ext4")) {
+		t.Errorf("an entry without a volume is valid for a file on volume %#x", base.Volume)
 	}
 }

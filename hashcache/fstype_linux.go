@@ -74,12 +74,9 @@ func FSType(path string) (string, error) {
 func mountType(r io.Reader, dev uint64, path string) string {
 	want := fmt.Sprintf("%d:%d", devMajor(dev), devMinor(dev))
 	best, bestLen := "", -1
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		m, ok := parseMountinfo(sc.Bytes())
-		if !ok || m.dev != want {
-			continue
+	scanMountinfo(r, func(m mountLine) bool {
+		if m.dev != want {
+			return true
 		}
 		n := 0 // a mount that does not contain path still beats no match
 		if within(path, m.point) {
@@ -88,14 +85,27 @@ func mountType(r io.Reader, dev uint64, path string) string {
 		if n >= bestLen {
 			best, bestLen = m.fsType, n
 		}
-	}
+		return true
+	})
 	return best
+}
+
+// scanMountinfo calls fn with each mount of mountinfo until fn returns false.
+func scanMountinfo(r io.Reader, fn func(mountLine) bool) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if m, ok := parseMountinfo(sc.Bytes()); ok && !fn(m) {
+			return
+		}
+	}
 }
 
 type mountLine struct {
 	dev    string // "major:minor"
 	point  string // unescaped mount point
 	fsType string
+	source string // "" when the line has none
 }
 
 // parseMountinfo parses one line of /proc/self/mountinfo (proc(5)):
@@ -116,7 +126,11 @@ func parseMountinfo(line []byte) (mountLine, bool) {
 	if sep < 0 || sep+1 >= len(f) {
 		return mountLine{}, false
 	}
-	return mountLine{dev: f[2], point: unescapeMount(f[4]), fsType: f[sep+1]}, true
+	m := mountLine{dev: f[2], point: unescapeMount(f[4]), fsType: f[sep+1]}
+	if sep+2 < len(f) {
+		m.source = unescapeMount(f[sep+2])
+	}
+	return m, true
 }
 
 // unescapeMount undoes the octal escapes (\040 for a space, \011, \012,

@@ -12,7 +12,8 @@ import (
 //     tmpfs, ramfs, overlay) and virtiofs and nfs: inode and ctime checked,
 //     1ns granularity. (ext3 and small-inode ext4 store whole seconds; a
 //     finer granularity than the real one costs at most a re-read, never a
-//     wrong hit.)
+//     wrong hit. The engine measures a destination's real resolution and
+//     takes the coarser of the two.)
 //   - vfat, msdos: no inode or ctime check (the driver invents inode numbers
 //     per mount and has no change time), 2s.
 //   - exfat: the same, 10ms.

@@ -6,15 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -96,11 +92,11 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		if perr != nil {
 			return fmt.Errorf("reading manifest %q: %w", o.manifest, perr)
 		}
-		topt.Known = knownFrom(hc, checked)
+		topt.Known = copyengine.CacheKnown(hc, checked)
 		rep, err = verify.CheckManifest(ctx, entries, checked, topt)
 	case o.manifest == "" && len(args) == 2:
 		checked = args[1]
-		topt.Known = knownFrom(hc, args[0], args[1])
+		topt.Known = copyengine.CacheKnown(hc, args[0], args[1])
 		rep, err = verify.CompareTrees(ctx, args[0], args[1], topt)
 	default:
 		return usageError{errors.New("verify takes SOURCE DEST, or --manifest FILE DIR (see 'fastcopy verify --help')")}
@@ -139,42 +135,4 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		return copyengine.ErrMismatch
 	}
 	return nil
-}
-
-// knownFrom answers digests from the hash cache for files below roots, where
-// an entry is valid for the file as it is now (by the policy of the root's
-// filesystem). Nil without a cache: everything is read.
-func knownFrom(hc *hashcache.Cache, roots ...string) func(string, *fileio.Stat) (verify.Sum, bool) {
-	if hc == nil {
-		return nil
-	}
-	type root struct {
-		prefix string
-		policy hashcache.Policy
-	}
-	var rs []root
-	for _, r := range roots {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			continue
-		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		}
-		fsType, _ := hashcache.FSType(abs)
-		rs = append(rs, root{prefix: abs + string(filepath.Separator), policy: hashcache.PolicyFor(fsType)})
-	}
-	return func(path string, st *fileio.Stat) (verify.Sum, bool) {
-		for _, r := range rs {
-			if !strings.HasPrefix(path, r.prefix) {
-				continue
-			}
-			e, ok := hc.Get(path)
-			if ok && e.Valid(hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino}, r.policy) {
-				return e.Sum, true
-			}
-			return verify.Sum{}, false
-		}
-		return verify.Sum{}, false
-	}
 }

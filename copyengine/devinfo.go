@@ -1,0 +1,153 @@
+package copyengine
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/hashcache"
+)
+
+// devInfo is what the run learns once about a filesystem (one st_dev): the
+// identity of its volume, which binds hash-cache entries to it, and, for a
+// destination filesystem, the resolution of the times it stores.
+type devInfo struct {
+	mu     sync.Mutex
+	vol    hashcache.Volume // zero: no identity, the cache vouches for nothing there
+	volSet bool             // vol was learned (from a directory on this device)
+
+	resOnce sync.Once
+	res     atomic.Int64 // timestamp resolution in ns, 0 until probed
+}
+
+// devInfos maps st_dev to what is known of that filesystem.
+type devInfos struct {
+	mu sync.Mutex
+	m  map[uint64]*devInfo
+}
+
+func (ds *devInfos) get(dev uint64) *devInfo {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if ds.m == nil {
+		ds.m = map[uint64]*devInfo{}
+	}
+	di := ds.m[dev]
+	if di == nil {
+		di = &devInfo{}
+		ds.m[dev] = di
+	}
+	return di
+}
+
+// volumeOf returns the volume identity of device dev, learning it through
+// the directory d the first time. d must be on dev: Identify reports the
+// device it looked at, and a directory on another one (a mount point, or a
+// path changed meanwhile) teaches nothing about dev, which then has no
+// identity for this call.
+func (e *engine) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
+	di := e.devs.get(dev)
+	di.mu.Lock()
+	defer di.mu.Unlock()
+	if di.volSet || d == nil {
+		return di.vol
+	}
+	if info, err := hashcache.Identify(d.Path()); err == nil && info.Dev == dev {
+		di.vol, di.volSet = info.Volume, true
+	}
+	return di.vol
+}
+
+// knownVolume returns the volume identity learned for dev, zero if none.
+func (e *engine) knownVolume(dev uint64) hashcache.Volume {
+	di := e.devs.get(dev)
+	di.mu.Lock()
+	defer di.mu.Unlock()
+	return di.vol
+}
+
+// probeTime is the time the resolution probe sets: an odd second with
+// nanoseconds 999,999,999, so that truncation to any resolution shows (to
+// 2 s, the second becomes even).
+const probeTime = 1_000_000_001*int64(time.Second) + 999_999_999
+
+// resolutions the probe can tell apart, coarsest first.
+var resolutions = []int64{2e9, 1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 100, 10}
+
+// timeResolution returns the resolution of the times the destination
+// filesystem dev stores, in nanoseconds: probed once per run in d (a
+// directory on dev) and never finer than its type's policy says (a driver
+// may keep a finer time in memory than it writes to the disk). Without a
+// probe (dry run, a directory that takes no new file) the type's policy
+// alone decides.
+func (e *engine) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
+	di := e.devs.get(dev)
+	di.resOnce.Do(func() {
+		g := int64(policy.MtimeGranularity)
+		if p := e.probeResolution(d, dev); p > g {
+			g = p
+		}
+		di.res.Store(max(g, 1))
+	})
+	return di.res.Load()
+}
+
+// knownResolution is the resolution timeResolution found for dev, 1 when
+// it was not asked.
+func (e *engine) knownResolution(dev uint64) int64 {
+	return max(e.devs.get(dev).res.Load(), 1)
+}
+
+// probeResolution sets the mtime of a new file in d to probeTime through
+// its descriptor, reads it back, and returns the coarsest resolution the
+// result is a multiple of (1 when it came back whole, 0 when there was no
+// probe). The file has no name where the filesystem allows that
+// (O_TMPFILE), so that the probe changes nothing in the destination;
+// elsewhere it is a temporary, removed at once, and the directory's times,
+// which its creation moved, are put back, so that a directory that was up
+// to date stays so.
+func (e *engine) probeResolution(d *fileio.Dir, dev uint64) int64 {
+	if d == nil || e.opt.DryRun {
+		return 0
+	}
+	before, err := d.Stat()
+	if err != nil || before.Dev != dev {
+		return 0
+	}
+	var st fileio.Stat
+	f, err := d.CreateUnnamed()
+	if errors.Is(err, fileio.ErrUnsupported) {
+		name := digestTemp("fastcopy-time-probe", rand.Uint64())
+		if f, err = d.CreateTemp(name); err != nil {
+			return 0
+		}
+		defer func() {
+			_ = d.Remove(name)
+			if after, err := d.Stat(); err == nil && after.Mtime != before.Mtime {
+				_ = d.AsFile().SetTimes(before.Atime, before.Mtime)
+			}
+		}()
+	} else if err != nil {
+		return 0
+	}
+	err = f.SetTimes(probeTime, probeTime)
+	if err == nil {
+		st, err = f.Stat()
+	}
+	f.Close()
+	if err != nil || st.Dev != dev {
+		return 0
+	}
+	if st.Mtime == probeTime {
+		return 1
+	}
+	for _, g := range resolutions {
+		if st.Mtime%g == 0 {
+			return g
+		}
+	}
+	return resolutions[0] // neither kept nor truncated: compare as coarsely as any
+}
