@@ -37,8 +37,7 @@ type pending struct {
 }
 
 // committer gathers written files into batches. For each batch it flushes
-// the destination filesystem once (syncfs: a per-file fsync costs ~15x on
-// many small files), then hands the batch's files to the read-back workers,
+// each filesystem the batch wrote in once (flushBatch), then hands the batch's files to the read-back workers,
 // which read each back (from the device with --verify=device) and only then
 // rename it onto its final name. Three things overlap: workers write batch
 // k+2 while batch k+1 is flushed and batch k is read back.
@@ -105,62 +104,6 @@ func (e *engine) committer() {
 			}
 		}
 	}
-}
-
-// needFlush says whether a batch is flushed before its read-back: always for
-// durability, and with --verify=device even under --no-sync, because a
-// read-back of unflushed pages would come from memory.
-func (e *engine) needFlush() bool {
-	return !e.opt.NoSync || e.opt.Verify == VerifyDevice
-}
-
-// flushBatch makes a batch durable and returns the files to commit: those
-// it failed or discarded are left out.
-func (e *engine) flushBatch(batch []*pending) []*pending {
-	if e.ctx.Err() != nil {
-		for _, p := range batch {
-			e.discard(p)
-		}
-		return nil
-	}
-	if !e.needFlush() {
-		return batch
-	}
-	err := e.dstRoot.Syncfs()
-	if err != nil && fileio.IsFallback(err) {
-		// No filesystem-wide flush here (or not for this user): flush each
-		// file instead, slower but as durable.
-		err = nil
-		kept := batch[:0]
-		for _, p := range batch {
-			if ferr := e.syncTemp(p); ferr != nil {
-				e.failPending(p, fmt.Errorf("flushing to stable storage: %w", ferr))
-				continue
-			}
-			kept = append(kept, p)
-		}
-		batch = kept
-	}
-	if err != nil {
-		for _, p := range batch {
-			e.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
-		}
-		return nil
-	}
-	return batch
-}
-
-// syncTemp flushes one temporary file to stable storage.
-func (e *engine) syncTemp(p *pending) error {
-	f, err := p.dst.d.Open(p.tmp, false)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // backGroupMax is the most files a read-back worker takes at once: with
@@ -364,10 +307,8 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 		// Shared data that read back wrong was replaced by a copy.
 		p.action, p.linkedTo = np.action, nil
 	}
-	if e.needFlush() {
-		if err := e.syncTemp(p); err != nil {
-			return err
-		}
+	if err := e.syncTemp(p); err != nil {
+		return err
 	}
 	return e.readBack(p, buf)
 }

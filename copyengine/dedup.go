@@ -260,7 +260,7 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 	// before the rename that follows it, so it needs no flush of its own
 	// (which cost 3x the time and bytes on btrfs); the run's final syncfs
 	// makes both durable.
-	if e.needFlush() && p.action != ActDedupLink && p.action != ActDedupClone {
+	if p.action != ActDedupLink && p.action != ActDedupClone {
 		if err := e.syncTemp(p); err != nil {
 			e.failPending(p, err)
 			return nil

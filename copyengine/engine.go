@@ -21,9 +21,11 @@ import (
 // handle is a directory shared by the walker, the copy workers and the
 // committer; the last release closes it.
 type handle struct {
-	d    *fileio.Dir
-	rel  string // relative to the destination root (for a destination dir)
-	refs atomic.Int32
+	d     *fileio.Dir
+	rel   string // relative to the destination root (for a destination dir)
+	dev   uint64 // the filesystem it is on (a destination dir, when devOK)
+	devOK bool
+	refs  atomic.Int32
 }
 
 func newHandle(d *fileio.Dir, rel string) *handle {
@@ -132,7 +134,8 @@ type engine struct {
 	dups        []dupFile    // duplicates waiting to share a placed file's data
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
-	staged stages // directories made under temporary names, not yet in place
+	staged  stages      // directories made under temporary names, not yet in place
+	written filesystems // every filesystem a destination directory is on
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -216,7 +219,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.dstRoot = d
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
+			e.written.add(st.Dev, d, false)
 		}
+		defer e.written.close()
 	}
 
 	e.ctx, e.cancel = context.WithCancel(ctx)
@@ -311,35 +316,6 @@ func (e *engine) run(p *plan) error {
 		}
 	}
 	return e.ctx.Err()
-}
-
-// flushDirs makes the renames and directory metadata durable: one syncfs,
-// or where the platform has none that waits (it says so with a fallback
-// error), an fsync of every destination directory. The files' data was
-// flushed by the committer already.
-func (e *engine) flushDirs() error {
-	err := e.dstRoot.Syncfs()
-	if err == nil || !fileio.IsFallback(err) {
-		return err
-	}
-	if err := e.dstRoot.AsFile().Sync(); err != nil {
-		return err
-	}
-	for _, dm := range e.dirs {
-		if dm.dstRel == "" {
-			continue
-		}
-		d, err := e.openDst(dm.dstRel)
-		if err != nil {
-			return err
-		}
-		err = d.AsFile().Sync()
-		d.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (e *engine) buf() *[]byte     { return e.bufs.Get().(*[]byte) }

@@ -60,8 +60,8 @@ const readAhead = 4
 // Nothing is opened or started until the first window is written: a file
 // that is cloned instead never needs the read-back.
 func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st *fileio.Stat) *streamCheck {
-	if st.Size < streamCheckMin || st.Sparse() || (e.opt.Verify == VerifyOff && e.opt.NoSync) {
-		return nil // neither flushed nor read back: nothing to overlap
+	if st.Size < streamCheckMin || st.Sparse() {
+		return nil
 	}
 	sc := &streamCheck{dst: dst}
 	if e.opt.Verify != VerifyOff {

@@ -151,7 +151,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 			e.fail(r.dstRel, err)
 			return
 		}
-		dst = newHandle(dd, "")
+		dst = e.dstHandle(dd, "")
 		defer dst.release()
 	}
 	en := entry{name: r.name, dstName: r.dstRel, st: st}
@@ -284,7 +284,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 			return
 		}
-		dst = newHandle(dd, w.dstRel)
+		dst = e.dstHandle(dd, w.dstRel)
 		defer dst.release()
 		if !w.created {
 			existing = e.scanDest(dd, w.dstRel, names)
