@@ -2,6 +2,7 @@ package copyengine
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ type pending struct {
 	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
 	backOf   *aheadBudget  // what back counts against
 	stage    *stage        // written under its own name in this staged directory
+	ino      devIno        // the inode written under tmp (zero: not known)
+	held     *fileio.File  // the inode that was read back, kept open until it has its name
+	heldOf   *aheadBudget  // what held counts against, if anything
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -167,6 +171,12 @@ func (e *engine) verifyWorkers() int {
 }
 
 // commitOne reads one file back, sets its times and renames it into place.
+// The inode read back is held open until it has its final name: its times
+// are set through that descriptor, the name is checked to lead to it after
+// the rename, and what is recorded of it (the hash cache, a dedup target)
+// comes from fstat of that descriptor. A writer in DEST who swaps the
+// temporary for another file after its read-back thus makes the file fail,
+// never passes their file off as the verified copy.
 func (e *engine) commitOne(p *pending, buf []byte) {
 	defer p.release()
 	dd := p.dst.d
@@ -199,12 +209,20 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 		return
 	}
 	verified := e.opt.Verify != VerifyOff
-	if (e.cache != nil && verified) || p.target != nil || p.linkedTo != nil {
+	if verified {
+		st, err := e.placedAs(p)
+		if err != nil {
+			e.groupDone(p, false)
+			e.fail(p.rel, err)
+			return
+		}
+		p.placed = &st
+		if e.cache != nil {
+			e.rememberDest(e.dstSide.key(p.rel), &st, p.sum, p.readAt)
+		}
+	} else if p.target != nil || p.linkedTo != nil {
 		if st, err := dd.Lstat(p.en.dstName); err == nil {
 			p.placed = &st
-			if e.cache != nil && verified {
-				e.rememberDest(e.dstSide.key(p.rel), &st, p.sum, p.readAt)
-			}
 		}
 	}
 	e.groupDone(p, true)
@@ -234,11 +252,26 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 	})
 }
 
+// placedAs checks that p's final name leads to the inode that was read
+// back (p.held) and returns that inode's stat, taken through the
+// descriptor after the rename (which may move its ctime).
+func (e *engine) placedAs(p *pending) (fileio.Stat, error) {
+	held, err := p.held.Stat()
+	if err != nil {
+		return held, err
+	}
+	cur, err := p.dst.d.Lstat(p.en.dstName)
+	if err != nil || cur.Dev != held.Dev || cur.Ino != held.Ino {
+		return held, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
+	}
+	return held, nil
+}
+
 // readBack hashes the temporary file (from the device when asked: its
 // cached pages, clean after the flush, are dropped first) unless it was
 // read back as it was written, compares it with the source's digest, and
 // sets the file's times last, since the read may have moved its access
-// time.
+// time. The inode read back is left open in p.held.
 func (e *engine) readBack(p *pending, buf []byte) error {
 	if !p.checked {
 		if err := e.hashBack(p, buf); err != nil {
@@ -248,13 +281,23 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 	if p.action == ActDedupLink {
 		return nil // the inode is shared: its times are the target's, already equal
 	}
-	// By name, relative to the directory: utimensat keeps nanoseconds on
-	// every Unix, where futimes on the descriptor keeps microseconds on some.
-	return p.dst.d.Lutimes(p.tmp, p.en.st.Atime, p.en.st.Mtime)
+	return e.setTimes(p.held, p.dst.d, p.tmp, &p.en.st)
+}
+
+// setTimes gives the copy open as f (tmp in dd) its source's times: through
+// the descriptor, so that they land on the inode that was read back, where
+// the platform keeps nanoseconds that way (Linux: futimens); elsewhere by
+// name, relative to the directory (utimensat), the check of the final name
+// after the rename catching a swap.
+func (e *engine) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fileio.Stat) error {
+	if runtime.GOOS == "linux" {
+		return f.SetTimes(st.Atime, st.Mtime)
+	}
+	return dd.Lutimes(tmp, st.Atime, st.Mtime)
 }
 
 // hashBack reads the temporary back and compares it with the source's
-// digest.
+// digest. The descriptor it read is kept in p.held when they match.
 func (e *engine) hashBack(p *pending, buf []byte) error {
 	f, ahead := p.back, p.back != nil
 	p.back = nil
@@ -267,7 +310,12 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 			return err
 		}
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	if e.opt.Verify == VerifyDevice && !ahead { // prefetchBack dropped them
 		if err := f.DropCache(); err != nil {
 			if !fileio.IsFallback(err) {
@@ -280,6 +328,10 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 	if err != nil {
 		return err
 	}
+	if p.ino != (devIno{}) && (st.Dev != p.ino.dev || st.Ino != p.ino.ino) {
+		// Not the file written: someone swapped the temporary.
+		return &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file before it was read back", p.tmp)}
+	}
 	got, n, err := verify.Stream(f, st.Size, st.Sparse(), buf, e.ctxSink)
 	if err != nil {
 		return err
@@ -289,7 +341,26 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 	}
 	e.stats.BytesVerified.Add(n)
 	e.stats.BytesRead.Add(n)
+	p.hold(f, nil)
+	keep = true
 	return nil
+}
+
+// hold keeps f, the inode read back, open in p until p is released.
+func (p *pending) hold(f *fileio.File, of *aheadBudget) {
+	p.unhold()
+	p.held, p.heldOf = f, of
+}
+
+func (p *pending) unhold() {
+	if p.held != nil {
+		p.held.Close()
+		p.held = nil
+		if p.heldOf != nil {
+			p.heldOf.give()
+			p.heldOf = nil
+		}
+	}
 }
 
 // recopy writes the file again after a mismatch and checks it once more.
@@ -298,7 +369,8 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	p.sum, p.size = np.sum, np.size
+	p.sum, p.size, p.ino = np.sum, np.size, np.ino
+	p.hold(np.held, np.heldOf)
 	// Read back again after its own flush, below, unless the copy was read
 	// back as it was written (a large file, or --verify=cache): that read
 	// counted already, and proves as much.
@@ -352,6 +424,7 @@ func (e *engine) groupDone(p *pending, ok bool) {
 }
 
 func (p *pending) release() {
+	p.unhold()
 	if p.back != nil {
 		p.back.Close()
 		p.back = nil

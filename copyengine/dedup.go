@@ -335,7 +335,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		}
 		return nil, err
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
 }
 
 func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
@@ -354,6 +354,10 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp str
 			_ = dd.Remove(tmp)
 		}
 	}()
+	made, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	if err = f.Clone(tf); err != nil {
 		return nil, err
 	}
@@ -370,7 +374,7 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, dd *fileio.Dir, tmp str
 			return nil, err
 		}
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone, ino: devIno{made.Dev, made.Ino}}, nil
 }
 
 // sameXattrs compares the extended attributes the copy of d would get with

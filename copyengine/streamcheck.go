@@ -161,6 +161,13 @@ func (sc *streamCheck) finish(size int64, want verify.Sum) bool {
 	return !sc.failed && sc.checked == size && sc.h.Sum() == want
 }
 
+// readInode reports whether the read-back read the inode made (the
+// temporary was not swapped for another file before it was opened for it).
+func (sc *streamCheck) readInode(made *fileio.Stat) bool {
+	st, err := sc.f.Stat()
+	return err == nil && st.Dev == made.Dev && st.Ino == made.Ino
+}
+
 // stop ends the reader and waits for it.
 func (sc *streamCheck) stop() {
 	if sc.ends != nil {
