@@ -22,6 +22,7 @@ type dupFile struct {
 	rel      string
 	sum      verify.Sum
 	target   *dedup.Target
+	stage    *stage // the new directory it is placed in, held back until it is
 }
 
 // dedupMeta is what a hard link would share between two files.
@@ -64,7 +65,10 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 	sum := pre.sum
 	pre.f.Close()
 	e.mu.Lock()
-	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t})
+	if c.stage != nil {
+		c.stage.add() // settled by placeDups
+	}
+	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t, stage: c.stage})
 	e.mu.Unlock()
 	return true, dedupWrite{}, nil
 }
@@ -215,6 +219,7 @@ func (e *engine) placeDups() {
 		}
 		d.src.release()
 		d.dst.release()
+		d.stage.settle()
 	}
 	e.dups = nil
 }

@@ -25,6 +25,7 @@ type handle struct {
 	rel   string // relative to the destination root (for a destination dir)
 	dev   uint64 // the filesystem it is on (a destination dir, when devOK)
 	devOK bool
+	stage *stage // a destination dir still under its temporary name
 	refs  atomic.Int32
 }
 
@@ -88,6 +89,7 @@ type linkFollower struct {
 	group *linkGroup
 	st    fileio.Stat
 	tmp   string // the temporary name, when not tempName of the name
+	stage *stage // the new directory it is placed in, held back until it is
 }
 
 type dirMeta struct {
@@ -293,7 +295,6 @@ func (e *engine) run(p *plan) error {
 	workers.Wait()
 	close(e.pending)
 	committer.Wait()
-	e.publishAll() // what is left staged is complete: the copy has stopped
 	if n := e.ahead.n.Load(); n != 0 && fileio.FaultsEnabled {
 		// Test builds check the look-ahead's accounting: every descriptor
 		// opened ahead was taken or closed by now.
@@ -301,11 +302,15 @@ func (e *engine) run(p *plan) error {
 	}
 	e.stats.ScanDone.Store(true)
 
+	// Duplicates and further hard-link names are placed before the new
+	// directories they are in are published (each stage counts them), so
+	// that a directory appears whole.
 	e.placeDups() // with a cancelled run, only releases them
+	e.linkFollowers()
+	e.publishAll() // what is left staged is complete: the copy has stopped
 	if e.ctx.Err() != nil {
 		return e.ctx.Err()
 	}
-	e.linkFollowers()
 	if err := e.writeManifest(); err != nil {
 		return err
 	}

@@ -377,6 +377,9 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		e.publish(stg) // too much to lose to a crash: temporary names instead
 		stg = nil
 	}
+	if dst != nil {
+		dst.stage = stg // hard-link names of files placed here hold it back too
+	}
 	var batch []entry
 	var batchBytes int64
 	for i := range files {
@@ -474,7 +477,13 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
 			e.links[k] = g
 		} else {
-			e.followers = append(e.followers, linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp})
+			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp}
+			if dst != nil && dst.stage != nil {
+				// Its directory is published once the name is placed.
+				f.stage = dst.stage
+				f.stage.add()
+			}
+			e.followers = append(e.followers, f)
 		}
 		e.mu.Unlock()
 		if seen {
