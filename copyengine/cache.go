@@ -142,7 +142,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		// Two empty files hold the same (no) bytes: nothing to remember or
 		// read, whatever the cache says.
 		if !same {
-			return e.fixTimes(dst, en, verify.Sum{})
+			return e.fixTimes(dst, en, verify.Sum{}, true)
 		}
 		return true
 	case e.cache == nil || c == nil:
@@ -157,7 +157,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		}
 		e.count(func(s *Summary) { s.CacheHits += 2 })
 		if !same {
-			return e.fixTimes(dst, en, c.dst)
+			return e.fixTimes(dst, en, c.dst, true) // the entry vouches that its data was flushed
 		}
 		return true
 	case !same && !c.dstOK && !e.opt.Checksum:
@@ -168,8 +168,9 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 }
 
 // fixTimes gives an unchanged destination file its source's times (only the
-// mtime moved) and records its new state in the cache.
-func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum) bool {
+// mtime moved) and records its new state in the cache: now when its data is
+// known to be flushed (flushed), after the run's final flush otherwise.
+func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, flushed bool) bool {
 	if dst == nil || e.opt.DryRun {
 		return true
 	}
@@ -177,14 +178,21 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum) bool {
 		return false // copied instead
 	}
 	if st, err := dst.d.Lstat(en.dstName); err == nil && en.cache != nil {
-		e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+		if flushed {
+			e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+		} else {
+			e.rememberDestLater(en.cache.dstKey, &st, sum, time.Now())
+		}
 	}
 	e.count(func(s *Summary) { s.MetaUpdated++ })
 	e.event(ActMeta, joinRel(dst.rel, en.dstName))
 	return true
 }
 
-// rememberDest stores the digest of a destination file that was verified.
+// rememberDest stores the digest of a destination file that was verified
+// and whose data is flushed: the cache never holds a destination entry
+// whose data could still be lost to a power cut (the file would then come
+// back empty or zero-filled, maybe with the stat the entry matches).
 func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
 	if e.cache == nil || key == "" || st.Size == 0 {
 		return
@@ -225,7 +233,8 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		}
 		e.count(func(s *Summary) { s.BytesHashed += st.Size })
 		if en.cache != nil {
-			e.rememberDest(en.cache.dstKey, &st, sum, started)
+			// Read as it was found: its data may not be flushed yet.
+			e.rememberDestLater(en.cache.dstKey, &st, sum, started)
 		}
 		dstSum = sum
 	}
@@ -236,7 +245,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	if _, _, _, _, differs := e.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}
-	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) && !e.fixTimes(c.dst, en, dstSum) {
+	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) && !e.fixTimes(c.dst, en, dstSum, dstOK) {
 		return false
 	}
 	e.fixMeta(c.dst, en)
@@ -273,4 +282,40 @@ func (e *engine) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, 
 		return verify.Sum{}, fileio.Stat{}, errChanged
 	}
 	return sum, after, nil
+}
+
+// laterEntry is a destination entry held back until the final flush.
+type laterEntry struct {
+	key string
+	en  hashcache.Entry
+}
+
+// rememberDestLater is rememberDest for a destination file whose data this
+// run did not flush (one found in place and read): it is stored by
+// rememberFlushed, after the run's final flush, and dropped with --no-sync.
+func (e *engine) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	if e.cache == nil || key == "" || st.Size == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.later = append(e.later, laterEntry{key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano()}})
+	e.mu.Unlock()
+}
+
+// rememberFlushed stores the entries held back, once every filesystem
+// written has been flushed.
+func (e *engine) rememberFlushed() {
+	e.mu.Lock()
+	later := e.later
+	e.later = nil
+	e.mu.Unlock()
+	last := map[string]int{} // a file read, then given its times: its last state
+	for i, l := range later {
+		last[l.key] = i
+	}
+	for i, l := range later {
+		if last[l.key] == i {
+			e.cache.Put(l.key, l.en)
+		}
+	}
 }

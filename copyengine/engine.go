@@ -134,6 +134,7 @@ type engine struct {
 
 	ix          *dedup.Index // nil with --dedup=off
 	dups        []dupFile    // duplicates waiting to share a placed file's data
+	later       []laterEntry // destination entries stored after the final flush (under mu)
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
 	staged  stages      // directories made under temporary names, not yet in place
@@ -319,6 +320,7 @@ func (e *engine) run(p *plan) error {
 		if err := e.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
+		e.rememberFlushed()
 	}
 	return e.ctx.Err()
 }
