@@ -211,6 +211,8 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		srcSum, srcOK, dstSum, dstOK = en.cache.src, en.cache.srcOK, en.cache.dst, en.cache.dstOK
 	}
 	hits := int64(0)
+	var found *fileio.Stat // the destination as read, when it was
+	var foundAt time.Time
 	if srcOK {
 		hits++
 	} else {
@@ -232,10 +234,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 			return false
 		}
 		e.count(func(s *Summary) { s.BytesHashed += st.Size })
-		if en.cache != nil {
-			// Read as it was found: its data may not be flushed yet.
-			e.rememberDestLater(en.cache.dstKey, &st, sum, started)
-		}
+		found, foundAt = &st, started
 		dstSum = sum
 	}
 	e.count(func(s *Summary) { s.CacheHits += hits })
@@ -245,8 +244,14 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	if _, _, _, _, differs := e.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}
-	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) && !e.fixTimes(c.dst, en, dstSum, dstOK) {
-		return false
+	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
+		if !e.fixTimes(c.dst, en, dstSum, dstOK) { // it records the file's new state
+			return false
+		}
+	} else if found != nil && en.cache != nil {
+		// Kept as it was found, and read: its data may not be flushed yet.
+		// (A file that is replaced gets its entry from its copy.)
+		e.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
 	}
 	e.fixMeta(c.dst, en)
 	if en.group != nil {
@@ -309,13 +314,7 @@ func (e *engine) rememberFlushed() {
 	later := e.later
 	e.later = nil
 	e.mu.Unlock()
-	last := map[string]int{} // a file read, then given its times: its last state
-	for i, l := range later {
-		last[l.key] = i
-	}
-	for i, l := range later {
-		if last[l.key] == i {
-			e.cache.Put(l.key, l.en)
-		}
+	for _, l := range later {
+		e.cache.Put(l.key, l.en)
 	}
 }
