@@ -176,7 +176,7 @@ func TestPowerCut(t *testing.T) {
 					// then during the run, at a random moment of it.
 					took := powerCutTrial(t, fsys, src, names, m, "after exit", -1, false)
 					powerCutTrial(t, fsys, src, names, m, "after exit, log written", -1, true)
-					for i := 0; i < 4; i++ {
+					for i := 0; i < 3; i++ {
 						at := time.Duration(r.Int63n(int64(took) + 1))
 						powerCutTrial(t, fsys, src, names, m, fmt.Sprintf("at %v", at), at, r.Intn(2) == 0)
 					}
