@@ -155,14 +155,22 @@ func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, sta
 }
 
 func (e *engine) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	if ent, ok := e.entryFor(key, st, sum, started); ok {
+		e.cache.Put(key, ent)
+	}
+}
+
+// entryFor builds the cache entry of a file in the state st: none without
+// a cache, for an empty file, or on a volume with no known identity.
+func (e *engine) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
 	if e.cache == nil || key == "" || st.Size == 0 {
-		return
+		return hashcache.Entry{}, false
 	}
 	vol := e.knownVolume(st.Dev)
 	if vol == 0 {
-		return
+		return hashcache.Entry{}, false
 	}
-	e.cache.Put(key, hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano(), Volume: vol})
+	return hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano(), Volume: vol}, true
 }
 
 // sameContent decides, for a destination file as large as its source,
@@ -183,7 +191,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		// Two empty files hold the same (no) bytes: nothing to remember or
 		// read, whatever the cache says.
 		if !same {
-			return e.fixTimes(dst, en, verify.Sum{}, en.dstSt)
+			return e.fixTimes(dst, en, verify.Sum{}, en.dstSt, true)
 		}
 		return true
 	case e.cache == nil || c == nil:
@@ -200,7 +208,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		}
 		e.count(func(s *Summary) { s.CacheHits += 2 })
 		if !same {
-			return e.fixTimes(dst, en, c.dst, en.dstSt)
+			return e.fixTimes(dst, en, c.dst, en.dstSt, true) // the entry vouches that its data was flushed
 		}
 		return true
 	case !same && !c.dstOK && !e.opt.Checksum:
@@ -211,8 +219,9 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 }
 
 // fixTimes gives an unchanged destination file its source's times (only the
-// mtime moved) and records its new state in the cache. vouched is the stat
-// the file's digest sum was taken or found valid with.
+// mtime moved) and records its new state in the cache: now when its data is
+// known to be flushed (flushed), after the run's final flush otherwise.
+// vouched is the stat the file's digest sum was taken or found valid with.
 //
 // A file with other names (a dedup link, a cp -al snapshot) is not changed:
 // the times are its other names' too, so it is replaced by a copy instead
@@ -222,7 +231,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 // change made; and where the platform can watch the file (inotify) no
 // write may have completed in between. A write meanwhile makes the file
 // copied instead, never recorded with a digest of what it held before.
-func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat) bool {
+func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat, flushed bool) bool {
 	if vouched.Nlink > 1 {
 		return false
 	}
@@ -258,13 +267,20 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *filei
 		return false
 	}
 	if en.cache != nil {
-		e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+		if flushed {
+			e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+		} else {
+			e.rememberDestLater(en.cache.dstKey, &st, sum, time.Now())
+		}
 	}
 	en.fixed = true // reported with the skip
 	return true
 }
 
-// rememberDest stores the digest of a destination file that was verified.
+// rememberDest stores the digest of a destination file that was verified
+// and whose data is flushed: the cache never holds a destination entry
+// whose data could still be lost to a power cut (the file would then come
+// back empty or zero-filled, maybe with the stat the entry matches).
 func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
 	e.remember(key, st, sum, started)
 }
@@ -280,6 +296,8 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		srcSum, srcOK, dstSum, dstOK = en.cache.src, en.cache.srcOK, en.cache.dst, en.cache.dstOK
 	}
 	hits := int64(0)
+	var found *fileio.Stat // the destination as read, when it was
+	var foundAt time.Time
 	if srcOK {
 		hits++
 	} else {
@@ -302,9 +320,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 			return false
 		}
 		e.count(func(s *Summary) { s.BytesHashed += st.Size })
-		if en.cache != nil {
-			e.rememberDest(en.cache.dstKey, &st, sum, started)
-		}
+		found, foundAt = &st, started
 		dstSum, vouched = sum, &st
 	}
 	e.count(func(s *Summary) { s.CacheHits += hits })
@@ -314,8 +330,14 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	if _, _, _, _, differs := e.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}
-	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) && !e.fixTimes(c.dst, en, dstSum, vouched) {
-		return false
+	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
+		if !e.fixTimes(c.dst, en, dstSum, vouched, dstOK) { // it records the file's new state
+			return false
+		}
+	} else if found != nil && en.cache != nil {
+		// Kept as it was found, and read: its data may not be flushed yet.
+		// (A file that is replaced gets its entry from its copy.)
+		e.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
 	}
 	e.fixMeta(c.dst, en)
 	if en.group != nil {
@@ -351,4 +373,35 @@ func (e *engine) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, 
 		return verify.Sum{}, fileio.Stat{}, errChanged
 	}
 	return sum, after, nil
+}
+
+// laterEntry is a destination entry held back until the final flush.
+type laterEntry struct {
+	key string
+	en  hashcache.Entry
+}
+
+// rememberDestLater is rememberDest for a destination file whose data this
+// run did not flush (one found in place and read): it is stored by
+// rememberFlushed, after the run's final flush, and dropped with --no-sync.
+func (e *engine) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	ent, ok := e.entryFor(key, st, sum, started)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	e.later = append(e.later, laterEntry{key, ent})
+	e.mu.Unlock()
+}
+
+// rememberFlushed stores the entries held back, once every filesystem
+// written has been flushed.
+func (e *engine) rememberFlushed() {
+	e.mu.Lock()
+	later := e.later
+	e.later = nil
+	e.mu.Unlock()
+	for _, l := range later {
+		e.cache.Put(l.key, l.en)
+	}
 }

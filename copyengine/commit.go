@@ -2,6 +2,7 @@ package copyengine
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -34,11 +35,13 @@ type pending struct {
 	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
 	backOf   *aheadBudget  // what back counts against
 	stage    *stage        // written under its own name in this staged directory
+	ino      devIno        // the inode written under tmp (zero: not known)
+	held     *fileio.File  // the inode that was read back, kept open until it has its name
+	heldOf   *aheadBudget  // what held counts against, if anything
 }
 
 // committer gathers written files into batches. For each batch it flushes
-// the destination filesystem once (syncfs: a per-file fsync costs ~15x on
-// many small files), then hands the batch's files to the read-back workers,
+// each filesystem the batch wrote in once (flushBatch), then hands the batch's files to the read-back workers,
 // which read each back (from the device with --verify=device) and only then
 // rename it onto its final name. Three things overlap: workers write batch
 // k+2 while batch k+1 is flushed and batch k is read back.
@@ -107,62 +110,6 @@ func (e *engine) committer() {
 	}
 }
 
-// needFlush says whether a batch is flushed before its read-back: always for
-// durability, and with --verify=device even under --no-sync, because a
-// read-back of unflushed pages would come from memory.
-func (e *engine) needFlush() bool {
-	return !e.opt.NoSync || e.opt.Verify == VerifyDevice
-}
-
-// flushBatch makes a batch durable and returns the files to commit: those
-// it failed or discarded are left out.
-func (e *engine) flushBatch(batch []*pending) []*pending {
-	if e.ctx.Err() != nil {
-		for _, p := range batch {
-			e.discard(p)
-		}
-		return nil
-	}
-	if !e.needFlush() {
-		return batch
-	}
-	err := e.dstRoot.Syncfs()
-	if err != nil && fileio.IsFallback(err) {
-		// No filesystem-wide flush here (or not for this user): flush each
-		// file instead, slower but as durable.
-		err = nil
-		kept := batch[:0]
-		for _, p := range batch {
-			if ferr := e.syncTemp(p); ferr != nil {
-				e.failPending(p, fmt.Errorf("flushing to stable storage: %w", ferr))
-				continue
-			}
-			kept = append(kept, p)
-		}
-		batch = kept
-	}
-	if err != nil {
-		for _, p := range batch {
-			e.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
-		}
-		return nil
-	}
-	return batch
-}
-
-// syncTemp flushes one temporary file to stable storage.
-func (e *engine) syncTemp(p *pending) error {
-	f, err := p.dst.d.Open(p.tmp, false)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // backGroupMax is the most files a read-back worker takes at once: with
 // --verify=device it asks for all of them to be read from the device before
 // it hashes the first (prefetchBack).
@@ -224,6 +171,12 @@ func (e *engine) verifyWorkers() int {
 }
 
 // commitOne reads one file back, sets its times and renames it into place.
+// The inode read back is held open until it has its final name: its times
+// are set through that descriptor, the name is checked to lead to it after
+// the rename, and what is recorded of it (the hash cache, a dedup target)
+// comes from fstat of that descriptor. A writer in DEST who swaps the
+// temporary for another file after its read-back thus makes the file fail,
+// never passes their file off as the verified copy.
 func (e *engine) commitOne(p *pending, buf []byte) {
 	defer p.release()
 	dd := p.dst.d
@@ -256,12 +209,20 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 		return
 	}
 	verified := e.opt.Verify != VerifyOff
-	if (e.cache != nil && verified) || p.target != nil || p.linkedTo != nil {
+	if verified {
+		st, err := e.placedAs(p)
+		if err != nil {
+			e.groupDone(p, false)
+			e.fail(p.rel, err)
+			return
+		}
+		p.placed = &st
+		if e.cache != nil {
+			e.rememberDest(e.dstSide.key(p.rel), &st, p.sum, p.readAt)
+		}
+	} else if p.target != nil || p.linkedTo != nil {
 		if st, err := dd.Lstat(p.en.dstName); err == nil {
 			p.placed = &st
-			if e.cache != nil && verified {
-				e.rememberDest(e.dstSide.key(p.rel), &st, p.sum, p.readAt)
-			}
 		}
 	}
 	e.groupDone(p, true)
@@ -291,11 +252,26 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 	})
 }
 
+// placedAs checks that p's final name leads to the inode that was read
+// back (p.held) and returns that inode's stat, taken through the
+// descriptor after the rename (which may move its ctime).
+func (e *engine) placedAs(p *pending) (fileio.Stat, error) {
+	held, err := p.held.Stat()
+	if err != nil {
+		return held, err
+	}
+	cur, err := p.dst.d.Lstat(p.en.dstName)
+	if err != nil || cur.Dev != held.Dev || cur.Ino != held.Ino {
+		return held, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
+	}
+	return held, nil
+}
+
 // readBack hashes the temporary file (from the device when asked: its
 // cached pages, clean after the flush, are dropped first) unless it was
 // read back as it was written, compares it with the source's digest, and
 // sets the file's times last, since the read may have moved its access
-// time.
+// time. The inode read back is left open in p.held.
 func (e *engine) readBack(p *pending, buf []byte) error {
 	if !p.checked {
 		if err := e.hashBack(p, buf); err != nil {
@@ -305,13 +281,23 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 	if p.action == ActDedupLink {
 		return nil // the inode is shared: its times are the target's, already equal
 	}
-	// By name, relative to the directory: utimensat keeps nanoseconds on
-	// every Unix, where futimes on the descriptor keeps microseconds on some.
-	return p.dst.d.Lutimes(p.tmp, p.en.st.Atime, p.en.st.Mtime)
+	return e.setTimes(p.held, p.dst.d, p.tmp, &p.en.st)
+}
+
+// setTimes gives the copy open as f (tmp in dd) its source's times: through
+// the descriptor, so that they land on the inode that was read back, where
+// the platform keeps nanoseconds that way (Linux: futimens); elsewhere by
+// name, relative to the directory (utimensat), the check of the final name
+// after the rename catching a swap.
+func (e *engine) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fileio.Stat) error {
+	if runtime.GOOS == "linux" {
+		return f.SetTimes(st.Atime, st.Mtime)
+	}
+	return dd.Lutimes(tmp, st.Atime, st.Mtime)
 }
 
 // hashBack reads the temporary back and compares it with the source's
-// digest.
+// digest. The descriptor it read is kept in p.held when they match.
 func (e *engine) hashBack(p *pending, buf []byte) error {
 	f, ahead := p.back, p.back != nil
 	p.back = nil
@@ -324,7 +310,12 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 			return err
 		}
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	if e.opt.Verify == VerifyDevice && !ahead { // prefetchBack dropped them
 		if err := f.DropCache(); err != nil {
 			if !fileio.IsFallback(err) {
@@ -337,6 +328,10 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 	if err != nil {
 		return err
 	}
+	if p.ino != (devIno{}) && (st.Dev != p.ino.dev || st.Ino != p.ino.ino) {
+		// Not the file written: someone swapped the temporary.
+		return &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file before it was read back", p.tmp)}
+	}
 	got, n, err := verify.Stream(f, st.Size, st.Sparse(), buf, e.ctxSink)
 	if err != nil {
 		return err
@@ -346,7 +341,26 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 	}
 	e.stats.BytesVerified.Add(n)
 	e.stats.BytesRead.Add(n)
+	p.hold(f, nil)
+	keep = true
 	return nil
+}
+
+// hold keeps f, the inode read back, open in p until p is released.
+func (p *pending) hold(f *fileio.File, of *aheadBudget) {
+	p.unhold()
+	p.held, p.heldOf = f, of
+}
+
+func (p *pending) unhold() {
+	if p.held != nil {
+		p.held.Close()
+		p.held = nil
+		if p.heldOf != nil {
+			p.heldOf.give()
+			p.heldOf = nil
+		}
+	}
 }
 
 // recopy writes the file again after a mismatch and checks it once more.
@@ -355,7 +369,8 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	p.sum, p.size = np.sum, np.size
+	p.sum, p.size, p.ino = np.sum, np.size, np.ino
+	p.hold(np.held, np.heldOf)
 	// Read back again after its own flush, below, unless the copy was read
 	// back as it was written (a large file, or --verify=cache): that read
 	// counted already, and proves as much.
@@ -364,10 +379,8 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 		// Shared data that read back wrong was replaced by a copy.
 		p.action, p.linkedTo = np.action, nil
 	}
-	if e.needFlush() {
-		if err := e.syncTemp(p); err != nil {
-			return err
-		}
+	if err := e.syncTemp(p); err != nil {
+		return err
 	}
 	return e.readBack(p, buf)
 }
@@ -411,6 +424,7 @@ func (e *engine) groupDone(p *pending, ok bool) {
 }
 
 func (p *pending) release() {
+	p.unhold()
 	if p.back != nil {
 		p.back.Close()
 		p.back = nil

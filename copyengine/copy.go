@@ -403,12 +403,19 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	if err != nil {
 		return nil, err
 	}
+	kept := false // dst is held by the pending file (see hold, below)
 	defer func() {
-		dst.Close()
+		if !kept {
+			dst.Close()
+		}
 		if err != nil {
 			_ = dd.Remove(tmp)
 		}
 	}()
+	made, err := dst.Stat()
+	if err != nil {
+		return nil, err
+	}
 	sc := e.newStreamCheck(dd, tmp, dst, &en.st)
 	defer sc.close()
 	started := time.Now()
@@ -441,11 +448,9 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	if hashed {
 		e.rememberSource(en.srcKey, &en.st, sum, started)
 	}
-	p := &pending{tmp: tmp, sum: sum, size: n, action: act}
-	if act == ActCopy && hashed && sc.finish(n, sum) {
+	p := &pending{tmp: tmp, sum: sum, size: n, action: act, ino: devIno{made.Dev, made.Ino}}
+	if act == ActCopy && hashed && sc.finish(n, sum) && sc.readInode(&made) {
 		p.checked, p.readAt = true, sc.began
-		e.stats.BytesVerified.Add(n)
-		e.stats.BytesRead.Add(n)
 	} else if act == ActCopy && hashed && sc == nil && e.opt.Verify == VerifyCache {
 		e.checkCached(dst, p, en.st.Sparse(), buf)
 	}
@@ -455,6 +460,19 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	if e.opt.Verify == VerifyOff {
 		if err := dst.SetTimesAs(dd, tmp, en.st.Atime, en.st.Mtime); err != nil {
 			return nil, err
+		}
+	}
+	if p.checked {
+		// The committer needs the inode that was read back: dst is it. A
+		// file that cannot hold it open (too many descriptors held already)
+		// is read back again by the committer instead.
+		if e.ahead.take() {
+			p.hold(dst, &e.ahead)
+			kept = true
+			e.stats.BytesVerified.Add(n)
+			e.stats.BytesRead.Add(n)
+		} else {
+			p.checked = false
 		}
 	}
 	if act == ActCopy {
@@ -478,8 +496,6 @@ func (e *engine) checkCached(dst *fileio.File, p *pending, sparse bool, buf []by
 		return
 	}
 	p.checked, p.readAt = true, began
-	e.stats.BytesVerified.Add(n)
-	e.stats.BytesRead.Add(n)
 }
 
 // settleWindow is how recently a source may have changed for its read to be

@@ -22,6 +22,7 @@ type dupFile struct {
 	rel      string
 	sum      verify.Sum
 	target   *dedup.Target
+	stage    *stage // the new directory it is placed in, held back until it is
 }
 
 // dedupMeta is what a hard link would share between two files.
@@ -64,7 +65,10 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 	sum := pre.sum
 	pre.f.Close()
 	e.mu.Lock()
-	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t})
+	if c.stage != nil {
+		c.stage.add() // settled by placeDups
+	}
+	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t, stage: c.stage})
 	e.mu.Unlock()
 	return true, dedupWrite{}, nil
 }
@@ -215,6 +219,7 @@ func (e *engine) placeDups() {
 		}
 		d.src.release()
 		d.dst.release()
+		d.stage.settle()
 	}
 	e.dups = nil
 }
@@ -260,7 +265,7 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 	// before the rename that follows it, so it needs no flush of its own
 	// (which cost 3x the time and bytes on btrfs); the run's final syncfs
 	// makes both durable.
-	if e.needFlush() && p.action != ActDedupLink && p.action != ActDedupClone {
+	if p.action != ActDedupLink && p.action != ActDedupClone {
 		if err := e.syncTemp(p); err != nil {
 			e.failPending(p, err)
 			return nil
@@ -344,7 +349,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		_ = dd.Remove(tmp)
 		return nil, nil
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
 }
 
 // cloneFrom clones the target into tmp: from tf when the caller opened
@@ -370,6 +375,10 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *f
 			_ = dd.Remove(tmp)
 		}
 	}()
+	made, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	if err = f.Clone(tf); err != nil {
 		return nil, err
 	}
@@ -386,7 +395,7 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *f
 			return nil, err
 		}
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone, ino: devIno{made.Dev, made.Ino}}, nil
 }
 
 // rehashTarget reads a dedup target afresh through tf and reports whether

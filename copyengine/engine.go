@@ -22,9 +22,12 @@ import (
 // handle is a directory shared by the walker, the copy workers and the
 // committer; the last release closes it.
 type handle struct {
-	d    *fileio.Dir
-	rel  string // relative to the destination root (for a destination dir)
-	refs atomic.Int32
+	d     *fileio.Dir
+	rel   string // relative to the destination root (for a destination dir)
+	dev   uint64 // the filesystem it is on (a destination dir, when devOK)
+	devOK bool
+	stage *stage // a destination dir still under its temporary name
+	refs  atomic.Int32
 }
 
 func newHandle(d *fileio.Dir, rel string) *handle {
@@ -89,6 +92,7 @@ type linkFollower struct {
 	group *linkGroup
 	st    fileio.Stat
 	tmp   string // the temporary name, when not tempName of the name
+	stage *stage // the new directory it is placed in, held back until it is
 }
 
 type dirMeta struct {
@@ -134,9 +138,11 @@ type engine struct {
 
 	ix          *dedup.Index // nil with --dedup=off
 	dups        []dupFile    // duplicates waiting to share a placed file's data
+	later       []laterEntry // destination entries stored after the final flush (under mu)
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
-	staged stages // directories made under temporary names, not yet in place
+	staged  stages      // directories made under temporary names, not yet in place
+	written filesystems // every filesystem a destination directory is on
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -232,7 +238,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			if e.cache != nil {
 				e.volumeOf(d, st.Dev)
 			}
+			e.written.add(st.Dev, d, false)
 		}
+		defer e.written.close()
 	}
 
 	e.ctx, e.cancel = context.WithCancel(ctx)
@@ -304,7 +312,6 @@ func (e *engine) run(p *plan) error {
 	workers.Wait()
 	close(e.pending)
 	committer.Wait()
-	e.publishAll() // what is left staged is complete: the copy has stopped
 	if n := e.ahead.n.Load(); n != 0 && fileio.FaultsEnabled {
 		// Test builds check the look-ahead's accounting: every descriptor
 		// opened ahead was taken or closed by now.
@@ -312,7 +319,12 @@ func (e *engine) run(p *plan) error {
 	}
 	e.stats.ScanDone.Store(true)
 
+	// Duplicates and further hard-link names are placed before the new
+	// directories they are in are published (each stage counts them), so
+	// that a directory appears whole.
 	e.placeDups() // with a cancelled run, only releases them
+	e.linkFollowers()
+	e.publishAll() // what is left staged is complete: the copy has stopped
 	if e.ctx.Err() != nil {
 		// The directories already under their own names get their mode
 		// and times now, not 0700 and the time of their last write until
@@ -320,7 +332,6 @@ func (e *engine) run(p *plan) error {
 		e.applyDirMeta()
 		return e.ctx.Err()
 	}
-	e.linkFollowers()
 	if err := e.writeManifest(); err != nil {
 		return err
 	}
@@ -329,37 +340,9 @@ func (e *engine) run(p *plan) error {
 		if err := e.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
+		e.rememberFlushed()
 	}
 	return e.ctx.Err()
-}
-
-// flushDirs makes the renames and directory metadata durable: one syncfs,
-// or where the platform has none that waits (it says so with a fallback
-// error), an fsync of every destination directory. The files' data was
-// flushed by the committer already.
-func (e *engine) flushDirs() error {
-	err := e.dstRoot.Syncfs()
-	if err == nil || !fileio.IsFallback(err) {
-		return err
-	}
-	if err := e.dstRoot.AsFile().Sync(); err != nil {
-		return err
-	}
-	for _, dm := range e.dirs {
-		if dm.dstRel == "" {
-			continue
-		}
-		d, err := e.openDst(dm.dstRel)
-		if err != nil {
-			return err
-		}
-		err = d.AsFile().Sync()
-		d.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (e *engine) buf() *[]byte     { return e.bufs.Get().(*[]byte) }

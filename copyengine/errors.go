@@ -28,13 +28,17 @@ type RefusalError struct {
 func (e *RefusalError) Error() string { return fmt.Sprintf("%q: %s", e.Path, e.Msg) }
 
 // MismatchError describes a file whose read-back digest differs from its
-// source's.
+// source's, or (Cause set) a file that is not the one read back.
 type MismatchError struct {
 	Path      string
 	Want, Got string // hex digests: source, read back
+	Cause     string // instead of the digests: what was found
 }
 
 func (e *MismatchError) Error() string {
+	if e.Cause != "" {
+		return "verification failed: " + e.Cause
+	}
 	return fmt.Sprintf("verification failed: source xxh128 %s, read back %s", e.Want, e.Got)
 }
 

@@ -218,12 +218,12 @@ func (e *engine) linkFollowers() {
 		return
 	}
 	for _, f := range e.followers {
-		if e.ctx.Err() != nil {
-			return
+		if e.ctx.Err() == nil {
+			if err := e.linkOne(f); err != nil {
+				e.fail(f.rel, err)
+			}
 		}
-		if err := e.linkOne(f); err != nil {
-			e.fail(f.rel, err)
-		}
+		f.stage.settle()
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 // A directory the run creates is made under a hidden name (its temporary
 // name, ".NAME.fastcopy-tmp") and its files are written straight under
 // their own names inside it. Once every file written there is verified and
-// durable, or has failed and been removed, the directory is renamed onto
-// its own name: one rename for the directory instead of one per file, which
+// durable, or has failed and been removed, and the duplicates and further
+// hard-link names that belong in it are placed (they are counted on the
+// stage too), the directory is renamed onto its own name: one rename for the directory instead of one per file, which
 // is about a sixth of the work of copying many small files. No file shows
 // under its final path before it is complete, since the whole directory is
 // out of sight until then.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
@@ -239,4 +240,46 @@ func TestStagedDirNameTaken(t *testing.T) {
 		t.Fatalf("the directory made in the way was replaced or written into: %v, %v", names, err)
 	}
 	rerunRemovesHidden(t, src, dst)
+}
+
+// TestStagedDirWholeWhenPublished: a new directory is renamed onto its name
+// only with every name it should hold in place, duplicates (placed by
+// sharing another file's data) and further hard-link names included, so
+// that a crash can never leave it published without them.
+func TestStagedDirWholeWhenPublished(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	data := pattern(7, 40000)
+	writeFile(t, filepath.Join(src, "new", "a"), data)
+	writeFile(t, filepath.Join(src, "new", "dup"), data)
+	same := time.Unix(1_600_000_000, 0) // so that a hard link may share the two
+	for _, name := range []string{"a", "dup"} {
+		if err := os.Chtimes(filepath.Join(src, "new", name), same, same); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(src, "new", "h1"), pattern(8, 3000))
+	if err := os.Link(filepath.Join(src, "new", "h1"), filepath.Join(src, "new", "h2")); err != nil {
+		t.Fatal(err)
+	}
+	staged := filepath.Join(dst, ".new"+tempSuffix)
+	var missing []string
+	setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Then: func() {
+		for _, name := range []string{"a", "dup", "h1", "h2"} {
+			if _, err := os.Lstat(filepath.Join(staged, name)); err != nil {
+				missing = append(missing, name)
+			}
+		}
+	}})
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Deduped != 1 || sum.Linked != 1 {
+		t.Fatalf("%d deduplicated, %d hard links kept: want 1 and 1", sum.Deduped, sum.Linked)
+	}
+	if len(missing) > 0 {
+		t.Errorf("new/ was published without %v", missing)
+	}
+	sameTree(t, src, dst)
 }

@@ -60,8 +60,8 @@ const readAhead = 4
 // Nothing is opened or started until the first window is written: a file
 // that is cloned instead never needs the read-back.
 func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st *fileio.Stat) *streamCheck {
-	if st.Size < streamCheckMin || st.Sparse() || (e.opt.Verify == VerifyOff && e.opt.NoSync) {
-		return nil // neither flushed nor read back: nothing to overlap
+	if st.Size < streamCheckMin || st.Sparse() {
+		return nil
 	}
 	sc := &streamCheck{dst: dst}
 	if e.opt.Verify != VerifyOff {
@@ -159,6 +159,13 @@ func (sc *streamCheck) finish(size int64, want verify.Sum) bool {
 		sc.readTo(size)
 	}
 	return !sc.failed && sc.checked == size && sc.h.Sum() == want
+}
+
+// readInode reports whether the read-back read the inode made (the
+// temporary was not swapped for another file before it was opened for it).
+func (sc *streamCheck) readInode(made *fileio.Stat) bool {
+	st, err := sc.f.Stat()
+	return err == nil && st.Dev == made.Dev && st.Ino == made.Ino
 }
 
 // stop ends the reader and waits for it.

@@ -151,7 +151,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 			e.fail(r.dstRel, err)
 			return
 		}
-		dst = newHandle(dd, "")
+		dst = e.dstHandle(dd, "")
 		defer dst.release()
 	}
 	en := entry{name: r.name, dstName: r.dstRel, st: st}
@@ -286,7 +286,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 			return
 		}
-		dst = newHandle(dd, w.dstRel)
+		dst = e.dstHandle(dd, w.dstRel)
 		defer dst.release()
 		if !w.created {
 			existing = e.scanDest(dd, w.dstRel, names)
@@ -382,6 +382,9 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	if stg != nil && !stageable(files) {
 		e.publish(stg) // too much to lose to a crash: temporary names instead
 		stg = nil
+	}
+	if dst != nil {
+		dst.stage = stg // hard-link names of files placed here hold it back too
 	}
 	var batch []entry
 	var batchBytes int64
@@ -480,7 +483,13 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
 			e.links[k] = g
 		} else {
-			e.followers = append(e.followers, linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp})
+			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp}
+			if dst != nil && dst.stage != nil {
+				// Its directory is published once the name is placed.
+				f.stage = dst.stage
+				f.stage.add()
+			}
+			e.followers = append(e.followers, f)
 		}
 		e.mu.Unlock()
 		if seen {

@@ -21,6 +21,13 @@
 //     granularity, inode and ctime where they are stable, and git's
 //     racy-timestamp rule.
 //     The engine should set Entry.HashedAt to the time it started reading.
+//   - An entry must describe data that is on stable storage: a caller Puts
+//     an entry only after the file's data was flushed (fastcopy: a
+//     destination file after the flush that precedes its rename, or after
+//     the run's final flush for a file it found in place and read; with
+//     --no-sync, never the latter). Otherwise a power cut could bring the
+//     file back empty or zero-filled with the very stat the entry matches,
+//     and the entry would vouch for bytes that are gone.
 //   - Writes go through one writer goroutine that commits every 1,000
 //     entries or 200 ms, whichever comes first, in key order, each commit
 //     synced. A crash loses at most the uncommitted batch; Flush and Close

@@ -111,7 +111,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.reflink, "reflink", "auto", "clone data blocks: auto (where the filesystem can), always, never")
 	f.StringVar(&o.verify, "verify", "device", "read back each file before it takes its name: device, cache, off")
 	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree")
-	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the data to reach stable storage")
+	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the renames to reach stable storage (each file's data is still flushed before it takes its name)")
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")

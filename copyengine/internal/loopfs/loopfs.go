@@ -226,7 +226,7 @@ func skip(t testing.TB, reason string) {
 
 func pkgOf(tool string) string {
 	switch tool {
-	case "mkfs.xfs":
+	case "mkfs.xfs", "xfs_io":
 		return "xfsprogs"
 	case "mkfs.btrfs":
 		return "btrfs-progs"
