@@ -56,6 +56,9 @@ type entry struct {
 	tmp     string       // the temporary name, when not tempName(dstName)
 	src     *fileio.File // the source, when opened ahead (prefetch)
 	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
+	// linkCopy: a further name of a source inode, copied as a file of its
+	// own because the destination has no hard links.
+	linkCopy bool
 }
 
 // tempName is the name en is written under before it takes dstName: the
@@ -137,6 +140,7 @@ type engine struct {
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
 	staged stages // directories made under temporary names, not yet in place
+	caps   destCaps
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -227,6 +231,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			defer release()
 		}
 		e.dstRoot = d
+		if !opt.DryRun {
+			e.probeCaps(d)
+		}
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
 			if e.cache != nil {
@@ -321,6 +328,7 @@ func (e *engine) run(p *plan) error {
 		return e.ctx.Err()
 	}
 	e.linkFollowers()
+	e.noteNotKept()
 	if err := e.writeManifest(); err != nil {
 		return err
 	}

@@ -74,6 +74,7 @@ const (
 	ActCopy       Action = "copy"        // data written (read/write or copy_file_range)
 	ActClone      Action = "clone"       // data cloned (reflink)
 	ActLink       Action = "hardlink"    // a hard link of the source kept as a hard link
+	ActLinkCopy   Action = "link-copy"   // a hard link of the source copied as a file of its own: the destination has no hard links
 	ActDedupClone Action = "dedup-clone" // identical content: a clone of a file already written
 	ActDedupLink  Action = "dedup-link"  // identical content: a hard link to a file already written
 	ActSymlink    Action = "symlink"
@@ -132,9 +133,15 @@ func (f Failure) MarshalJSON() ([]byte, error) {
 
 // Summary is the outcome of a run.
 type Summary struct {
-	Copied          int64         `json:"copied"`                // regular files whose data was written or cloned
-	Cloned          int64         `json:"cloned"`                // of Copied, by reflink
-	Linked          int64         `json:"hardlinked"`            // source hard links kept
+	Copied        int64    `json:"copied"`                    // regular files whose data was written or cloned
+	Cloned        int64    `json:"cloned"`                    // of Copied, by reflink
+	Linked        int64    `json:"hardlinked"`                // source hard links kept
+	LinkCopies    int64    `json:"hardlinks_copied"`          // of Copied, further names of a source inode copied separately (no hard links at the destination)
+	LinkCopyPaths []string `json:"hardlink_copies,omitempty"` // those names
+	// NotKept says, once per run, what the destination's filesystem could
+	// not keep of what the source has (hard links, ACLs, ...) and what was
+	// done instead: one sentence each.
+	NotKept         []string      `json:"not_kept,omitempty"`
 	Symlinks        int64         `json:"symlinks"`              // symlinks created
 	Specials        int64         `json:"specials"`              // fifos, sockets, devices created
 	Dirs            int64         `json:"dirs"`                  // directories created

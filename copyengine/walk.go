@@ -471,8 +471,11 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	if st.IsRegular() {
 		e.stats.BytesTotal.Add(st.Size)
 	}
+	if st.IsRegular() && st.Nlink > 1 && e.caps.noLinks {
+		en.linkCopy = e.linkCopy(st)
+	}
 	// A source inode seen before becomes a hard link to its first copy.
-	if st.IsRegular() && st.Nlink > 1 {
+	if st.IsRegular() && st.Nlink > 1 && !e.caps.noLinks {
 		k := devIno{st.Dev, st.Ino}
 		e.mu.Lock()
 		g, seen := e.links[k]

@@ -141,6 +141,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.Linked > 0 {
 		fmt.Fprintf(&b, ", %d hard links", s.Linked)
 	}
+	if s.LinkCopies > 0 {
+		fmt.Fprintf(&b, ", %d hard links copied as separate files", s.LinkCopies)
+	}
 	if s.Symlinks+s.Specials > 0 {
 		fmt.Fprintf(&b, ", %d symlinks/special", s.Symlinks+s.Specials)
 	}

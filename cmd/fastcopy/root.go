@@ -202,6 +202,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	sum, err := copyengine.Run(ctx, eo)
 	bar.stop()
 	closeCache(out, hc)
+	for _, n := range sum.NotKept {
+		out.warn("not kept: %s", n)
+	}
 	out.summary(sum, err)
 	return err
 }
