@@ -194,6 +194,12 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.sum.Jobs, e.sum.JobsReason = ChooseJobs(opt.Jobs, opt.Sources[0])
 	}
 
+	if !opt.DryRun && !opt.NoSpaceCheck {
+		e.ctx = ctx
+		if err := e.checkSpace(p); err != nil {
+			return Summary{}, err
+		}
+	}
 	if p.create && !opt.DryRun {
 		if err := mkdirAll(p.dstRoot); err != nil {
 			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")

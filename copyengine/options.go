@@ -57,6 +57,9 @@ type Options struct {
 	// Checksum decides by digest for every file whose size matches, even
 	// when the mtimes differ or no cache entry vouches for it.
 	Checksum bool
+	// NoSpaceCheck skips the check that the run fits in the destination's
+	// free space before anything is written.
+	NoSpaceCheck bool
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.

@@ -96,6 +96,7 @@ type copyOptions struct {
 	manifest    string
 	dedup       string
 	checksum    bool
+	noSpace     bool
 	dedupVerify string
 	cache       cacheFlags
 	verbose     bool
@@ -113,6 +114,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the data to reach stable storage")
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
+	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
@@ -190,6 +192,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
 	}
 	eo.Checksum = o.checksum
+	eo.NoSpaceCheck = o.noSpace
 	hc, err := o.cache.open(out, o.dryRun)
 	if err != nil {
 		if o.json {
