@@ -3,6 +3,7 @@ package copyengine
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
@@ -14,20 +15,34 @@ import (
 type destCaps struct {
 	fsType  string // as hashcache.FSType names it ("vfat", "fuseblk", ...), "" when unknown
 	noLinks bool   // link(2) is refused: further names of a source inode are copied separately
+	maxFile int64  // the largest file it holds, 0 for no limit a file could reach
 	// seen holds the source inodes with several names met so far, when
 	// noLinks: the first name is copied, the others are copied again.
 	seen map[devIno]bool
 }
 
-// probeCaps learns what the destination root d can keep. It writes only a
-// temporary it removes again, under a temporary's name (a leftover is
-// removed by the next run like any other).
-func (e *engine) probeCaps(d *fileio.Dir) {
+// probeCaps learns what the destination root d can keep. With write, it
+// tries a hard link there: it writes only a temporary it removes again,
+// under a temporary's name (a leftover is removed by the next run like any
+// other).
+func (e *engine) probeCaps(d *fileio.Dir, write bool) {
 	e.caps.seen = map[devIno]bool{}
 	if t, err := hashcache.FSType(e.dstRootPath); err == nil {
 		e.caps.fsType = t
 	}
-	e.caps.noLinks = !linksWork(d)
+	e.caps.maxFile = maxFileSize(e.caps.fsType)
+	e.caps.noLinks = write && !linksWork(d)
+}
+
+// tooLarge returns the error of a regular file the destination cannot hold,
+// or nil: it is refused by name before any byte of it is written, instead
+// of failing with EFBIG (or worse) when the write reaches the limit.
+func (e *engine) tooLarge(st *fileio.Stat) error {
+	if e.caps.maxFile <= 0 || !st.IsRegular() || st.Size <= e.caps.maxFile {
+		return nil
+	}
+	return fmt.Errorf("%w: %d bytes, and %s holds files of at most %d bytes (%s); not written",
+		ErrTooLarge, st.Size, e.fsName(), e.caps.maxFile, humanBytes(e.caps.maxFile))
 }
 
 // linksWork reports whether d's filesystem makes hard links: it makes a
@@ -83,4 +98,75 @@ func (e *engine) noteNotKept() {
 	if n := e.sum.LinkCopies; n > 0 {
 		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files were copied as separate verified files", e.fsName(), n))
 	}
+	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs} {
+		l := e.lost[kind]
+		if l == nil {
+			continue
+		}
+		what := fmt.Sprintf("not kept on %d entries", l.n)
+		if kind == lostSymlinks {
+			what = fmt.Sprintf("%d not copied", l.n)
+		}
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("%s: %s cannot keep them (%s); %s", kind, e.fsName(), l.first, what))
+	}
+}
+
+// isACLErr reports whether err is the refusal of a POSIX ACL attribute.
+func isACLErr(err error) bool { return strings.Contains(err.Error(), "system.posix_acl_") }
+
+// maxFileSize is the largest file a filesystem of type fsType (as
+// hashcache.FSType names it) holds, or 0 when it sets no limit a file
+// could reach: FAT keeps a file's size in 32 bits.
+func maxFileSize(fsType string) int64 {
+	switch fsType {
+	case "vfat", "msdos", "fat", "fuse.fusefat", "fusefat":
+		return 1<<32 - 1
+	}
+	return 0
+}
+
+// What a destination may not keep, in the words of the not-kept notes.
+const (
+	lostOwners   = "owners"
+	lostModes    = "permission bits"
+	lostXattrs   = "extended attributes"
+	lostACLs     = "POSIX ACLs"
+	lostSymlinks = "symlinks"
+)
+
+// lostKind is one kind of metadata the destination did not keep: how many
+// entries lost it and the first refusal, for the note.
+type lostKind struct {
+	n     int64
+	first string
+}
+
+// cannotKeep reports whether err, from setting metadata of kind on the
+// destination, means the filesystem cannot keep that kind at all (ENOSYS,
+// ENOTSUP and the like; for an owner set as root, EPERM too: exFAT and FAT
+// store none, and root may give any file any owner elsewhere). Then it is
+// recorded, said once per run in the summary, and not a failure of the
+// entry.
+func (e *engine) cannotKeep(kind string, err error) bool {
+	if err == nil {
+		return false
+	}
+	if !fileio.IsFallback(err) && !(kind == lostOwners && e.root && fileio.IsPermission(err)) {
+		return false
+	}
+	if kind == lostXattrs && isACLErr(err) {
+		kind = lostACLs
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lost == nil {
+		e.lost = map[string]*lostKind{}
+	}
+	l := e.lost[kind]
+	if l == nil {
+		l = &lostKind{first: errText(err)}
+		e.lost[kind] = l
+	}
+	l.n++
+	return true
 }

@@ -1,9 +1,12 @@
 package copyengine_test
 
 import (
+	"errors"
+	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
@@ -63,4 +66,107 @@ func TestLinksWithoutHardLinks(t *testing.T) {
 		t.Errorf("rerun: copied %d, skipped %d; want 0, 4", sum.Copied, sum.Skipped)
 	}
 	noTemps(t, dst)
+}
+
+// TestTooLargeForFAT copies a sparse file of 4 GiB + 1 byte and a small
+// file to FAT32 (through fusefat, as this kernel has no vfat module): the
+// large one is refused by name before any byte is written, exit 3 for it
+// alone, and the small one is copied.
+func TestTooLargeForFAT(t *testing.T) {
+	fs := loopfs.Mount(t, loopfs.Config{Type: "vfat", Size: 64 << 20, Mkfs: []string{"-F", "32"}, Fuse: "fusefat", Options: []string{"rw+"}})
+	src := filepath.Join(scratchDir(t), "src")
+	writeFile(t, filepath.Join(src, "small"), pattern(51, 3000))
+	big := filepath.Join(src, "big.mkv")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Truncate(4<<30 + 1)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := fs.Path("dst")
+	var st copyengine.Stats
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st})
+	if !errors.Is(err, copyengine.ErrSomeFailed) {
+		t.Fatalf("Run: %v (failures %v); want some failed", err, sum.Failures)
+	}
+	if len(sum.Failures) != 1 || sum.Failures[0].Path != "big.mkv" || !strings.Contains(sum.Failures[0].Err, "at most 4294967295 bytes") {
+		t.Errorf("failures %v; want big.mkv alone, refused for FAT's 4 GiB - 1 limit", sum.Failures)
+	} else {
+		t.Logf("refused: %s", sum.Failures[0].Err)
+	}
+	if sum.Copied != 1 {
+		t.Errorf("copied %d files, want the small one", sum.Copied)
+	}
+	if w := st.BytesWritten.Load(); w != 3000 {
+		t.Errorf("%d bytes written, want 3000: the small file's and none of the large one's", w)
+	}
+	names, err := os.ReadDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0].Name() != "small" {
+		t.Errorf("the destination holds %v; want only small", names)
+	}
+}
+
+// TestNotKeptOnFAT copies, as root, a tree with a symlink, files owned by
+// another user and a mode FAT cannot hold to FAT32 (fusefat, which
+// answers chown, chmod and symlink with ENOSYS): the files are copied and
+// verified, and what FAT cannot keep is said once per kind in the summary
+// with the filesystem, not as a failure of every entry.
+func TestNotKeptOnFAT(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: giving files another owner needs root")
+	}
+	fs := loopfs.Mount(t, loopfs.Config{Type: "vfat", Size: 64 << 20, Mkfs: []string{"-F", "32"}, Fuse: "fusefat", Options: []string{"rw+"}})
+	src := filepath.Join(scratchDir(t), "src")
+	for i, n := range []string{"a", "sub/b", "sub/c"} {
+		p := filepath.Join(src, n)
+		writeFile(t, p, pattern(int64(60+i), 1000+i))
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"link1", "sub/link2"} {
+		if err := os.Symlink("a", filepath.Join(src, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := fs.Path("dst")
+	var ev events
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, OnEvent: ev.record})
+	if err != nil {
+		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+	}
+	t.Logf("not kept: %q", sum.NotKept)
+	if sum.Copied != 3 || sum.Failed != 0 {
+		t.Errorf("copied %d, failed %d; want 3, 0", sum.Copied, sum.Failed)
+	}
+	for _, kind := range []string{"symlinks: ", "owners: "} {
+		n := 0
+		for _, note := range sum.NotKept {
+			if strings.HasPrefix(note, kind) && strings.Contains(note, "fuse.fusefat") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d notes start %q and name the filesystem; want 1", n, kind)
+		}
+	}
+	notKept := 0
+	for _, e := range ev.all {
+		if e.Action == copyengine.ActNotKept {
+			notKept++
+		}
+	}
+	if notKept != 2 {
+		t.Errorf("%d not-kept events, want one per symlink", notKept)
+	}
+	finalFilesMatch(t, src, dst)
 }

@@ -141,6 +141,7 @@ type engine struct {
 
 	staged stages // directories made under temporary names, not yet in place
 	caps   destCaps
+	lost   map[string]*lostKind // what the destination could not keep (under mu)
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -237,9 +238,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			defer release()
 		}
 		e.dstRoot = d
-		if !opt.DryRun {
-			e.probeCaps(d)
-		}
+		e.probeCaps(d, !opt.DryRun)
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
 			if e.cache != nil {

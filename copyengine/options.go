@@ -86,6 +86,7 @@ const (
 	ActSkip       Action = "skip"     // unchanged
 	ActMeta       Action = "metadata" // only metadata brought up to date
 	ActFail       Action = "fail"
+	ActNotKept    Action = "not-kept"   // a symlink the destination cannot hold (see Summary.NotKept)
 	ActWouldDo    Action = "would-copy" // dry run
 	ActCleanTmp   Action = "remove-temp"
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source

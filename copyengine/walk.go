@@ -471,6 +471,10 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	if st.IsRegular() {
 		e.stats.BytesTotal.Add(st.Size)
 	}
+	if err := e.tooLarge(st); err != nil {
+		e.fail(dstRel, err)
+		return false
+	}
 	if st.IsRegular() && st.Nlink > 1 && e.caps.noLinks {
 		en.linkCopy = e.linkCopy(st)
 	}

@@ -97,6 +97,7 @@ type copyOptions struct {
 	dedup       string
 	checksum    bool
 	noSpace     bool
+	strict      bool
 	dedupVerify string
 	cache       cacheFlags
 	verbose     bool
@@ -115,6 +116,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the data to reach stable storage")
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
+	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
@@ -207,6 +209,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	closeCache(out, hc)
 	for _, n := range sum.NotKept {
 		out.warn("not kept: %s", n)
+	}
+	if err == nil && o.strict && len(sum.NotKept) > 0 {
+		err = errNotKept
 	}
 	out.summary(sum, err)
 	return err
