@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -169,4 +170,38 @@ func TestNotKeptOnFAT(t *testing.T) {
 		t.Errorf("%d not-kept events, want one per symlink", notKept)
 	}
 	finalFilesMatch(t, src, dst)
+}
+
+// TestACLsNotKeptOnExfat copies files with POSIX ACLs to exFAT, which
+// has no extended attributes: the files are copied, and the lost ACLs are
+// said once, naming the filesystem, instead of silently.
+func TestACLsNotKeptOnExfat(t *testing.T) {
+	if _, err := exec.LookPath("setfacl"); err != nil {
+		t.Skip("skipping: setfacl is not installed (Debian: apt-get install acl)")
+	}
+	fs := mountExfat(t)
+	src := filepath.Join(scratchDir(t), "src")
+	for i, n := range []string{"a", "b"} {
+		p := filepath.Join(src, n)
+		writeFile(t, p, pattern(int64(70+i), 500+i))
+		if out, err := exec.Command("setfacl", "-m", "u:nobody:rw", p).CombinedOutput(); err != nil {
+			t.Skipf("skipping: setfacl on the source: %v: %s", err, out)
+		}
+	}
+	dst := fs.path("dst")
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if err != nil {
+		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+	}
+	t.Logf("not kept: %q", sum.NotKept)
+	n := 0
+	for _, note := range sum.NotKept {
+		if strings.HasPrefix(note, "POSIX ACLs: ") && strings.Contains(note, "not kept on 2 entries") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("not kept %q; want one note on the two files' ACLs", sum.NotKept)
+	}
+	sameTree(t, src, dst)
 }
