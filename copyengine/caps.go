@@ -4,34 +4,60 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
 )
 
-// destCaps is what the destination's filesystem can keep, learned once
-// before the first byte is written, so that what it cannot keep is decided
-// up front instead of failing file after file.
+// destCaps is what the destination's filesystem can keep, learned before
+// the first byte it concerns is written, so that what it cannot keep is
+// decided up front instead of failing file after file.
 type destCaps struct {
 	fsType  string // as hashcache.FSType names it ("vfat", "fuseblk", ...), "" when unknown
-	noLinks bool   // link(2) is refused: further names of a source inode are copied separately
 	maxFile int64  // the largest file it holds, 0 for no limit a file could reach
+	// noLinks: link(2) is refused, further names of a source inode are
+	// copied separately. Decided once (linksOnce), when the first source
+	// file with several names is met, so that a run without any never
+	// touches the destination to find out.
+	noLinks   bool
+	linksOnce sync.Once
+	probe     *fileio.Dir // where to probe; nil: do not write to find out (dry run)
 	// seen holds the source inodes with several names met so far, when
 	// noLinks: the first name is copied, the others are copied again.
 	seen map[devIno]bool
 }
 
-// probeCaps learns what the destination root d can keep. With write, it
-// tries a hard link there: it writes only a temporary it removes again,
-// under a temporary's name (a leftover is removed by the next run like any
-// other).
+// probeCaps learns what the destination root d can keep from its type.
+// With write, hard links may be tried there later (hasLinks).
 func (e *engine) probeCaps(d *fileio.Dir, write bool) {
 	e.caps.seen = map[devIno]bool{}
 	if t, err := hashcache.FSType(e.dstRootPath); err == nil {
 		e.caps.fsType = t
 	}
 	e.caps.maxFile = maxFileSize(e.caps.fsType)
-	e.caps.noLinks = write && !linksWork(d)
+	if write {
+		e.caps.probe = d
+	}
+}
+
+// hasLinks reports whether the destination makes hard links. The type
+// answers for the common filesystems; for others (FUSE's fuseblk is
+// exfat-fuse or ntfs-3g) a link is tried in the root: a temporary and a
+// second name for it, both removed, under temporaries' names (a leftover
+// goes with the next run's cleanup). That moves the root's mtime, which
+// its directory metadata sets back at the end of the run.
+func (e *engine) hasLinks() bool {
+	e.caps.linksOnce.Do(func() {
+		switch e.caps.fsType {
+		case "vfat", "msdos", "exfat", "fuse.fusefat", "fuse.exfat":
+			e.caps.noLinks = true
+		case "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "f2fs", "zfs", "bcachefs", "overlay", "ntfs3":
+		default:
+			e.caps.noLinks = e.caps.probe != nil && !linksWork(e.caps.probe)
+		}
+	})
+	return !e.caps.noLinks
 }
 
 // tooLarge returns the error of a regular file the destination cannot hold,

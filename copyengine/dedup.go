@@ -325,8 +325,8 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		e.noteDedup("the destination filesystem cannot clone; duplicates were copied")
 		return nil, nil
 	}
-	if e.caps.noLinks {
-		// The run's probe found no hard links here (exFAT, FAT).
+	if !e.hasLinks() {
+		// No hard links here (exFAT, FAT).
 		if e.opt.Dedup == dedup.Hardlink {
 			e.noteDedup("the destination filesystem has no hard links; duplicates were copied")
 		}

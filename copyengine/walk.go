@@ -475,11 +475,12 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		e.fail(dstRel, err)
 		return false
 	}
-	if st.IsRegular() && st.Nlink > 1 && e.caps.noLinks {
+	links := st.IsRegular() && st.Nlink > 1 && e.hasLinks()
+	if st.IsRegular() && st.Nlink > 1 && !links {
 		en.linkCopy = e.linkCopy(st)
 	}
 	// A source inode seen before becomes a hard link to its first copy.
-	if st.IsRegular() && st.Nlink > 1 && !e.caps.noLinks {
+	if links {
 		k := devIno{st.Dev, st.Ino}
 		e.mu.Lock()
 		g, seen := e.links[k]
