@@ -227,7 +227,15 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 	}
 	e.groupDone(p, true)
 	e.recordSum(p.rel, p.sum)
-	e.done(p.action, p.rel, p.size, func(s *Summary) {
+	act := p.action
+	if p.en.linkCopy && (act == ActCopy || act == ActClone) {
+		act = ActLinkCopy
+	}
+	e.done(act, p.rel, p.size, func(s *Summary) {
+		if act == ActLinkCopy {
+			s.LinkCopies++
+			s.LinkCopyPaths = append(s.LinkCopyPaths, p.rel)
+		}
 		switch p.action {
 		case ActDedupClone, ActDedupLink:
 			s.Deduped++

@@ -207,9 +207,16 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			e.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
 		}
 	case en.st.IsSymlink():
-		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error { return c.dst.d.Symlink(en.target, tmp) })
+		var made error
+		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+			made = c.dst.d.Symlink(en.target, tmp)
+			return made
+		})
 		if err == nil {
 			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
+		} else if made != nil && e.cannotKeep(lostSymlinks, made) {
+			e.done(ActNotKept, rel, 0, func(s *Summary) {})
+			return
 		}
 	default:
 		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
@@ -274,7 +281,7 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 		}
 		uid, gid, kept := e.owner(&en.st)
 		if uid >= 0 || gid >= 0 {
-			if err := meta.Chown(uid, gid); err != nil && e.root {
+			if err := meta.Chown(uid, gid); err != nil && e.root && !e.cannotKeep(lostOwners, err) {
 				return err
 			} else if err != nil {
 				kept = false
@@ -286,11 +293,11 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 		} else {
 			err = fileio.CopyXattrsAt(sd, en.name, dd, tmp, e.opt.Dereference, e.root)
 		}
-		if err != nil && !fileio.IsFallback(err) {
+		if err != nil && !e.cannotKeep(lostXattrs, err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 		if n != nil {
-			if err := n.Chmod(mode(&en.st, kept)); err != nil {
+			if err := n.Chmod(mode(&en.st, kept)); err != nil && !e.cannotKeep(lostModes, err) {
 				return err
 			}
 		}

@@ -330,6 +330,13 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		e.noteDedup("the destination filesystem cannot clone; duplicates were copied")
 		return nil, nil
 	}
+	if !e.hasLinks() {
+		// No hard links here (exFAT, FAT).
+		if e.opt.Dedup == dedup.Hardlink {
+			e.noteDedup("the destination filesystem has no hard links; duplicates were copied")
+		}
+		return nil, nil
+	}
 	tmeta := d.target.Meta
 	if d.target.External {
 		tmeta = dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}

@@ -59,6 +59,9 @@ type entry struct {
 	tmp     string       // the temporary name, when not tempName(dstName)
 	src     *fileio.File // the source, when opened ahead (prefetch)
 	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
+	// linkCopy: a further name of a source inode, copied as a file of its
+	// own because the destination has no hard links.
+	linkCopy bool
 }
 
 // tempName is the name en is written under before it takes dstName: the
@@ -143,6 +146,8 @@ type engine struct {
 
 	staged  stages      // directories made under temporary names, not yet in place
 	written filesystems // every filesystem a destination directory is on
+	caps    destCaps
+	lost    map[string]*lostKind // what the destination could not keep (under mu)
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -196,6 +201,12 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.sum.Jobs, e.sum.JobsReason = ChooseJobs(opt.Jobs, opt.Sources[0])
 	}
 
+	if !opt.DryRun && !opt.NoSpaceCheck {
+		e.ctx = ctx
+		if err := e.checkSpace(p); err != nil {
+			return Summary{}, err
+		}
+	}
 	if p.create && !opt.DryRun {
 		if err := mkdirAll(p.dstRoot); err != nil {
 			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")
@@ -233,6 +244,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			defer release()
 		}
 		e.dstRoot = d
+		e.probeCaps(d, !opt.DryRun)
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
 			if e.cache != nil {
@@ -332,6 +344,7 @@ func (e *engine) run(p *plan) error {
 		e.applyDirMeta()
 		return e.ctx.Err()
 	}
+	e.noteNotKept()
 	if err := e.writeManifest(); err != nil {
 		return err
 	}

@@ -17,6 +17,11 @@ var ErrMismatch = errors.New("verification failed")
 // destination.
 var ErrLocked = errors.New("destination is locked by another fastcopy")
 
+// ErrTooLarge is the per-file error of a regular file larger than the
+// destination's filesystem holds (FAT: 4 GiB - 1 byte); the file is refused
+// before any byte of it is written.
+var ErrTooLarge = errors.New("file too large for the destination")
+
 // RefusalError is a request refused before anything was written: a missing
 // source, a destination inside its source, and the like.
 type RefusalError struct {

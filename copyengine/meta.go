@@ -78,7 +78,7 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born) error 
 	uid, gid, kept := e.owner(st)
 	if (uid >= 0 || gid >= 0) && !b.owner {
 		if err := f.Chown(uid, gid); err != nil {
-			if e.root {
+			if e.root && !e.cannotKeep(lostOwners, err) {
 				return fmt.Errorf("setting owner: %w", err)
 			}
 			kept = false
@@ -88,14 +88,14 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born) error 
 	// permission, which a read-only mode would take away from a non-root
 	// copier (and after the owner: chown drops security.capability).
 	if srcF != nil {
-		if err := fileio.CopyXattrs(srcF, f, e.root); err != nil && !fileio.IsFallback(err) {
+		if err := fileio.CopyXattrs(srcF, f, e.root); err != nil && !e.cannotKeep(lostXattrs, err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 	}
 	if b.mode {
 		return nil
 	}
-	if err := f.Chmod(mode(st, kept)); err != nil {
+	if err := f.Chmod(mode(st, kept)); err != nil && !e.cannotKeep(lostModes, err) {
 		return fmt.Errorf("setting mode: %w", err)
 	}
 	return nil
@@ -136,12 +136,16 @@ func (e *engine) fixMeta(dst *handle, en *entry) {
 	}
 	if needOwner {
 		if err := n.Chown(uid, gid); err != nil {
-			e.fail(rel, err)
+			if !e.cannotKeep(lostOwners, err) {
+				e.fail(rel, err)
+			}
 			return
 		}
 	}
 	if err := n.Chmod(wantMode); err != nil {
-		e.fail(rel, err)
+		if !e.cannotKeep(lostModes, err) {
+			e.fail(rel, err)
+		}
 		return
 	}
 	if st, err := n.Restat(); err == nil && st.Mode&0o7777 != wantMode && !needOwner {

@@ -57,6 +57,9 @@ type Options struct {
 	// Checksum decides by digest for every file whose size matches, even
 	// when the mtimes differ or no cache entry vouches for it.
 	Checksum bool
+	// NoSpaceCheck skips the check that the run fits in the destination's
+	// free space before anything is written.
+	NoSpaceCheck bool
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.
@@ -74,6 +77,7 @@ const (
 	ActCopy       Action = "copy"        // data written (read/write or copy_file_range)
 	ActClone      Action = "clone"       // data cloned (reflink)
 	ActLink       Action = "hardlink"    // a hard link of the source kept as a hard link
+	ActLinkCopy   Action = "link-copy"   // a hard link of the source copied as a file of its own: the destination has no hard links
 	ActDedupClone Action = "dedup-clone" // identical content: a clone of a file already written
 	ActDedupLink  Action = "dedup-link"  // identical content: a hard link to a file already written
 	ActSymlink    Action = "symlink"
@@ -82,6 +86,7 @@ const (
 	ActSkip       Action = "skip"     // unchanged
 	ActMeta       Action = "metadata" // only metadata brought up to date
 	ActFail       Action = "fail"
+	ActNotKept    Action = "not-kept"   // a symlink the destination cannot hold (see Summary.NotKept)
 	ActWouldDo    Action = "would-copy" // dry run
 	ActCleanTmp   Action = "remove-temp"
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
@@ -132,9 +137,15 @@ func (f Failure) MarshalJSON() ([]byte, error) {
 
 // Summary is the outcome of a run.
 type Summary struct {
-	Copied          int64         `json:"copied"`                // regular files whose data was written or cloned
-	Cloned          int64         `json:"cloned"`                // of Copied, by reflink
-	Linked          int64         `json:"hardlinked"`            // source hard links kept
+	Copied        int64    `json:"copied"`                    // regular files whose data was written or cloned
+	Cloned        int64    `json:"cloned"`                    // of Copied, by reflink
+	Linked        int64    `json:"hardlinked"`                // source hard links kept
+	LinkCopies    int64    `json:"hardlinks_copied"`          // of Copied, further names of a source inode copied separately (no hard links at the destination)
+	LinkCopyPaths []string `json:"hardlink_copies,omitempty"` // those names
+	// NotKept says, once per run, what the destination's filesystem could
+	// not keep of what the source has (hard links, ACLs, ...) and what was
+	// done instead: one sentence each.
+	NotKept         []string      `json:"not_kept,omitempty"`
 	Symlinks        int64         `json:"symlinks"`              // symlinks created
 	Specials        int64         `json:"specials"`              // fifos, sockets, devices created
 	Dirs            int64         `json:"dirs"`                  // directories created

@@ -474,8 +474,16 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 	if st.IsRegular() {
 		e.stats.BytesTotal.Add(st.Size)
 	}
+	if err := e.tooLarge(st); err != nil {
+		e.fail(dstRel, err)
+		return false
+	}
+	links := st.IsRegular() && st.Nlink > 1 && e.hasLinks()
+	if st.IsRegular() && st.Nlink > 1 && !links {
+		en.linkCopy = e.linkCopy(st)
+	}
 	// A source inode seen before becomes a hard link to its first copy.
-	if st.IsRegular() && st.Nlink > 1 {
+	if links {
 		k := devIno{st.Dev, st.Ino}
 		e.mu.Lock()
 		g, seen := e.links[k]

@@ -16,6 +16,7 @@ const (
 	exitSomeFailed  = 3   // the run finished, some files failed; the others are in place
 	exitMismatch    = 4   // a file read back different from its source; it was not put in place
 	exitLocked      = 5   // another fastcopy holds the destination (or the hash cache)
+	exitNotKept     = 6   // --strict: every file is in place and verified, but the destination did not keep everything
 	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed
 )
 
@@ -26,8 +27,15 @@ const exitHelp = `EXIT STATUS
   3    some files failed (listed); all others are in place
   4    verification failed for some files; they were not put in place
   5    the destination or the hash cache is in use by another fastcopy
+  6    with --strict: every file is in place and verified, but the destination
+       could not keep something (hard links, symlinks, owners, modes, ACLs,
+       xattrs: the "not kept" warnings say what)
   130  interrupted; no temporary files are left behind
 `
+
+// errNotKept is the outcome of a --strict run that succeeded but whose
+// destination could not keep everything the source has (exit 6).
+var errNotKept = errors.New("the destination did not keep everything the source has (--strict)")
 
 // usageError marks a command-line mistake (exit 2).
 type usageError struct{ error }
@@ -48,6 +56,8 @@ func exitCode(err error) int {
 		return exitMismatch
 	case errors.Is(err, copyengine.ErrSomeFailed):
 		return exitSomeFailed
+	case errors.Is(err, errNotKept):
+		return exitNotKept
 	}
 	return exitFatal
 }

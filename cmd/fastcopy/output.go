@@ -83,6 +83,9 @@ func (o *output) reportError(err error, code int) {
 	case code == exitLocked:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: wait for the other run to finish and rerun, or rerun with --no-cache (or another --cache) if only the hash cache is busy\n")
+	case code == exitNotKept:
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: the files are in place and verified; copy to a filesystem that keeps what the warnings name, or run without --strict to accept it\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
@@ -140,6 +143,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	}
 	if s.Linked > 0 {
 		fmt.Fprintf(&b, ", %d hard links", s.Linked)
+	}
+	if s.LinkCopies > 0 {
+		fmt.Fprintf(&b, ", %d hard links copied as separate files", s.LinkCopies)
 	}
 	if s.Symlinks+s.Specials > 0 {
 		fmt.Fprintf(&b, ", %d symlinks/special", s.Symlinks+s.Specials)

@@ -96,6 +96,8 @@ type copyOptions struct {
 	manifest    string
 	dedup       string
 	checksum    bool
+	noSpace     bool
+	strict      bool
 	dedupVerify string
 	cache       cacheFlags
 	verbose     bool
@@ -113,6 +115,8 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the renames to reach stable storage (each file's data is still flushed before it takes its name)")
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
+	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
+	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
@@ -190,6 +194,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
 	}
 	eo.Checksum = o.checksum
+	eo.NoSpaceCheck = o.noSpace
 	hc, err := o.cache.open(out, o.dryRun)
 	if err != nil {
 		if o.json {
@@ -202,6 +207,12 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	sum, err := copyengine.Run(ctx, eo)
 	bar.stop()
 	closeCache(out, hc)
+	for _, n := range sum.NotKept {
+		out.warn("not kept: %s", n)
+	}
+	if err == nil && o.strict && len(sum.NotKept) > 0 {
+		err = errNotKept
+	}
 	out.summary(sum, err)
 	return err
 }

@@ -98,7 +98,8 @@ func (d *Dir) Syncfs() error {
 }
 
 // CopyXattrs copies the extended attributes of src to dst. Without all,
-// only the user namespace is copied (the others need privileges). It
+// only the user namespace and the POSIX ACLs are copied (the others need
+// privileges). It
 // returns an error only for an attribute that could be read but not set.
 func CopyXattrs(src, dst *File, all bool) error {
 	buf := make([]byte, 1024)
@@ -116,7 +117,7 @@ func CopyXattrs(src, dst *File, all bool) error {
 		return nil // no attributes, or a filesystem without them
 	}
 	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
-		if name == "" || (!all && !strings.HasPrefix(name, "user.")) {
+		if name == "" || (!all && !unprivileged(name)) {
 			continue
 		}
 		val, err := getxattr(src.fd, name)

@@ -15,8 +15,9 @@ import (
 // FIFOs, sockets and devices (which carry trusted.* and security.*
 // attributes; Linux allows user.* only on files and directories). A symlink
 // at srcName is followed only with follow; one at dstName never is. Without
-// all, only the user namespace is copied. Like CopyXattrs it returns an error
-// only for an attribute that could be read but not set.
+// all, only the user namespace and the POSIX ACLs are copied. Like
+// CopyXattrs it returns an error only for an attribute that could be read
+// but not set.
 //
 // The l*xattr calls take a path: each entry is named through its
 // directory's descriptor in /proc/self/fd, which is short at any depth and
@@ -70,7 +71,7 @@ func copyXattrsFromPath(src *Dir, srcName string, follow, all bool, set func(nam
 		return nil // no attributes, or a filesystem without them
 	}
 	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
-		if name == "" || (!all && !strings.HasPrefix(name, "user.")) {
+		if name == "" || (!all && !unprivileged(name)) {
 			continue
 		}
 		val := make([]byte, 256)

@@ -1,7 +1,8 @@
 // Package loopfs gives tests real filesystems of a chosen type: an image
 // file made with truncate, formatted with mkfs, attached to a loop device and
-// mounted (with the mount options it names) in a temporary directory, or a
-// tmpfs of a set size. Cleanup unmounts and detaches.
+// mounted (with the mount options it names, or by a FUSE driver) in a
+// temporary directory, or a tmpfs of a set size. Cleanup unmounts and
+// detaches.
 //
 // It needs Linux, root, losetup, mount and the mkfs of the type. Where any is
 // missing the test is skipped with the reason, so a run elsewhere says what
@@ -36,6 +37,12 @@ type Config struct {
 	// reads and writes go to the disk under the image instead of through
 	// the page cache of the image file.
 	DirectIO bool
+	// Fuse, when set, mounts the device with this FUSE driver instead of
+	// the kernel's: the command is Fuse, then Options as "-o a,b", then the
+	// device and the mount point ("fusefat" with Options "rw+",
+	// "mount.exfat-fuse", "ntfs-3g"). Kernels without exfat, vfat or ntfs3
+	// modules reach those filesystems only so.
+	Fuse string
 }
 
 // FS is a mounted filesystem.
@@ -53,6 +60,11 @@ func Mount(t testing.TB, c Config) *FS {
 	t.Helper()
 	if err := Available(c.Type); err != nil {
 		skip(t, err.Error())
+	}
+	if c.Fuse != "" {
+		if err := needFuse(c.Fuse); err != nil {
+			skip(t, err.Error())
+		}
 	}
 	img := filepath.Join(t.TempDir(), c.Type+".img")
 	mnt := t.TempDir()
@@ -103,11 +115,14 @@ func Attach(c Config, img, mnt string) (*FS, error) {
 		return nil, fmt.Errorf("%w: %v: %s", errNoLoop, err, out)
 	}
 	fs := &FS{Type: c.Type, Dir: mnt, Dev: strings.TrimSpace(out), Image: img}
-	margs := []string{"-t", c.Type}
+	tool, margs := "mount", []string{"-t", c.Type}
+	if c.Fuse != "" {
+		tool, margs = c.Fuse, nil
+	}
 	if len(c.Options) > 0 {
 		margs = append(margs, "-o", strings.Join(c.Options, ","))
 	}
-	if out, err := command("mount", append(margs, fs.Dev, mnt)...); err != nil {
+	if out, err := command(tool, append(margs, fs.Dev, mnt)...); err != nil {
 		_, _ = command("losetup", "-d", fs.Dev)
 		return nil, fmt.Errorf("mount %s on %s: %v\n%s", fs.Dev, mnt, err, out)
 	}
@@ -176,6 +191,17 @@ func (fs *FS) unmount() error {
 	return fmt.Errorf("umount %s: %v\n%s", fs.Dir, err, out)
 }
 
+// needFuse reports why the FUSE driver tool cannot mount here.
+func needFuse(tool string) error {
+	if err := need(tool); err != nil {
+		return err
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return errors.New("no /dev/fuse: this kernel or container offers no FUSE")
+	}
+	return nil
+}
+
 func mkfsDefaults(typ string) []string {
 	switch typ {
 	case "xfs", "btrfs":
@@ -232,6 +258,16 @@ func pkgOf(tool string) string {
 		return "btrfs-progs"
 	case "mkfs.ext2", "mkfs.ext3", "mkfs.ext4":
 		return "e2fsprogs"
+	case "mkfs.vfat", "mkfs.fat":
+		return "dosfstools"
+	case "mkfs.exfat":
+		return "exfatprogs"
+	case "mount.exfat-fuse":
+		return "exfat-fuse"
+	case "fusefat":
+		return "fusefat"
+	case "mkfs.ntfs", "ntfs-3g":
+		return "ntfs-3g"
 	}
 	return "mount"
 }

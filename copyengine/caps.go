@@ -1,0 +1,198 @@
+package copyengine
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/hashcache"
+)
+
+// destCaps is what the destination's filesystem can keep, learned before
+// the first byte it concerns is written, so that what it cannot keep is
+// decided up front instead of failing file after file.
+type destCaps struct {
+	fsType  string // as hashcache.FSType names it ("vfat", "fuseblk", ...), "" when unknown
+	maxFile int64  // the largest file it holds, 0 for no limit a file could reach
+	// noLinks: link(2) is refused, further names of a source inode are
+	// copied separately. Decided once (linksOnce), when the first source
+	// file with several names is met, so that a run without any never
+	// touches the destination to find out.
+	noLinks   bool
+	linksOnce sync.Once
+	probe     *fileio.Dir // where to probe; nil: do not write to find out (dry run)
+	// seen holds the source inodes with several names met so far, when
+	// noLinks: the first name is copied, the others are copied again.
+	seen map[devIno]bool
+}
+
+// probeCaps learns what the destination root d can keep from its type.
+// With write, hard links may be tried there later (hasLinks).
+func (e *engine) probeCaps(d *fileio.Dir, write bool) {
+	e.caps.seen = map[devIno]bool{}
+	if t, err := hashcache.FSType(e.dstRootPath); err == nil {
+		e.caps.fsType = t
+	}
+	e.caps.maxFile = maxFileSize(e.caps.fsType)
+	if write {
+		e.caps.probe = d
+	}
+}
+
+// hasLinks reports whether the destination makes hard links. The type
+// answers for the common filesystems; for others (FUSE's fuseblk is
+// exfat-fuse or ntfs-3g) a link is tried in the root: a temporary and a
+// second name for it, both removed, under temporaries' names (a leftover
+// goes with the next run's cleanup). That moves the root's mtime, which
+// its directory metadata sets back at the end of the run.
+func (e *engine) hasLinks() bool {
+	e.caps.linksOnce.Do(func() {
+		switch e.caps.fsType {
+		case "vfat", "msdos", "exfat", "fuse.fusefat", "fuse.exfat":
+			e.caps.noLinks = true
+		case "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "f2fs", "zfs", "bcachefs", "overlay", "ntfs3":
+		default:
+			e.caps.noLinks = e.caps.probe != nil && !linksWork(e.caps.probe)
+		}
+	})
+	return !e.caps.noLinks
+}
+
+// tooLarge returns the error of a regular file the destination cannot hold,
+// or nil: it is refused by name before any byte of it is written, instead
+// of failing with EFBIG (or worse) when the write reaches the limit.
+func (e *engine) tooLarge(st *fileio.Stat) error {
+	if e.caps.maxFile <= 0 || !st.IsRegular() || st.Size <= e.caps.maxFile {
+		return nil
+	}
+	return fmt.Errorf("%w: %d bytes, and %s holds files of at most %d bytes (%s); not written",
+		ErrTooLarge, st.Size, e.fsName(), e.caps.maxFile, humanBytes(e.caps.maxFile))
+}
+
+// linksWork reports whether d's filesystem makes hard links: it makes a
+// file and a second name for it. exFAT and FAT have no hard links
+// (exfat-fuse and the kernel's vfat say EPERM, others ENOTSUP or ENOSYS).
+// Any other failure says nothing about links and counts as "they work":
+// the files then fail, or not, as they would without the probe.
+func linksWork(d *fileio.Dir) bool {
+	a := tempName(fmt.Sprintf("fastcopy-link-probe-%d", os.Getpid()))
+	b := tempName(fmt.Sprintf("fastcopy-link-probe-%d-2", os.Getpid()))
+	f, err := d.CreateTemp(a)
+	if err != nil {
+		return true
+	}
+	f.Close()
+	defer d.Remove(a)
+	err = d.Link(d, a, b)
+	if err == nil {
+		_ = d.Remove(b)
+		return true
+	}
+	return !(fileio.IsPermission(err) || fileio.IsFallback(err))
+}
+
+// fsName names the destination's filesystem in messages: by its mount
+// point's path, with its type where known.
+func (e *engine) fsName() string {
+	if e.caps.fsType == "" {
+		return fmt.Sprintf("the filesystem of %q", e.dstRootPath)
+	}
+	return fmt.Sprintf("the filesystem of %q (%s)", e.dstRootPath, e.caps.fsType)
+}
+
+// linkCopy reports whether en, a name of a source inode with several, is
+// to be copied as a file of its own because the destination has no hard
+// links: every name after the first one met.
+func (e *engine) linkCopy(st *fileio.Stat) bool {
+	k := devIno{st.Dev, st.Ino}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.caps.seen[k] {
+		return true
+	}
+	e.caps.seen[k] = true
+	return false
+}
+
+// noteNotKept adds to the summary, once, what the destination could not
+// keep.
+func (e *engine) noteNotKept() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n := e.sum.LinkCopies; n > 0 {
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files were copied as separate verified files", e.fsName(), n))
+	}
+	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs} {
+		l := e.lost[kind]
+		if l == nil {
+			continue
+		}
+		what := fmt.Sprintf("not kept on %d entries", l.n)
+		if kind == lostSymlinks {
+			what = fmt.Sprintf("%d not copied", l.n)
+		}
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("%s: %s cannot keep them (%s); %s", kind, e.fsName(), l.first, what))
+	}
+}
+
+// isACLErr reports whether err is the refusal of a POSIX ACL attribute.
+func isACLErr(err error) bool { return strings.Contains(err.Error(), "system.posix_acl_") }
+
+// maxFileSize is the largest file a filesystem of type fsType (as
+// hashcache.FSType names it) holds, or 0 when it sets no limit a file
+// could reach: FAT keeps a file's size in 32 bits.
+func maxFileSize(fsType string) int64 {
+	switch fsType {
+	case "vfat", "msdos", "fat", "fuse.fusefat", "fusefat":
+		return 1<<32 - 1
+	}
+	return 0
+}
+
+// What a destination may not keep, in the words of the not-kept notes.
+const (
+	lostOwners   = "owners"
+	lostModes    = "permission bits"
+	lostXattrs   = "extended attributes"
+	lostACLs     = "POSIX ACLs"
+	lostSymlinks = "symlinks"
+)
+
+// lostKind is one kind of metadata the destination did not keep: how many
+// entries lost it and the first refusal, for the note.
+type lostKind struct {
+	n     int64
+	first string
+}
+
+// cannotKeep reports whether err, from setting metadata of kind on the
+// destination, means the filesystem cannot keep that kind at all (ENOSYS,
+// ENOTSUP and the like; for an owner set as root, EPERM too: exFAT and FAT
+// store none, and root may give any file any owner elsewhere). Then it is
+// recorded, said once per run in the summary, and not a failure of the
+// entry.
+func (e *engine) cannotKeep(kind string, err error) bool {
+	if err == nil {
+		return false
+	}
+	if !fileio.IsFallback(err) && !(kind == lostOwners && e.root && fileio.IsPermission(err)) {
+		return false
+	}
+	if kind == lostXattrs && isACLErr(err) {
+		kind = lostACLs
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lost == nil {
+		e.lost = map[string]*lostKind{}
+	}
+	l := e.lost[kind]
+	if l == nil {
+		l = &lostKind{first: errText(err)}
+		e.lost[kind] = l
+	}
+	l.n++
+	return true
+}

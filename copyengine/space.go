@@ -1,0 +1,240 @@
+package copyengine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/hashcache"
+)
+
+// checkSpace refuses a run that cannot fit on the destination, before the
+// first byte is written (before DEST is even created).
+//
+// The walk is the scan, so what a run will write is not known up front.
+// Most runs fit with room to spare: when the destination has more free
+// space than the source filesystems use, with an eighth more for the
+// destination's allocation units, nothing more is asked. Otherwise a size
+// pass walks the sources (names and stats only, which the copy's own walk
+// then finds cached) and adds up what the run must write at least: regular
+// files whose name at the destination holds no file of the same size, each
+// source inode once, a file that may be a duplicate of another (same size,
+// dedup on) left out, each rounded up to the destination's allocation unit,
+// and one unit per new directory for its entries. Being a lower bound, it
+// refuses only runs that cannot fit; one that passes may still run out of
+// space if dedup finds less than the pass left out, as before.
+func (e *engine) checkSpace(p *plan) error {
+	at := existingDir(p.dstRoot)
+	sp, err := fileio.SpaceOf(at)
+	if err != nil || !sp.Known() {
+		return nil // the filesystem does not say (fusefat reports 0 free)
+	}
+	if used, ok := sourcesUsed(p); ok && sp.Free >= used+used/8 {
+		return nil
+	}
+	maxFile := int64(0)
+	if t, err := hashcache.FSType(at); err == nil {
+		maxFile = maxFileSize(t)
+	}
+	sz := &sizer{e: e, unit: sp.Block, maxFile: maxFile, inodes: map[devIno]bool{}, dirs: map[devIno]bool{}, sizes: map[int64]bool{}}
+	dst, _ := fileio.OpenDir(p.dstRoot) // nil when it does not exist yet
+	if dst != nil {
+		defer dst.Close()
+	}
+	for _, r := range p.roots {
+		sd, err := fileio.OpenDir(r.srcDir)
+		if err != nil {
+			return nil // the walk reports it
+		}
+		dd := openRel(dst, r.dstRel, r.isDir)
+		if r.isDir {
+			if dd == nil {
+				sz.need += sz.unit
+			}
+			sz.dir(sd, dd, "")
+		} else if st, err := sd.StatFollow(r.name); err == nil {
+			sz.file(dd, r.dstRel, &st)
+		}
+		sd.Close()
+		if dd != nil && dd != dst {
+			dd.Close()
+		}
+		if e.ctx != nil && e.ctx.Err() != nil {
+			return nil
+		}
+	}
+	if sz.need > sp.Free {
+		return refuse(p.dstRoot, fmt.Sprintf("no room for the copy: needs at least %s, %s free on %s", humanBytes(sz.need), humanBytes(sp.Free), at),
+			"free some space or choose a larger destination; --no-space-check tries anyway")
+	}
+	return nil
+}
+
+// openRel opens the destination directory the root rel lands in (rel
+// itself for a directory root, the root for a file root), or nil.
+func openRel(dst *fileio.Dir, rel string, isDir bool) *fileio.Dir {
+	if dst == nil || !isDir || rel == "" {
+		return dst
+	}
+	d, err := dst.OpenSub(rel)
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+// existingDir is dir, or its nearest ancestor that exists.
+func existingDir(dir string) string {
+	for {
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// sourcesUsed is the space used on the filesystems that hold the sources,
+// each counted once.
+func sourcesUsed(p *plan) (int64, bool) {
+	seen := map[uint64]bool{}
+	var used int64
+	for _, r := range p.roots {
+		d, err := fileio.OpenDir(r.srcDir)
+		if err != nil {
+			return 0, false
+		}
+		st, err := d.Stat()
+		d.Close()
+		if err != nil {
+			return 0, false
+		}
+		if seen[st.Dev] {
+			continue
+		}
+		seen[st.Dev] = true
+		sp, err := fileio.SpaceOf(r.srcDir)
+		if err != nil || !sp.Known() {
+			return 0, false
+		}
+		used += sp.Used
+	}
+	return used, true
+}
+
+// sizer adds up what a run must write at least (see checkSpace).
+type sizer struct {
+	e       *engine
+	unit    int64
+	maxFile int64 // files larger are refused, not written
+	need    int64
+	inodes  map[devIno]bool // source files with several names, counted once
+	dirs    map[devIno]bool // directories walked (-L can loop)
+	sizes   map[int64]bool  // sizes met, when dedup may share equal files
+}
+
+func (s *sizer) dir(sd, dd *fileio.Dir, rel string) {
+	if st, err := sd.Stat(); err == nil {
+		k := devIno{st.Dev, st.Ino}
+		if s.dirs[k] {
+			return
+		}
+		s.dirs[k] = true
+	}
+	names, err := sd.ReadDir()
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		r := joinRel(rel, n.Name)
+		if s.e.excluded(r) {
+			continue
+		}
+		var st fileio.Stat
+		if s.e.opt.Dereference {
+			st, err = sd.StatFollow(n.Name)
+		} else {
+			st, err = sd.Lstat(n.Name)
+		}
+		if err != nil {
+			continue
+		}
+		switch {
+		case st.IsDir():
+			var sub *fileio.Dir
+			if s.e.opt.Dereference {
+				sub, err = sd.OpenFollow(n.Name)
+			} else {
+				sub, err = sd.OpenSub(n.Name)
+			}
+			if err != nil {
+				continue
+			}
+			var dsub *fileio.Dir
+			if dd != nil {
+				dsub, _ = dd.OpenSub(n.Name)
+			}
+			if dsub == nil {
+				s.need += s.unit
+			}
+			s.dir(sub, dsub, r)
+			sub.Close()
+			if dsub != nil {
+				dsub.Close()
+			}
+		case st.IsRegular():
+			s.file(dd, n.Name, &st)
+		}
+		if s.e.ctx != nil && s.e.ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (s *sizer) file(dd *fileio.Dir, name string, st *fileio.Stat) {
+	if st.Size == 0 || (s.maxFile > 0 && st.Size > s.maxFile) {
+		return
+	}
+	if st.Nlink > 1 {
+		k := devIno{st.Dev, st.Ino}
+		if s.inodes[k] {
+			return
+		}
+		s.inodes[k] = true
+	}
+	if dd != nil {
+		if cur, err := dd.Lstat(name); err == nil && cur.IsRegular() && cur.Size == st.Size {
+			return // perhaps unchanged
+		}
+	}
+	if s.e.opt.Dedup != dedup.Off {
+		if s.sizes[st.Size] {
+			return // perhaps a duplicate
+		}
+		s.sizes[st.Size] = true
+	}
+	n := st.Size
+	if b := st.Blocks * 512; b < n {
+		n = b // holes the destination may keep
+	}
+	s.need += (n + s.unit - 1) / s.unit * s.unit
+}
+
+// humanBytes is n in binary units: "61.2 GiB".
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
