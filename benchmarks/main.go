@@ -30,6 +30,7 @@ type config struct {
 	repo      string
 	rev       string
 	fastcopy  string
+	baseline  string
 	jsonPath  string
 	chartsDir string
 	scale     float64
@@ -80,6 +81,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.repo, "repo", ".", "fastcopy repository to build from")
 	fs.StringVar(&c.rev, "rev", "", "build this git revision (exported with git archive) instead of the working tree")
 	fs.StringVar(&c.fastcopy, "fastcopy", "", "use this fastcopy binary instead of building one")
+	fs.StringVar(&c.baseline, "baseline-rev", "", "also run every chosen fastcopy mode built from this git revision, interleaved with the others (tools named base-MODE), to compare two versions side by side")
 	fs.StringVar(&c.jsonPath, "json", "", "write results as JSON to this file (default WORK/results.json)")
 	fs.StringVar(&c.chartsDir, "charts", "", "write one SVG chart per workload into this directory (default WORK/charts)")
 	fs.Float64Var(&c.scale, "scale", 1, "scale file counts and large-file sizes by this factor")
@@ -424,7 +426,31 @@ func (b *bench) selectTools() error {
 			}
 		}
 	}
+	baseBin := ""
+	if b.cfg.baseline != "" {
+		var base []*tool
+		for _, t := range b.tools {
+			if slices.Contains(t.bins, "fastcopy") {
+				c := *t
+				c.name, c.label = "base-"+t.name, t.label+" at "+b.cfg.baseline
+				c.bins = []string{"fastcopy-base"}
+				base = append(base, &c)
+			}
+		}
+		if len(base) > 0 {
+			b.logf("building fastcopy at %s", b.cfg.baseline)
+			var err error
+			if baseBin, _, err = buildFastcopy(b.ctx, b.cfg.repo, b.cfg.baseline, filepath.Join(b.cfg.work, "bin-base")); err != nil {
+				return err
+			}
+			b.tools = append(b.tools, base...)
+		}
+	}
 	b.tools = slices.DeleteFunc(b.tools, func(t *tool) bool {
+		if slices.Equal(t.bins, []string{"fastcopy-base"}) {
+			t.path = []string{baseBin}
+			return false
+		}
 		if reason := t.resolve(fcBin); reason != "" {
 			b.note("%s skipped: %s", t.label, reason)
 			return true

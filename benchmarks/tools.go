@@ -43,6 +43,8 @@ func allTools() []*tool {
 		{name: "fastcopy", label: "fastcopy (--verify=device, default)", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=device")},
 		{name: "fastcopy-cache", label: "fastcopy --verify=cache", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--verify=cache")},
 		{name: "fastcopy-noverify", label: "fastcopy --verify=off", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--verify=off")},
+		{name: "fastcopy-nosync-cache", label: "fastcopy --no-sync --verify=cache", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--no-sync", "--verify=cache")},
+		{name: "fastcopy-nosync-off", label: "fastcopy --no-sync --verify=off", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--no-sync", "--verify=off")},
 		{name: "fastcopy-off", label: "fastcopy --verify=off --dedup=off --no-cache", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=off", "--dedup=off", "--no-cache")},
 		{name: "cp", label: "cp -a", bins: []string{"cp"}, cmds: func(t *tool, src, dst string) [][]string {
 			return [][]string{{t.path[0], "-a", src + "/.", dst}}
