@@ -57,6 +57,10 @@ type Options struct {
 	// Checksum decides by digest for every file whose size matches, even
 	// when the mtimes differ or no cache entry vouches for it.
 	Checksum bool
+	// Names says what to do with names the destination cannot hold:
+	// strict (the default) fails each such file, encode writes look-alike
+	// characters instead, decode undoes encode (see NamesMode).
+	Names NamesMode
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.
