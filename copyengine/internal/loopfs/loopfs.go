@@ -1,7 +1,8 @@
 // Package loopfs gives tests real filesystems of a chosen type: an image
 // file made with truncate, formatted with mkfs, attached to a loop device and
-// mounted (with the mount options it names) in a temporary directory, or a
-// tmpfs of a set size. Cleanup unmounts and detaches.
+// mounted (with the mount options it names, or through a FUSE driver) in a
+// temporary directory, or a tmpfs of a set size. Cleanup unmounts and
+// detaches.
 //
 // It needs Linux, root, losetup, mount and the mkfs of the type. Where any is
 // missing the test is skipped with the reason, so a run elsewhere says what
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +38,11 @@ type Config struct {
 	// reads and writes go to the disk under the image instead of through
 	// the page cache of the image file.
 	DirectIO bool
+	// FUSE, when set, mounts through a FUSE driver instead of the kernel:
+	// the command and its arguments before the device and the mount point,
+	// e.g. {"ntfs-3g", "-o", "windows_names"}, {"fusefat", "-o", "rw+"},
+	// {"mount.exfat-fuse"}. Options is then unused.
+	FUSE []string
 }
 
 // FS is a mounted filesystem.
@@ -52,6 +59,9 @@ type FS struct {
 func Mount(t testing.TB, c Config) *FS {
 	t.Helper()
 	if err := Available(c.Type); err != nil {
+		skip(t, err.Error())
+	}
+	if err := availableFUSE(c.FUSE); err != nil {
 		skip(t, err.Error())
 	}
 	img := filepath.Join(t.TempDir(), c.Type+".img")
@@ -103,11 +113,14 @@ func Attach(c Config, img, mnt string) (*FS, error) {
 		return nil, fmt.Errorf("%w: %v: %s", errNoLoop, err, out)
 	}
 	fs := &FS{Type: c.Type, Dir: mnt, Dev: strings.TrimSpace(out), Image: img}
-	margs := []string{"-t", c.Type}
+	tool, margs := "mount", []string{"-t", c.Type}
 	if len(c.Options) > 0 {
 		margs = append(margs, "-o", strings.Join(c.Options, ","))
 	}
-	if out, err := command("mount", append(margs, fs.Dev, mnt)...); err != nil {
+	if len(c.FUSE) > 0 {
+		tool, margs = c.FUSE[0], slices.Clone(c.FUSE[1:])
+	}
+	if out, err := command(tool, append(margs, fs.Dev, mnt)...); err != nil {
 		_, _ = command("losetup", "-d", fs.Dev)
 		return nil, fmt.Errorf("mount %s on %s: %v\n%s", fs.Dev, mnt, err, out)
 	}
@@ -184,6 +197,8 @@ func mkfsDefaults(typ string) []string {
 		// No blocks reserved for root: the tests run as root and want
 		// "full" to mean full.
 		return []string{"-q", "-F", "-m", "0"}
+	case "ntfs":
+		return []string{"-q", "-F", "-Q"} // -F: an image, not a partition
 	}
 	return nil
 }
@@ -196,6 +211,21 @@ func Available(fstype string) error {
 	}
 	if _, err := os.Stat("/dev/loop-control"); err != nil {
 		return errors.New("no /dev/loop-control: this kernel or container offers no loop devices")
+	}
+	return nil
+}
+
+// availableFUSE reports why the FUSE driver command cannot mount here, or
+// nil when it can (or when there is none).
+func availableFUSE(cmd []string) error {
+	if len(cmd) == 0 {
+		return nil
+	}
+	if err := need(cmd[0]); err != nil {
+		return err
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return errors.New("no /dev/fuse: this kernel or container offers no FUSE")
 	}
 	return nil
 }
@@ -232,6 +262,16 @@ func pkgOf(tool string) string {
 		return "btrfs-progs"
 	case "mkfs.ext2", "mkfs.ext3", "mkfs.ext4":
 		return "e2fsprogs"
+	case "mkfs.exfat":
+		return "exfatprogs"
+	case "mount.exfat-fuse":
+		return "exfat-fuse"
+	case "mkfs.vfat", "mkfs.fat":
+		return "dosfstools"
+	case "mkfs.ntfs", "ntfs-3g":
+		return "ntfs-3g"
+	case "fusefat":
+		return "fusefat"
 	}
 	return "mount"
 }
