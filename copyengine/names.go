@@ -17,10 +17,11 @@ const (
 	// NamesStrict fails each file whose name the destination cannot hold,
 	// before any byte of it is written, saying which rule the name breaks.
 	NamesStrict NamesMode = "strict"
-	// NamesEncode writes every name on a destination with Windows' name
-	// rules in the look-alike encoding (EncodeName): a name it cannot hold
-	// gets look-alike characters instead, and the encoding stays
-	// reversible. On a destination without those rules names are kept.
+	// NamesEncode writes every name in the look-alike encoding
+	// (EncodeName), whatever the destination: a name Windows cannot hold
+	// gets look-alike characters instead, and NamesDecode gives back every
+	// name exactly, without having to know which filesystem the tree went
+	// to.
 	NamesEncode NamesMode = "encode"
 	// NamesDecode undoes NamesEncode: each source name is decoded
 	// (DecodeName) before it is written, so that a tree copied to a USB
@@ -176,10 +177,8 @@ func (m NamesMode) destName(r *nameRules, name string) (string, error) {
 		}
 		name = dec
 	case NamesEncode:
-		if r.restricts() && r.windows {
-			enc := EncodeName(name)
-			return enc, r.check(enc, true)
-		}
+		enc := EncodeName(name)
+		return enc, r.check(enc, true)
 	}
 	return name, r.check(name, false)
 }
