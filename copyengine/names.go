@@ -165,9 +165,12 @@ func (r *nameRules) check(name string, encoded bool) error {
 	return nil
 }
 
-// destName maps the source name to the name it gets on a destination with
-// rules r, or returns the rule it breaks there.
-func (m NamesMode) destName(r *nameRules, name string) (string, error) {
+// destName maps the source name to the name it gets on the destination, or
+// returns the rule it breaks there. rules gives the destination's rules; it
+// is asked only for a name that breaks one of some filesystem, so that a
+// run of ordinary names never probes.
+func (m NamesMode) destName(rules func() *nameRules, name string) (string, error) {
+	encoded := false
 	switch m {
 	case NamesDecode:
 		dec := DecodeName(name)
@@ -177,10 +180,12 @@ func (m NamesMode) destName(r *nameRules, name string) (string, error) {
 		}
 		name = dec
 	case NamesEncode:
-		enc := EncodeName(name)
-		return enc, r.check(enc, true)
+		name, encoded = EncodeName(name), true
 	}
-	return name, r.check(name, false)
+	if windowsRule(name) == "" && asciiRule(name) == "" {
+		return name, nil
+	}
+	return name, rules().check(name, encoded)
 }
 
 // The look-alike encoding of names for filesystems with Windows' rules. Each

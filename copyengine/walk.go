@@ -179,7 +179,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 // rootName maps the name a SOURCE gets in the destination root (r.dstRel,
 // a single name) as walkDir maps the names in a tree, or fails it.
 func (e *engine) rootName(r *rootSpec) bool {
-	name, err := e.opt.Names.destName(e.nameRulesOf(e.dstRoot), r.dstRel)
+	name, err := e.opt.Names.destName(func() *nameRules { return e.nameRulesOf(e.dstRoot) }, r.dstRel)
 	if err != nil {
 		e.fail(r.dstRel, err)
 		return false
@@ -310,10 +310,12 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	}
 	// Each source name's name in the destination, or why it cannot have
 	// one there: before anything of the directory is written.
-	rules := e.nameRulesOf(dd)
-	if dd == nil {
-		rules = e.nameRulesOf(e.dstRoot) // a dry run into a directory not made
-	}
+	rules := sync.OnceValue(func() *nameRules {
+		if dd == nil {
+			return e.nameRulesOf(e.dstRoot) // a dry run into a directory not made
+		}
+		return e.nameRulesOf(dd)
+	})
 	dstNames := make([]string, len(names))
 	nameErrs := make([]error, len(names))
 	mapped := false
