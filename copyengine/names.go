@@ -50,6 +50,19 @@ func (m *NamesMode) Set(s string) error {
 // Type names the value's kind for help text.
 func (m *NamesMode) Type() string { return "mode" }
 
+// DestName returns the function that maps a source name to the name its
+// copy has in a destination written in mode m (for verify.TreeOptions), nil
+// for strict, which keeps names.
+func (m NamesMode) DestName() func(string) string {
+	switch m {
+	case NamesEncode:
+		return EncodeName
+	case NamesDecode:
+		return DecodeName
+	}
+	return nil
+}
+
 // nameRules are the rules for names on one destination filesystem: which
 // names it cannot hold. The zero value forbids nothing.
 type nameRules struct {

@@ -2,6 +2,7 @@ package copyengine_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/verify"
 )
 
 // windowsFS is a filesystem with Windows' name rules (or, for plain NTFS,
@@ -186,6 +188,11 @@ func TestWindowsNames(t *testing.T) {
 			}
 			if sum, err := runEngine(t, opt); err != nil || sum.Copied != 0 || sum.Skipped != int64(len(all)) {
 				t.Errorf("encode rerun: err %v, copied %d, skipped %d; want nil, 0, %d", err, sum.Copied, sum.Skipped, len(all))
+			}
+			// fastcopy verify --names=encode src enc
+			rep, err := verify.CompareTrees(context.Background(), src, enc, verify.TreeOptions{DestName: copyengine.NamesEncode.DestName()})
+			if err != nil || !rep.OK() || rep.Files != int64(len(all)) {
+				t.Errorf("verify --names=encode: err %v, %d files, differences %v", err, rep.Files, rep.Diffs)
 			}
 
 			// Decode: back to ext4, byte-identical; a rerun copies nothing.
