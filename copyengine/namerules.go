@@ -45,11 +45,12 @@ func (e *engine) nameRulesOf(d *fileio.Dir) *nameRules {
 // creating names there and reading the directory back: a FUSE driver may
 // take a name and store another. A filesystem that refuses a ':' gets
 // Windows' rules in full (FAT, exFAT, NTFS mounted with windows_names):
-// exfat-fuse stores "CON" and "a." and the kernel's exfat drops a final
-// dot, but Windows opens neither, and such a drive is made to go there.
-// One that refuses a look-alike as well takes only ASCII (fusefat). A dry
-// run writes nothing, so it goes by the filesystem's type: FAT and exFAT
-// have Windows' rules, NTFS only where it was mounted so.
+// exfat-fuse stores "CON" and "a.", but Windows opens neither, and such a
+// drive is made to go there. One that refuses a look-alike as well takes
+// only ASCII (fusefat). One that takes ':' but refuses a byte that is not
+// UTF-8 stores UTF-16 names (NTFS through ntfs-3g without windows_names).
+// A dry run writes nothing, so it goes by the filesystem's type: FAT and
+// exFAT have Windows' rules, NTFS only where it was mounted so.
 func (e *engine) learnNameRules(d *fileio.Dir) *nameRules {
 	fs := hashcache.FSName(d.Path())
 	byType := func() *nameRules {
@@ -63,15 +64,21 @@ func (e *engine) learnNameRules(d *fileio.Dir) *nameRules {
 		return byType()
 	}
 	refused, ok := probeName(d, ":")
-	switch {
-	case !ok:
+	if !ok {
 		return byType() // the probe could not tell (read-only, full, no permission)
-	case !refused:
-		return nil
 	}
 	if fs == "" {
 		fs = "the destination's filesystem"
-	} else if fs == "NTFS" {
+	}
+	if !refused {
+		// Names in UTF-16 (NTFS without windows_names) take every
+		// character but no byte that is not UTF-8.
+		if refused, ok := probeName(d, "\xff"); ok && refused {
+			return &nameRules{fs: fs, utf8: true}
+		}
+		return nil
+	}
+	if fs == "NTFS" {
 		fs = "NTFS mounted with windows_names"
 	}
 	r := &nameRules{fs: fs, windows: true}

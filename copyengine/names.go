@@ -73,9 +73,12 @@ type nameRules struct {
 	windows bool
 	// ascii: printable ASCII only (fusefat writes no other long name).
 	ascii bool
+	// utf8: names must be UTF-8, as where they are stored as UTF-16 (NTFS
+	// without windows_names); implied by windows.
+	utf8 bool
 }
 
-func (r *nameRules) restricts() bool { return r != nil && (r.windows || r.ascii) }
+func (r *nameRules) restricts() bool { return r != nil && (r.windows || r.ascii || r.utf8) }
 
 // NameError is the per-file failure of a name that the destination cannot
 // hold.
@@ -117,8 +120,11 @@ func reservedName(name string) bool {
 
 // windowsRule returns the Windows rule name breaks, "" when none.
 func windowsRule(name string) string {
-	for _, r := range name {
+	for i, r := range name {
 		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(name[i:], "\uFFFD"):
+			// Names are UTF-16 there: the bytes of a Latin-1 name are not.
+			return fmt.Sprintf("name is not UTF-8 (byte %#x)", name[i])
 		case r < 0x20:
 			return fmt.Sprintf("name contains the control character %q", r)
 		case r < utf8.RuneSelf && strings.ContainsRune(windowsForbidden, r):
@@ -166,6 +172,17 @@ func (r *nameRules) check(name string, encoded bool) error {
 			return &NameError{Rule: rule, FS: r.fs, Hint: hint}
 		}
 	}
+	if r.utf8 && !utf8.ValidString(name) {
+		i := 0
+		for i < len(name) {
+			c, size := utf8.DecodeRuneInString(name[i:])
+			if c == utf8.RuneError && size == 1 {
+				break
+			}
+			i += size
+		}
+		return &NameError{Rule: fmt.Sprintf("name is not UTF-8 (byte %#x)", name[i]), FS: r.fs, Hint: "use --names=encode"}
+	}
 	if r.ascii {
 		if rule := asciiRule(name); rule != "" {
 			hint := ""
@@ -210,10 +227,12 @@ func (m NamesMode) destName(rules func() *nameRules, name string) (string, error
 //	final .              FULLWIDTH FULL STOP U+FF0E
 //	final space          SYMBOL FOR SPACE U+2420
 //	reserved device name its first letter in its FULLWIDTH form: "CON.txt" -> "ＣON.txt"
+//	byte b, not UTF-8    U+F700 + b (U+F780-U+F7FF, private use): the names are UTF-16
 //
 // and, so that decoding is unambiguous, every look-alike the name holds
 // already (any of those above, and the FULLWIDTH forms of C, P, A, N, L in
-// either case) and the quote itself get the quote U+201B (SINGLE
+// either case, and U+F780-U+F7FF) and the quote itself get the quote
+// U+201B (SINGLE
 // HIGH-REVERSED-9 QUOTATION MARK) in front. DecodeName(EncodeName(s)) == s
 // for every s, and EncodeName's output breaks none of Windows' rules.
 const (
@@ -222,6 +241,7 @@ const (
 	symbolBase = 0x2400 // control character + symbolBase = its SYMBOL FOR form
 	symbolDot  = '\uFF0E'
 	symbolSp   = '\u2420'
+	byteBase   = 0xF700 // a byte b that is not UTF-8 + byteBase: U+F780-U+F7FF, private use
 )
 
 // reservedInitials are the first letters of the reserved device names.
@@ -247,8 +267,7 @@ func lookAlike(r rune) (rune, bool) {
 }
 
 // EncodeName returns name in the look-alike encoding (see above): what a
-// file of that name is called on a filesystem with Windows' rules under
-// --names=encode. Bytes that are not UTF-8 are kept as they are.
+// file of that name is called under --names=encode.
 func EncodeName(name string) string {
 	var b strings.Builder
 	b.Grow(len(name) + 8)
@@ -257,8 +276,8 @@ func EncodeName(name string) string {
 		r, size := utf8.DecodeRuneInString(name[i:])
 		last := i+size == len(name)
 		switch {
-		case r == utf8.RuneError && size <= 1:
-			b.WriteString(name[i : i+size])
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(byteBase + rune(name[i]))
 		case r == quoteRune:
 			b.WriteRune(quoteRune)
 			b.WriteRune(r)
@@ -283,7 +302,13 @@ func EncodeName(name string) string {
 	return b.String()
 }
 
-func isLookAlike(r rune) bool { _, ok := lookAlike(r); return ok }
+func isLookAlike(r rune) bool {
+	_, ok := lookAlike(r)
+	return ok || isByteRune(r)
+}
+
+// isByteRune reports whether r stands for a byte that is not UTF-8.
+func isByteRune(r rune) bool { return r >= byteBase+0x80 && r <= byteBase+0xFF }
 
 // DecodeName undoes EncodeName: a quoted character is itself, a look-alike
 // is the character it stands for. Names EncodeName did not make decode too
@@ -303,6 +328,8 @@ func DecodeName(name string) string {
 			b.WriteString(name[i : i+size])
 		} else if a, ok := lookAlike(r); ok {
 			b.WriteRune(a)
+		} else if isByteRune(r) {
+			b.WriteByte(byte(r - byteBase))
 		} else {
 			b.WriteString(name[i : i+size])
 		}

@@ -22,7 +22,8 @@ import (
 type windowsFS struct {
 	name   string // the subtest
 	cfg    loopfs.Config
-	label  string // how the messages name it; "" when it forbids nothing
+	label  string // how the messages name it
+	utf16  bool   // only names that are UTF-8 (plain NTFS: no other rule)
 	ascii  bool   // the driver takes only printable ASCII names (fusefat)
 	encode bool   // --names=encode can round-trip the tree
 	// others: the driver fails other things than names, which this test
@@ -38,7 +39,8 @@ var windowsFilesystems = []windowsFS{
 		label: "NTFS mounted with windows_names", encode: true},
 	{name: "FAT32", cfg: loopfs.Config{Type: "vfat", Size: 64 << 20, Mkfs: []string{"-F", "32"}, FUSE: []string{"fusefat", "-o", "rw+"}},
 		label: "FAT", ascii: true, others: true},
-	{name: "NTFS plain", cfg: loopfs.Config{Type: "ntfs", Size: 64 << 20, FUSE: []string{"ntfs-3g"}}, encode: true},
+	{name: "NTFS plain", cfg: loopfs.Config{Type: "ntfs", Size: 64 << 20, FUSE: []string{"ntfs-3g"}},
+		label: "NTFS", utf16: true, encode: true},
 }
 
 // namesTree is a source tree with names Windows cannot hold (bad) and
@@ -46,8 +48,11 @@ var windowsFilesystems = []windowsFS{
 var namesTree = struct{ good, bad []string }{
 	good: []string{"plain.txt", "sub/ok.bin", "sub/deep/x", " lead", "COM0", "sub/.hidden"},
 	bad: []string{"we:ird?.txt", "sub/CON", "sub/nul.tar.gz", "sub/dot.", "sub/space ", "sub/ctl\x01x",
-		`q"*<>\|`, "bad:dir/inner.txt"},
+		`q"*<>\|`, "bad:dir/inner.txt", latin1Name},
 }
+
+// latin1Name is a name from an old disk: "é" in Latin-1, not UTF-8.
+const latin1Name = "sub/lat\xe9in"
 
 // lookAlikeName is good on a filesystem that takes Unicode and a name of its
 // own in the encoding (it gets quoted).
@@ -72,7 +77,9 @@ func TestWindowsNames(t *testing.T) {
 				writeFile(t, filepath.Join(src, rel), files[rel])
 			}
 			refused := map[string]bool{} // the paths that fail, as the failures name them
-			if wfs.label != "" {
+			if wfs.utf16 {
+				refused[latin1Name] = true
+			} else {
 				for _, rel := range namesTree.bad {
 					if rel == "bad:dir/inner.txt" {
 						rel = "bad:dir" // the directory fails, with all it holds
@@ -121,7 +128,11 @@ func TestWindowsNames(t *testing.T) {
 						t.Errorf("%q failed: %s", rel, msg)
 					}
 				}
-				t.Logf("for example: %q: %s", "we:ird?.txt", got["we:ird?.txt"])
+				for _, rel := range []string{"we:ird?.txt", latin1Name} {
+					if refused[rel] {
+						t.Logf("%q: %s", rel, got[rel])
+					}
+				}
 				// No trace of a refused file, not even a temporary.
 				have := listTree(t, dst)
 				for rel := range refused {

@@ -30,7 +30,10 @@ func TestEncodeName(t *testing.T) {
 		{"\uFF23ON", "\u201B\uFF23ON"},
 		{"\u201B", "\u201B\u201B"},
 		{"x\u2420", "x\u201B\u2420"},
-		{"bad\xffbyte:", "bad\xffbyte\uFF1A"},
+		{"bad\xffbyte:", "bad\uF7FFbyte\uFF1A"},
+		{"lat\xe9in", "lat\uF7E9in"},
+		{"\uF7E9", "\u201B\uF7E9"},
+		{"ok\uFFFD", "ok\uFFFD"}, // U+FFFD itself is UTF-8
 	} {
 		got := copyengine.EncodeName(tt.name)
 		if got != tt.enc {
@@ -63,6 +66,8 @@ func TestWindowsRule(t *testing.T) {
 		{"COM10", ""},
 		{"a\x7fb", ""},
 		{"a\uFF1Ab", ""},
+		{"lat\xe9in", "name is not UTF-8 (byte 0xe9)"},
+		{"ok\uFFFD", ""},
 	} {
 		if got := copyengine.WindowsRule(tt.name); got != tt.rule {
 			t.Errorf("WindowsRule(%q) = %q, want %q", tt.name, got, tt.rule)
