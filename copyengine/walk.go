@@ -318,13 +318,15 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	})
 	dstNames := make([]string, len(names))
 	nameErrs := make([]error, len(names))
+	excluded := make([]bool, len(names))
 	mapped := false
 	for i, n := range names {
+		excluded[i] = e.excluded(joinRel(w.srcRel, n.Name))
 		dstNames[i], nameErrs[i] = e.opt.Names.destName(rules, n.Name)
 		mapped = mapped || dstNames[i] != n.Name
 	}
 	if mapped {
-		e.nameCollisions(names, dstNames, nameErrs)
+		e.nameCollisions(names, dstNames, nameErrs, excluded)
 	}
 	if dd != nil && !w.created {
 		existing = e.scanDest(dd, w.dstRel, dstNames)
@@ -349,7 +351,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			return
 		}
 		srcRel := joinRel(w.srcRel, n.Name)
-		if e.excluded(srcRel) {
+		if excluded[i] {
 			continue
 		}
 		if nameErrs[i] != nil {
@@ -450,16 +452,17 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 // nameCollisions fails the source names that land on a destination name
 // another source name has: decoding is not one to one ("a:b" and "a：b"
 // both decode to "a:b"). A name kept as it is wins, then the first in
-// listing order; the others are failed, never let replace it.
-func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs []error) {
+// listing order; the others are failed, never let replace it. Excluded
+// names take no part.
+func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs []error, excluded []bool) {
 	owner := make(map[string]string, len(names))
 	for i, n := range names {
-		if errs[i] == nil && dstNames[i] == n.Name {
+		if errs[i] == nil && !excluded[i] && dstNames[i] == n.Name {
 			owner[n.Name] = n.Name
 		}
 	}
 	for i, n := range names {
-		if errs[i] != nil || dstNames[i] == n.Name {
+		if errs[i] != nil || excluded[i] || dstNames[i] == n.Name {
 			continue
 		}
 		if prev, ok := owner[dstNames[i]]; ok {
