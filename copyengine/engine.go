@@ -149,6 +149,8 @@ type engine struct {
 	caps    destCaps
 	lost    map[string]*lostKind // what the destination could not keep (under mu)
 
+	names destNames // per destination filesystem: the names it cannot hold
+
 	chunks  chan *chunk
 	pending chan *pending
 }
@@ -170,6 +172,12 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 	if opt.Dedup == "" {
 		opt.Dedup = dedup.Auto
+	}
+	if opt.Names == "" {
+		opt.Names = NamesStrict
+	}
+	if err := opt.Names.Set(string(opt.Names)); err != nil {
+		return Summary{}, refuse(string(opt.Names), "is not a --names mode: "+err.Error(), "use strict, encode or decode")
 	}
 	for _, g := range opt.Excludes {
 		if _, err := path.Match(g, ""); err != nil {

@@ -8,3 +8,7 @@ func SetStageLimits(files int, bytes int64) (restore func()) {
 	stageMaxFiles, stageMaxBytes = files, bytes
 	return func() { stageMaxFiles, stageMaxBytes = oldFiles, oldBytes }
 }
+
+// WindowsRule returns the rule of Windows' names that name breaks, "" when
+// none.
+var WindowsRule = windowsRule

@@ -60,6 +60,10 @@ type Options struct {
 	// NoSpaceCheck skips the check that the run fits in the destination's
 	// free space before anything is written.
 	NoSpaceCheck bool
+	// Names says what to do with names the destination cannot hold:
+	// strict (the default) fails each such file, encode writes look-alike
+	// characters instead, decode undoes encode (see NamesMode).
+	Names NamesMode
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.

@@ -87,6 +87,9 @@ func (e *engine) walk(p *plan) {
 		}
 		created := false
 		if r.dstRel != "" {
+			if !e.rootName(r) {
+				continue
+			}
 			var ok bool
 			if created, ok = e.ensureDir(nil, r.dstRel, r.src); !ok {
 				continue
@@ -131,6 +134,9 @@ func (e *engine) walk(p *plan) {
 
 // walkFileRoot handles a SOURCE that is a single file.
 func (e *engine) walkFileRoot(r *rootSpec) {
+	if !e.rootName(r) {
+		return
+	}
 	sd, err := fileio.OpenDir(r.srcDir)
 	if err != nil {
 		e.fail(r.dstRel, err)
@@ -168,6 +174,18 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 		c = append(c, en)
 	}
 	e.sendChunk(src, dst, nil, c)
+}
+
+// rootName maps the name a SOURCE gets in the destination root (r.dstRel,
+// a single name) as walkDir maps the names in a tree, or fails it.
+func (e *engine) rootName(r *rootSpec) bool {
+	name, err := e.opt.Names.destName(func() *nameRules { return e.nameRulesOf(e.dstRoot) }, r.dstRel)
+	if err != nil {
+		e.fail(r.dstRel, err)
+		return false
+	}
+	r.dstRel = name
+	return true
 }
 
 func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string) {
@@ -280,42 +298,68 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 
 	var dst *handle
 	var existing map[string]fileio.Stat
+	var dd *fileio.Dir
 	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
-		dd, err := e.openDst(w.dstRel)
+		dd, err = e.openDst(w.dstRel)
 		if err != nil {
 			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 			return
 		}
 		dst = e.dstHandle(dd, w.dstRel)
 		defer dst.release()
-		if !w.created {
-			existing = e.scanDest(dd, w.dstRel, names)
+	}
+	// Each source name's name in the destination, or why it cannot have
+	// one there: before anything of the directory is written.
+	rules := sync.OnceValue(func() *nameRules {
+		if dd == nil {
+			return e.nameRulesOf(e.dstRoot) // a dry run into a directory not made
 		}
+		return e.nameRulesOf(dd)
+	})
+	dstNames := make([]string, len(names))
+	nameErrs := make([]error, len(names))
+	excluded := make([]bool, len(names))
+	mapped := false
+	for i, n := range names {
+		excluded[i] = e.excluded(joinRel(w.srcRel, n.Name))
+		dstNames[i], nameErrs[i] = e.opt.Names.destName(rules, n.Name)
+		mapped = mapped || dstNames[i] != n.Name
+	}
+	if mapped {
+		e.nameCollisions(names, dstNames, nameErrs, excluded)
+	}
+	if dd != nil && !w.created {
+		existing = e.scanDest(dd, w.dstRel, dstNames)
 	}
 
-	// Source names that are temporaries' names ("a" beside ".a.fastcopy-tmp"):
-	// their neighbours get other temporaries, so that writing one never
-	// removes or replaces the copy of the other.
+	// Destination names that are temporaries' names ("a" beside
+	// ".a.fastcopy-tmp"): their neighbours get other temporaries, so that
+	// writing one never removes or replaces the copy of the other.
 	var tempLike map[string]bool
-	for _, n := range names {
-		if isTempName(n.Name) {
+	for _, n := range dstNames {
+		if isTempName(n) {
 			if tempLike == nil {
 				tempLike = map[string]bool{}
 			}
-			tempLike[n.Name] = true
+			tempLike[n] = true
 		}
 	}
 
 	var files []entry // non-directories, planned once the cache is asked
-	for _, n := range names {
+	for i, n := range names {
 		if e.ctx.Err() != nil {
 			return
 		}
 		srcRel := joinRel(w.srcRel, n.Name)
-		dstRel := joinRel(w.dstRel, n.Name)
-		if e.excluded(srcRel) {
+		if excluded[i] {
 			continue
 		}
+		if nameErrs[i] != nil {
+			e.fail(joinRel(w.dstRel, n.Name), nameErrs[i])
+			continue
+		}
+		dstName := dstNames[i]
+		dstRel := joinRel(w.dstRel, dstName)
 		var st fileio.Stat
 		if e.opt.Dereference {
 			st, err = sd.StatFollow(n.Name)
@@ -336,11 +380,11 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			e.event(ActOwnCache, dstRel)
 			continue
 		}
-		en := entry{name: n.Name, dstName: n.Name, st: st}
-		if tempLike[tempName(n.Name)] {
-			en.tmp = freeTempName(n.Name, tempLike)
+		en := entry{name: n.Name, dstName: dstName, st: st}
+		if tempLike[tempName(dstName)] {
+			en.tmp = freeTempName(dstName, tempLike)
 		}
-		if d, ok := existing[n.Name]; ok {
+		if d, ok := existing[dstName]; ok {
 			en.dstSt = &d
 		}
 		if st.IsDir() {
@@ -356,7 +400,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 				}
 				var ok bool
 				if !created {
-					e.writable(dst.d, n.Name, *en.dstSt) // listed a moment ago: a directory
+					e.writable(dst.d, dstName, *en.dstSt) // listed a moment ago: a directory
 				} else if stg == nil {
 					if created, ok = e.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
 						continue
@@ -408,6 +452,30 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	e.sendChunk(src, dst, stg, batch)
 }
 
+// nameCollisions fails the source names that land on a destination name
+// another source name has: decoding is not one to one ("a:b" and "a：b"
+// both decode to "a:b"). A name kept as it is wins, then the first in
+// listing order; the others are failed, never let replace it. Excluded
+// names take no part.
+func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs []error, excluded []bool) {
+	owner := make(map[string]string, len(names))
+	for i, n := range names {
+		if errs[i] == nil && !excluded[i] && dstNames[i] == n.Name {
+			owner[n.Name] = n.Name
+		}
+	}
+	for i, n := range names {
+		if errs[i] != nil || excluded[i] || dstNames[i] == n.Name {
+			continue
+		}
+		if prev, ok := owner[dstNames[i]]; ok {
+			errs[i] = fmt.Errorf("name becomes %q in the destination, as %q does", dstNames[i], prev)
+			continue
+		}
+		owner[dstNames[i]] = n.Name
+	}
+}
+
 // stageDir makes the new destination directory rel (name in parent) under
 // its temporary name tmp and returns its stage, or nil where directories are
 // not staged or tmp cannot be made: then it is made under its own name.
@@ -425,15 +493,16 @@ func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
 
 // scanDest lists an existing destination directory: it removes leftover
 // temporaries of an interrupted run (those not also named in the source)
-// and returns the metadata of the names the source has.
-func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry) map[string]fileio.Stat {
+// and returns the metadata of the names the source's entries get there
+// (src).
+func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []string) map[string]fileio.Stat {
 	names, err := dd.ReadDir()
 	if err != nil || len(names) == 0 {
 		return nil
 	}
 	inSrc := make(map[string]bool, len(src))
 	for _, n := range src {
-		inSrc[n.Name] = true
+		inSrc[n] = true
 	}
 	out := make(map[string]fileio.Stat)
 	for _, n := range names {

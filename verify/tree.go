@@ -68,6 +68,11 @@ type TreeOptions struct {
 	// Known, when set, may supply the digest of a file (by absolute path
 	// and its current stat) without reading it: a hash cache's valid entry.
 	Known func(path string, st *fileio.Stat) (Sum, bool)
+	// DestName, when set, maps a source name (one path element) to the
+	// name its copy has in the destination (a copy made with names
+	// encoded); CompareTrees then compares each source entry with the
+	// entry of the mapped path. Nil keeps names as they are.
+	DestName func(name string) string
 }
 
 type treeEntry struct {
@@ -173,8 +178,9 @@ func hashAtRead(root *fileio.Dir, rel string, dropCache bool, buf []byte, known 
 
 // hashJob is one file to hash on one or both sides.
 type hashJob struct {
-	rel  string
-	want *Sum // from a manifest; nil when the source is hashed too
+	rel    string
+	dstRel string // the destination's path, when not rel
+	want   *Sum   // from a manifest; nil when the source is hashed too
 }
 
 // CompareTrees compares the trees src and dst by content: every regular file
@@ -191,8 +197,14 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 	}
 	var r Report
 	var jobs []hashJob
+	inDst := map[string]bool{} // with DestName: the destination paths the source's map to
 	for p, s := range se {
-		d, ok := de[p]
+		q := p
+		if opt.DestName != nil {
+			q = mapPath(p, opt.DestName)
+			inDst[q] = true
+		}
+		d, ok := de[q]
 		switch {
 		case !ok:
 			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
@@ -201,11 +213,15 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 		case s.typ == fileio.ModeSymlink && s.target != d.target:
 			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Differ, Detail: fmt.Sprintf("symlink to %q in source, to %q in destination", s.target, d.target)})
 		case s.typ == fileio.ModeRegular:
-			jobs = append(jobs, hashJob{rel: p})
+			jobs = append(jobs, hashJob{rel: p, dstRel: q})
 		}
 	}
 	for p := range de {
-		if _, ok := se[p]; !ok {
+		_, ok := se[p]
+		if opt.DestName != nil {
+			ok = inDst[p]
+		}
+		if !ok {
 			r.Extra++
 			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra})
 		}
@@ -329,7 +345,11 @@ func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) si
 		}
 		want = s
 	}
-	got, n, cached, err := hashAt(dst, j.rel, !opt.FromCache, buf, opt.Known)
+	dstRel := j.rel
+	if j.dstRel != "" {
+		dstRel = j.dstRel
+	}
+	got, n, cached, err := hashAt(dst, dstRel, !opt.FromCache, buf, opt.Known)
 	if err != nil {
 		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Failed, Detail: err.Error()}}
 	}
@@ -340,6 +360,15 @@ func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) si
 		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Differ, Detail: fmt.Sprintf("xxh128 %s expected, %s found", Hex(want), Hex(got))}, size: n, known: known}
 	}
 	return sizedDiff{size: n, known: known}
+}
+
+// mapPath maps each element of the '/'-separated path p with name.
+func mapPath(p string, name func(string) string) string {
+	parts := strings.Split(p, "/")
+	for i, e := range parts {
+		parts[i] = name(e)
+	}
+	return strings.Join(parts, "/")
 }
 
 func sortDiffs(r *Report) {

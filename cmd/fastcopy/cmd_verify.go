@@ -19,6 +19,7 @@ type verifyOptions struct {
 	manifest  string
 	jobs      int
 	fromCache bool
+	names     copyengine.NamesMode
 	json      bool
 	quiet     bool
 }
@@ -38,7 +39,9 @@ A file whose hash-cache entry is still valid (same size, mtime, inode and
 ctime as when fastcopy last read or verified it) is not read again; every
 other file of DEST (or DIR) is read from the device, not the page cache,
 unless --from-cache is given. --no-cache reads every file: a full scrub
-of the media.
+of the media. A DEST written with 'fastcopy --names=encode' (or decode) is
+compared with --names=encode (or decode): each SOURCE name is looked for
+under the name its copy got.
 
 EXIT STATUS
   0    identical
@@ -49,7 +52,8 @@ EXIT STATUS
 `,
 		Example: `  fastcopy verify ~/Photos /media/usb/Photos
   fastcopy --manifest photos.xxh128 ~/Photos /media/usb/Photos
-  fastcopy verify --manifest photos.xxh128 /media/usb/Photos`,
+  fastcopy verify --manifest photos.xxh128 /media/usb/Photos
+  fastcopy verify --names=encode ~/notes /media/usb/notes`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,6 +63,8 @@ EXIT STATUS
 	f := cmd.Flags()
 	f.StringVar(&o.manifest, "manifest", "", "check DIR against this manifest instead of a SOURCE tree")
 	f.IntVarP(&o.jobs, "jobs", "j", 4, "files hashed at once")
+	o.names = copyengine.NamesStrict
+	f.Var(&o.names, "names", "how DEST's names were written: strict (as the source's), encode or decode (as by 'fastcopy --names')")
 	f.BoolVar(&o.fromCache, "from-cache", false, "read through the page cache (faster; does not check the media)")
 	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only differences and errors")
@@ -69,9 +75,12 @@ EXIT STATUS
 }
 
 func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string) error {
-	topt := verify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache}
+	topt := verify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache, DestName: o.names.DestName()}
 	if o.jobs < 1 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
+	}
+	if o.manifest != "" && topt.DestName != nil {
+		return usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
 	}
 	hc, err := o.cache.open(out, true)
 	if err != nil {

@@ -92,6 +92,7 @@ func TestScripts(t *testing.T) {
 			"lockdir":     cmdLockdir,
 			"chownnobody": cmdChownNobody,
 			"lockfile":    cmdLockfile,
+			"mountexfat":  cmdMountExfat,
 		},
 	})
 }
@@ -105,8 +106,12 @@ func TestScripts(t *testing.T) {
 //	xattr        the filesystem takes user.* extended attributes
 //	atimestable  reading a file leaves an access time in the future alone
 //	             (relatime or noatime, not strictatime)
+//	exfat        mountexfat can mount an exFAT image (an error instead of
+//	             false with FASTCOPY_REQUIRE_LOOPFS set)
 func condition(dir, cond string) (bool, error) {
 	switch cond {
+	case "exfat":
+		return canMountExfat()
 	case "xattr":
 		return probe(dir, func(p string) (bool, error) {
 			err := unix.Setxattr(p, "user.fastcopy-probe", []byte("1"), 0)

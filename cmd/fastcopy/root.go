@@ -59,7 +59,9 @@ command line are followed; symlinks inside a tree are copied as symlinks.
 A source directory named like a command (verify) is written ./verify.
 
 ` + exitHelp,
-		Example: `  fastcopy ~/Photos /media/usb/Photos      # keep one copy up to date
+		Example: `  fastcopy ~/Photos /media/usb/Photos                # keep one copy up to date
+  fastcopy --names=encode ~/notes /media/usb/notes   # "a:b" is "a：b" on the stick
+  fastcopy --names=decode /media/usb/notes ~/notes   # and "a:b" again here
   fastcopy -v --exclude '*.tmp' src/ backup/
   fastcopy --json a.iso b.iso /mnt/archive > report.json`,
 		Version:       version(),
@@ -99,6 +101,7 @@ type copyOptions struct {
 	noSpace     bool
 	strict      bool
 	dedupVerify string
+	names       copyengine.NamesMode
 	cache       cacheFlags
 	verbose     bool
 	quiet       bool
@@ -121,6 +124,8 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
 	f.StringVar(&o.dedupVerify, "dedup-verify", "hash", "before sharing a duplicate: hash (equal xxh128) or bytes (compare every byte)")
+	o.names = copyengine.NamesStrict
+	f.Var(&o.names, "names", "names the destination cannot hold (FAT, exFAT, NTFS with Windows names): strict (fail each such file), encode (look-alike characters, reversibly), decode (undo encode when copying back)")
 	f.BoolVarP(&o.checksum, "checksum", "c", false, "decide by content digest for every file whose size matches (cache entries used where valid)")
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
@@ -146,6 +151,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		DryRun:      o.dryRun,
 		Excludes:    o.excludes,
 		Manifest:    o.manifest,
+		Names:       o.names,
 		Stats:       &copyengine.Stats{},
 	}
 	switch eo.Reflink {

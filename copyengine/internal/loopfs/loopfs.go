@@ -1,6 +1,6 @@
 // Package loopfs gives tests real filesystems of a chosen type: an image
 // file made with truncate, formatted with mkfs, attached to a loop device and
-// mounted (with the mount options it names, or by a FUSE driver) in a
+// mounted (with the mount options it names, or through a FUSE driver) in a
 // temporary directory, or a tmpfs of a set size. Cleanup unmounts and
 // detaches.
 //
@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,12 +38,11 @@ type Config struct {
 	// reads and writes go to the disk under the image instead of through
 	// the page cache of the image file.
 	DirectIO bool
-	// Fuse, when set, mounts the device with this FUSE driver instead of
-	// the kernel's: the command is Fuse, then Options as "-o a,b", then the
-	// device and the mount point ("fusefat" with Options "rw+",
-	// "mount.exfat-fuse", "ntfs-3g"). Kernels without exfat, vfat or ntfs3
-	// modules reach those filesystems only so.
-	Fuse string
+	// FUSE, when set, mounts through a FUSE driver instead of the kernel:
+	// the command and its arguments before the device and the mount point,
+	// e.g. {"ntfs-3g", "-o", "windows_names"}, {"fusefat", "-o", "rw+"},
+	// {"mount.exfat-fuse"}. Options is then unused.
+	FUSE []string
 }
 
 // FS is a mounted filesystem.
@@ -61,10 +61,8 @@ func Mount(t testing.TB, c Config) *FS {
 	if err := Available(c.Type); err != nil {
 		skip(t, err.Error())
 	}
-	if c.Fuse != "" {
-		if err := needFuse(c.Fuse); err != nil {
-			skip(t, err.Error())
-		}
+	if err := availableFUSE(c.FUSE); err != nil {
+		skip(t, err.Error())
 	}
 	img := filepath.Join(t.TempDir(), c.Type+".img")
 	mnt := t.TempDir()
@@ -116,11 +114,11 @@ func Attach(c Config, img, mnt string) (*FS, error) {
 	}
 	fs := &FS{Type: c.Type, Dir: mnt, Dev: strings.TrimSpace(out), Image: img}
 	tool, margs := "mount", []string{"-t", c.Type}
-	if c.Fuse != "" {
-		tool, margs = c.Fuse, nil
-	}
 	if len(c.Options) > 0 {
 		margs = append(margs, "-o", strings.Join(c.Options, ","))
+	}
+	if len(c.FUSE) > 0 {
+		tool, margs = c.FUSE[0], slices.Clone(c.FUSE[1:])
 	}
 	if out, err := command(tool, append(margs, fs.Dev, mnt)...); err != nil {
 		_, _ = command("losetup", "-d", fs.Dev)
@@ -192,16 +190,6 @@ func (fs *FS) unmount() error {
 }
 
 // needFuse reports why the FUSE driver tool cannot mount here.
-func needFuse(tool string) error {
-	if err := need(tool); err != nil {
-		return err
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return errors.New("no /dev/fuse: this kernel or container offers no FUSE")
-	}
-	return nil
-}
-
 func mkfsDefaults(typ string) []string {
 	switch typ {
 	case "xfs", "btrfs":
@@ -210,6 +198,8 @@ func mkfsDefaults(typ string) []string {
 		// No blocks reserved for root: the tests run as root and want
 		// "full" to mean full.
 		return []string{"-q", "-F", "-m", "0"}
+	case "ntfs":
+		return []string{"-q", "-F", "-Q"} // -F: an image, not a partition
 	}
 	return nil
 }
@@ -222,6 +212,21 @@ func Available(fstype string) error {
 	}
 	if _, err := os.Stat("/dev/loop-control"); err != nil {
 		return errors.New("no /dev/loop-control: this kernel or container offers no loop devices")
+	}
+	return nil
+}
+
+// availableFUSE reports why the FUSE driver command cannot mount here, or
+// nil when it can (or when there is none).
+func availableFUSE(cmd []string) error {
+	if len(cmd) == 0 {
+		return nil
+	}
+	if err := need(cmd[0]); err != nil {
+		return err
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return errors.New("no /dev/fuse: this kernel or container offers no FUSE")
 	}
 	return nil
 }
@@ -258,16 +263,16 @@ func pkgOf(tool string) string {
 		return "btrfs-progs"
 	case "mkfs.ext2", "mkfs.ext3", "mkfs.ext4":
 		return "e2fsprogs"
-	case "mkfs.vfat", "mkfs.fat":
-		return "dosfstools"
 	case "mkfs.exfat":
 		return "exfatprogs"
 	case "mount.exfat-fuse":
 		return "exfat-fuse"
-	case "fusefat":
-		return "fusefat"
+	case "mkfs.vfat", "mkfs.fat":
+		return "dosfstools"
 	case "mkfs.ntfs", "ntfs-3g":
 		return "ntfs-3g"
+	case "fusefat":
+		return "fusefat"
 	}
 	return "mount"
 }

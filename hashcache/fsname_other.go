@@ -1,0 +1,6 @@
+//go:build !linux
+
+package hashcache
+
+// FSName returns "" on this platform: no filesystem detection yet.
+func FSName(path string) string { return "" }
