@@ -34,6 +34,7 @@ type pending struct {
 	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
 	backOf   *aheadBudget  // what back counts against
 	stage    *stage        // written under its own name in this staged directory
+	resumed  int64         // bytes of a temporary left by an earlier run kept (see resumer)
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -351,6 +352,7 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 
 // recopy writes the file again after a mismatch and checks it once more.
 func (e *engine) recopy(p *pending, buf []byte) error {
+	p.en.resume = false // what read back wrong is not taken up again
 	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, p.tmp, buf, nil)
 	if err != nil {
 		return err
@@ -379,9 +381,12 @@ func (e *engine) failPending(p *pending, err error) {
 	p.release()
 }
 
-// discard removes the temporary of a run that is stopping.
+// discard removes the temporary of a run that is stopping, unless the next
+// run can take it up (keepsTemp).
 func (e *engine) discard(p *pending) {
-	e.unwrite(p.stage, p.dst.d, p.tmp)
+	if p.action != ActCopy || !e.keepsTemp(&p.en, p.tmp) {
+		e.unwrite(p.stage, p.dst.d, p.tmp)
+	}
 	e.groupDone(p, false)
 	p.release()
 }

@@ -56,6 +56,7 @@ type entry struct {
 	tmp     string       // the temporary name, when not tempName(dstName)
 	src     *fileio.File // the source, when opened ahead (prefetch)
 	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
+	resume  bool         // a temporary of an earlier run was kept to take up (see resumer)
 }
 
 // tempName is the name en is written under before it takes dstName: the

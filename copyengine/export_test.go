@@ -8,3 +8,11 @@ func SetStageLimits(files int, bytes int64) (restore func()) {
 	stageMaxFiles, stageMaxBytes = files, bytes
 	return func() { stageMaxFiles, stageMaxBytes = oldFiles, oldBytes }
 }
+
+// SetResumeMin lowers the size from which an interrupted copy's temporary
+// is kept and taken up, for the rest of a test.
+func SetResumeMin(n int64) (restore func()) {
+	old := resumeMin
+	resumeMin = n
+	return func() { resumeMin = old }
+}

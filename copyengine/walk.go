@@ -159,6 +159,9 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 		if dst, err := dst.d.Lstat(r.dstRel); err == nil {
 			en.dstSt = &dst
 		}
+		// No listing removes leftovers here: one found is taken up, or
+		// replaced, by the copy.
+		en.resume = e.resumable(&st)
 	}
 	var c []entry
 	ens := []entry{en}
@@ -278,21 +281,6 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		return
 	}
 
-	var dst *handle
-	var existing map[string]fileio.Stat
-	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
-		dd, err := e.openDst(w.dstRel)
-		if err != nil {
-			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
-			return
-		}
-		dst = newHandle(dd, w.dstRel)
-		defer dst.release()
-		if !w.created {
-			existing = e.scanDest(dd, w.dstRel, names)
-		}
-	}
-
 	// Source names that are temporaries' names ("a" beside ".a.fastcopy-tmp"):
 	// their neighbours get other temporaries, so that writing one never
 	// removes or replaces the copy of the other.
@@ -304,6 +292,25 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			}
 			tempLike[n.Name] = true
 		}
+	}
+
+	var dst *handle
+	var existing map[string]fileio.Stat
+	var kept map[string]string // temporaries kept to take up: source name -> temporary
+	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
+		dd, err := e.openDst(w.dstRel)
+		if err != nil {
+			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
+			return
+		}
+		dst = newHandle(dd, w.dstRel)
+		defer dst.release()
+		if !w.created {
+			existing, kept = e.scanDest(dd, w.dstRel, names, tempLike)
+		}
+	}
+	if len(kept) > 0 {
+		defer e.dropKept(dst, kept)
 	}
 
 	var files []entry // non-directories, planned once the cache is asked
@@ -339,6 +346,9 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		en := entry{name: n.Name, dstName: n.Name, st: st}
 		if tempLike[tempName(n.Name)] {
 			en.tmp = freeTempName(n.Name, tempLike)
+		}
+		if _, ok := kept[n.Name]; ok && e.resumable(&st) {
+			en.resume = true
 		}
 		if d, ok := existing[n.Name]; ok {
 			en.dstSt = &d
@@ -390,6 +400,9 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		if !e.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
 			continue
 		}
+		if en.resume {
+			delete(kept, en.name) // the copy takes it up, or removes it
+		}
 		batch = append(batch, *en)
 		if en.st.IsRegular() {
 			batchBytes += en.st.Size
@@ -422,22 +435,43 @@ func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
 
 // scanDest lists an existing destination directory: it removes leftover
 // temporaries of an interrupted run (those not also named in the source)
-// and returns the metadata of the names the source has.
-func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry) map[string]fileio.Stat {
+// and returns the metadata of the names the source has. A leftover that is
+// the temporary of a source file, as a regular file, is kept instead
+// (returned in kept, by source name) for the copy to take up or remove
+// (see resumer); tempLike holds the source names that are temporaries'.
+func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, tempLike map[string]bool) (out map[string]fileio.Stat, kept map[string]string) {
 	names, err := dd.ReadDir()
 	if err != nil || len(names) == 0 {
-		return nil
+		return nil, nil
 	}
 	inSrc := make(map[string]bool, len(src))
+	var tempOf map[string]string // temporary -> source file
 	for _, n := range src {
 		inSrc[n.Name] = true
+		if n.Type == fileio.ModeRegular && !e.opt.NoResume {
+			if tempOf == nil {
+				tempOf = map[string]string{}
+			}
+			en := entry{dstName: n.Name}
+			if tempLike[tempName(n.Name)] {
+				en.tmp = freeTempName(n.Name, tempLike)
+			}
+			tempOf[en.tempName()] = n.Name
+		}
 	}
-	out := make(map[string]fileio.Stat)
+	out = make(map[string]fileio.Stat)
 	for _, n := range names {
 		if inSrc[n.Name] {
 			if st, err := dd.Lstat(n.Name); err == nil {
 				out[n.Name] = st
 			}
+			continue
+		}
+		if of, ok := tempOf[n.Name]; ok && n.Type == fileio.ModeRegular {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[of] = n.Name
 			continue
 		}
 		if isTempName(n.Name) && !e.opt.DryRun {
@@ -451,7 +485,7 @@ func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry) 
 			}
 		}
 	}
-	return out
+	return out, kept
 }
 
 // plan counts a non-directory entry and decides whether it needs work. It

@@ -16,7 +16,7 @@ const (
 	exitSomeFailed  = 3   // the run finished, some files failed; the others are in place
 	exitMismatch    = 4   // a file read back different from its source; it was not put in place
 	exitLocked      = 5   // another fastcopy holds the destination (or the hash cache)
-	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed
+	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed, but for large files' (kept to resume)
 )
 
 const exitHelp = `EXIT STATUS
@@ -26,7 +26,8 @@ const exitHelp = `EXIT STATUS
   3    some files failed (listed); all others are in place
   4    verification failed for some files; they were not put in place
   5    the destination or the hash cache is in use by another fastcopy
-  130  interrupted; no temporary files are left behind
+  130  interrupted: nothing half-copied is left under a final name; the
+       hidden temporary of a large file is kept for the rerun to resume
 `
 
 // usageError marks a command-line mistake (exit 2).

@@ -1,0 +1,254 @@
+//go:build fcfault
+
+package copyengine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+// Resuming, in process: a run is cancelled while it writes a large file
+// (the Nth read of its source cancels it), and the next run takes up the
+// temporary it kept. Sizes are scaled down (resumeMin lowered) to keep the
+// tests quick; the large file sits in a new directory, which a run with
+// such a file does not stage (a staged directory is removed whole by the
+// next run).
+
+const (
+	resumeSize  = 40 << 20
+	resumeMinIn = 8 << 20
+)
+
+// interruptedCopy copies src (holding sub/big, resumeSize bytes) to dst and
+// cancels the run at the cutAt'th read of sub/big, then returns the
+// temporary left in dst and the source's content.
+func interruptedCopy(t *testing.T, src, dst string, cutAt int) (tmp string, data []byte) {
+	t.Helper()
+	data = pattern(77, resumeSize)
+	writeFile(t, filepath.Join(src, "sub", "big"), data)
+	writeFile(t, filepath.Join(src, "sub", "small"), pattern(78, 1000))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cut := &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: cutAt, Then: cancel}
+	fileio.SetFaults(cut)
+	_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst})
+	fileio.ClearFaults()
+	if !errors.Is(err, context.Canceled) || cut.Calls() < cutAt {
+		t.Fatalf("first run: %v after %d reads of the large file; want it cancelled at read %d", err, cut.Calls(), cutAt)
+	}
+	tmp = filepath.Join(dst, "sub", ".big"+tempSuffix)
+	st, err := os.Lstat(tmp)
+	if err != nil || st.Size() == 0 {
+		t.Fatalf("the cancelled run kept no temporary of the large file to resume: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "sub", "big")); err == nil {
+		t.Fatal("the large file is under its final name after a cancelled run")
+	}
+	return tmp, data
+}
+
+// resumeRun reruns the copy and returns its summary, the bytes it wrote
+// and where the large file was resumed (-1: it was not).
+func resumeRun(t *testing.T, src, dst string) (sum copyengine.Summary, written, at int64) {
+	t.Helper()
+	var ev events
+	stats := &copyengine.Stats{}
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record})
+	if err != nil || sum.Failed != 0 {
+		t.Fatalf("rerun: %v, failures %v", err, sum.Failures)
+	}
+	at = -1
+	for _, e := range ev.all {
+		if e.Action == copyengine.ActResume {
+			if e.Path != "sub/big" || at >= 0 {
+				t.Errorf("resume event for %q (at %d); want one, for sub/big", e.Path, e.Resumed)
+			}
+			at = e.Resumed
+		}
+	}
+	t.Logf("rerun: resumed at %d, wrote %d bytes", at, stats.BytesWritten.Load())
+	return sum, stats.BytesWritten.Load(), at
+}
+
+func sameContent(t *testing.T, path string, want []byte) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s: %d bytes, not its source's %d", path, len(got), len(want))
+	}
+}
+
+// TestResumeAfterCancel: the rerun writes only what the first run did not,
+// says where it resumed, and the file is complete.
+func TestResumeAfterCancel(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	tmp, data := interruptedCopy(t, src, dst, 16)
+	st, _ := os.Stat(tmp)
+	sum, written, at := resumeRun(t, src, dst)
+	if at <= 0 || at > st.Size() {
+		t.Fatalf("resumed at %d; want within the %d bytes the first run left", at, st.Size())
+	}
+	if want := int64(resumeSize) - at; written != want+1000 {
+		t.Errorf("the rerun wrote %d bytes; want the %d past the resume point and the small file's 1000", written, want)
+	}
+	if sum.Resumed != 1 || sum.BytesResumed != at {
+		t.Errorf("summary: %d resumed, %d bytes; want 1 and %d", sum.Resumed, sum.BytesResumed, at)
+	}
+	if sum.Verified != 2 {
+		t.Errorf("%d files verified; want both", sum.Verified)
+	}
+	sameContent(t, filepath.Join(dst, "sub", "big"), data)
+	noTemps(t, dst)
+}
+
+// TestResumeCorruptPrefix: a byte flipped inside the kept prefix moves the
+// resume point to before it; the file is still copied right.
+func TestResumeCorruptPrefix(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	tmp, data := interruptedCopy(t, src, dst, 24)
+	st, _ := os.Stat(tmp)
+	flip := st.Size() / 2
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte{data[flip] ^ 0x5a}
+	if _, err := f.WriteAt(b, flip); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, written, at := resumeRun(t, src, dst)
+	// The source is compared in the pieces it is read in (1 MiB): the
+	// resume point is the start of the piece with the flipped byte.
+	if at > flip || at <= flip-1<<20 {
+		t.Fatalf("resumed at %d; want the start of the 1 MiB piece holding the flipped byte at %d", at, flip)
+	}
+	if written != int64(resumeSize)-max(at, 0)+1000 {
+		t.Errorf("the rerun wrote %d bytes; resumed at %d", written, at)
+	}
+	sameContent(t, filepath.Join(dst, "sub", "big"), data)
+	noTemps(t, dst)
+}
+
+// TestResumeNotThrough: a temporary replaced by a symlink, or by a hard
+// link to another file, is neither followed nor written through, nor taken
+// up, though what it leads to holds the very bytes of the source: the name
+// is replaced by a fresh temporary and the file copied whole.
+func TestResumeNotThrough(t *testing.T) {
+	for _, kind := range []string{"symlink", "hardlink"} {
+		t.Run(kind, func(t *testing.T) {
+			defer copyengine.SetResumeMin(resumeMinIn)()
+			scr := scratchDir(t)
+			src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+			tmp, data := interruptedCopy(t, src, dst, 16)
+			outside := filepath.Join(scr, "outside")
+			writeFile(t, outside, data[:30<<20])
+			if err := os.Remove(tmp); err != nil {
+				t.Fatal(err)
+			}
+			link := os.Symlink
+			if kind == "hardlink" {
+				link = os.Link
+			}
+			if err := link(outside, tmp); err != nil {
+				t.Fatal(err)
+			}
+			_, written, at := resumeRun(t, src, dst)
+			if at >= 0 {
+				t.Errorf("resumed at %d through a %s", at, kind)
+			}
+			if written != resumeSize+1000 {
+				t.Errorf("the rerun wrote %d bytes; want the whole file", written)
+			}
+			sameContent(t, outside, data[:30<<20])
+			sameContent(t, filepath.Join(dst, "sub", "big"), data)
+			noTemps(t, dst)
+		})
+	}
+}
+
+// TestResumeNotOthers: a temporary owned by another user is not taken up
+// (that user could still be writing it).
+func TestResumeNotOthers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: giving a file to another user needs root")
+	}
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	tmp, data := interruptedCopy(t, src, dst, 16)
+	if err := os.Chown(tmp, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	_, written, at := resumeRun(t, src, dst)
+	if at >= 0 || written != resumeSize+1000 {
+		t.Errorf("resumed at %d, wrote %d bytes: a temporary of another owner was taken up", at, written)
+	}
+	sameContent(t, filepath.Join(dst, "sub", "big"), data)
+	noTemps(t, dst)
+}
+
+// TestResumeLeftoverOfUnchanged: a kept temporary of a file that needs no
+// copy after all is removed like any leftover.
+func TestResumeLeftoverOfUnchanged(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	data := pattern(79, resumeSize)
+	writeFile(t, filepath.Join(src, "big"), data)
+	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	if err != nil || sum.Skipped != 1 || sum.TempsRemoved != 1 {
+		t.Fatalf("rerun: %v, %d skipped, %d temporaries removed; want 1 and 1", err, sum.Skipped, sum.TempsRemoved)
+	}
+	noTemps(t, dst)
+}
+
+// TestNoResume: --no-resume neither keeps the temporary of a cancelled
+// copy nor takes one up.
+func TestNoResume(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	tmp, data := interruptedCopy(t, src, dst, 16)
+	var ev events
+	stats := &copyengine.Stats{}
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, NoResume: true, Stats: stats, OnEvent: ev.record})
+	if err != nil || sum.Resumed != 0 || stats.BytesWritten.Load() != resumeSize+1000 || sum.TempsRemoved != 1 {
+		t.Fatalf("--no-resume rerun: %v, %d resumed, %d bytes written, %d temporaries removed; want 0, the whole file, 1", err, sum.Resumed, stats.BytesWritten.Load(), sum.TempsRemoved)
+	}
+	sameContent(t, filepath.Join(dst, "sub", "big"), data)
+	if err := os.RemoveAll(dst); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: 16, Then: cancel})
+	_, err = copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst, NoResume: true})
+	fileio.ClearFaults()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled --no-resume run: %v", err)
+	}
+	if _, err := os.Lstat(tmp); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("a cancelled --no-resume run kept %s: %v", tmp, err)
+	}
+}
