@@ -252,3 +252,62 @@ func TestNoResume(t *testing.T) {
 		t.Errorf("a cancelled --no-resume run kept %s: %v", tmp, err)
 	}
 }
+
+// TestResumeFileRoot: a file named on the command line is resumed too (no
+// listing of its directory keeps the temporary: the copy finds it), and a
+// symlink in the temporary's place is not followed there either.
+func TestResumeFileRoot(t *testing.T) {
+	for _, kind := range []string{"resume", "symlink"} {
+		t.Run(kind, func(t *testing.T) {
+			defer copyengine.SetResumeMin(resumeMinIn)()
+			scr := scratchDir(t)
+			data := pattern(80, resumeSize)
+			src, dst := filepath.Join(scr, "big"), filepath.Join(scr, "dst")
+			writeFile(t, src, data)
+			if err := os.Mkdir(dst, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: src, Nth: 16, Then: cancel})
+			_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst})
+			fileio.ClearFaults()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("first run: %v; want it cancelled", err)
+			}
+			tmp := filepath.Join(dst, ".big"+tempSuffix)
+			if _, err := os.Lstat(tmp); err != nil {
+				t.Fatalf("the cancelled run kept no temporary: %v", err)
+			}
+			outside := filepath.Join(scr, "outside")
+			if kind == "symlink" {
+				writeFile(t, outside, data[:30<<20])
+				if err := os.Remove(tmp); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(outside, tmp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ev events
+			stats := &copyengine.Stats{}
+			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record})
+			if err != nil || sum.Failed != 0 {
+				t.Fatalf("rerun: %v, failures %v", err, sum.Failures)
+			}
+			written := stats.BytesWritten.Load()
+			t.Logf("rerun: %d resumed (%d bytes), wrote %d bytes", sum.Resumed, sum.BytesResumed, written)
+			if kind == "resume" && (sum.Resumed != 1 || sum.BytesResumed == 0 || written != resumeSize-sum.BytesResumed) {
+				t.Errorf("not resumed, or more written than the rest")
+			}
+			if kind == "symlink" {
+				if sum.Resumed != 0 || written != resumeSize {
+					t.Errorf("resumed through a symlink")
+				}
+				sameContent(t, outside, data[:30<<20])
+			}
+			sameContent(t, filepath.Join(dst, "big"), data)
+			noTemps(t, dst)
+		})
+	}
+}
