@@ -311,3 +311,32 @@ func TestResumeFileRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeWritten: a run stopped after the large file was written, while
+// it is flushed for its read-back, keeps it too; the rerun finds all of it
+// equal to the source, writes nothing, and still reads it back.
+func TestResumeWritten(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	data := pattern(81, resumeSize)
+	writeFile(t, filepath.Join(src, "big"), data)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fileio.SetFaults(&fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: cancel})
+	_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst})
+	fileio.ClearFaults()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v; want it cancelled", err)
+	}
+	if st, err := os.Lstat(filepath.Join(dst, ".big"+tempSuffix)); err != nil || st.Size() != resumeSize {
+		t.Fatalf("the cancelled run did not keep the written file's temporary: %v", err)
+	}
+	stats := &copyengine.Stats{}
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats})
+	if err != nil || sum.Resumed != 1 || sum.BytesResumed != resumeSize || stats.BytesWritten.Load() != 0 || sum.Verified != 1 {
+		t.Fatalf("rerun: %v, %d resumed at %d, %d bytes written, %d verified; want the whole file resumed, nothing written, 1 verified", err, sum.Resumed, sum.BytesResumed, stats.BytesWritten.Load(), sum.Verified)
+	}
+	sameContent(t, filepath.Join(dst, "big"), data)
+	noTemps(t, dst)
+}
