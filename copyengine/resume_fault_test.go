@@ -340,3 +340,42 @@ func TestResumeWritten(t *testing.T) {
 	sameContent(t, filepath.Join(dst, "big"), data)
 	noTemps(t, dst)
 }
+
+// TestResumeTamperedAfterCompare: a writer of the destination changes the
+// temporary's prefix after the rerun has compared it with the source (a
+// writer holding it open could). The prefix is not trusted for having
+// compared equal: the read-back of the whole file finds the change, and
+// the file is copied again.
+func TestResumeTamperedAfterCompare(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	tmp, data := interruptedCopy(t, src, dst, 16)
+	tamper := func() {
+		f, err := os.OpenFile(tmp, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.WriteAt([]byte{data[1<<20+7] ^ 0xff}, 1<<20+7); err != nil {
+			t.Error(err)
+		}
+	}
+	// The third read of the source is of its third MiB: the first two
+	// have been compared with the temporary, equal.
+	fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: 3, Then: tamper})
+	sum, written, at := resumeRun(t, src, dst)
+	fileio.ClearFaults()
+	if at <= 1<<20 {
+		t.Fatalf("resumed at %d; the test means to change a byte the rerun compared", at)
+	}
+	if written <= resumeSize {
+		t.Errorf("the rerun wrote %d bytes: the changed file was not copied again", written)
+	}
+	if sum.Verified != 2 {
+		t.Errorf("%d files verified; want 2", sum.Verified)
+	}
+	sameContent(t, filepath.Join(dst, "sub", "big"), data)
+	noTemps(t, dst)
+}
