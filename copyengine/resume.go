@@ -78,6 +78,15 @@ func (e *engine) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resume
 		f.Close()
 		return nil
 	}
+	if cur.Mode&0o7777 != 0o600 {
+		// Private again until its data is complete, as a new temporary is
+		// (createMode): one kept whole had its final mode, setuid perhaps,
+		// and is about to be written to. applyMeta sets the mode after.
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return nil
+		}
+	}
 	limit := cur.Size
 	if limit > st.Size {
 		// Longer than the source: the end cannot be the copy's. Cut it

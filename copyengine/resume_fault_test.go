@@ -314,13 +314,18 @@ func TestResumeFileRoot(t *testing.T) {
 
 // TestResumeWritten: a run stopped after the large file was written, while
 // it is flushed for its read-back, keeps it too; the rerun finds all of it
-// equal to the source, writes nothing, and still reads it back.
+// equal to the source, writes nothing, and still reads it back. The kept
+// file has its final mode, setuid here: while the rerun has it open for
+// writing it is private again (0600), as a new temporary is.
 func TestResumeWritten(t *testing.T) {
 	defer copyengine.SetResumeMin(resumeMinIn)()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(81, resumeSize)
 	writeFile(t, filepath.Join(src, "big"), data)
+	if err := syscall.Chmod(filepath.Join(src, "big"), 0o4755); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fileio.SetFaults(&fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: cancel})
@@ -332,12 +337,26 @@ func TestResumeWritten(t *testing.T) {
 	if st, err := os.Lstat(filepath.Join(dst, ".big"+tempSuffix)); err != nil || st.Size() != resumeSize {
 		t.Fatalf("the cancelled run did not keep the written file's temporary: %v", err)
 	}
+	tmp := filepath.Join(dst, ".big"+tempSuffix)
+	var during os.FileMode
+	fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "big"), Nth: 20, Then: func() {
+		if st, err := os.Lstat(tmp); err == nil {
+			during = st.Mode()
+		}
+	}})
 	stats := &copyengine.Stats{}
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats})
+	fileio.ClearFaults()
 	if err != nil || sum.Resumed != 1 || sum.BytesResumed != resumeSize || stats.BytesWritten.Load() != 0 || sum.Verified != 1 {
 		t.Fatalf("rerun: %v, %d resumed at %d, %d bytes written, %d verified; want the whole file resumed, nothing written, 1 verified", err, sum.Resumed, sum.BytesResumed, stats.BytesWritten.Load(), sum.Verified)
 	}
+	if during.Perm() != 0o600 || during&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		t.Errorf("the temporary had mode %v while the rerun had it open for writing; want 0600", during)
+	}
 	sameContent(t, filepath.Join(dst, "big"), data)
+	if st, err := os.Lstat(filepath.Join(dst, "big")); err != nil || st.Mode()&os.ModeSetuid == 0 || st.Mode().Perm() != 0o755 {
+		t.Errorf("the copy's mode is not its source's 4755: %v", st.Mode())
+	}
 	noTemps(t, dst)
 }
 
