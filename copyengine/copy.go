@@ -176,6 +176,9 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			}()
 		}
 		if en.check && e.checkEntry(c, en, rel, buf) {
+			if en.resume {
+				e.removeKept(c.dst, en.tempName()) // equal after all: a leftover
+			}
 			return
 		}
 		size := en.st.Size

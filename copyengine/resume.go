@@ -145,17 +145,28 @@ func (e *engine) resumedEvent(rel string, at int64) {
 	}
 }
 
-// dropKept removes the temporaries scanDest kept that no copy took up (the
-// file is unchanged, excluded, gone, or not resumable after all), as any
-// other leftover; a run that is stopping leaves them for the next.
+// dropKept removes the temporaries scanDest kept that are left when the
+// walk of their directory is done: those of names that were not planned as
+// files (excluded, gone, no longer files), which no copy writes. A run
+// that is stopping leaves them for the next.
 func (e *engine) dropKept(dst *handle, kept map[string]string) {
-	if e.ctx.Err() != nil || e.opt.DryRun || dst == nil {
+	if e.ctx.Err() != nil {
 		return
 	}
 	for _, tmp := range kept {
-		if err := dst.d.Remove(tmp); err == nil {
-			e.count(func(s *Summary) { s.TempsRemoved++ })
-			e.event(ActCleanTmp, joinRel(dst.rel, tmp))
-		}
+		e.removeKept(dst, tmp)
+	}
+}
+
+// removeKept removes a temporary scanDest kept that no copy takes up (its
+// file is unchanged, or not resumable), as any other leftover: before the
+// file is handed to a worker, which may write a temporary of that name.
+func (e *engine) removeKept(dst *handle, tmp string) {
+	if e.opt.DryRun || dst == nil {
+		return
+	}
+	if err := dst.d.Remove(tmp); err == nil {
+		e.count(func(s *Summary) { s.TempsRemoved++ })
+		e.event(ActCleanTmp, joinRel(dst.rel, tmp))
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/dedup"
 )
 
 // Resuming, in process: a run is cancelled while it writes a large file
@@ -396,5 +397,73 @@ func TestResumeTamperedAfterCompare(t *testing.T) {
 		t.Errorf("%d files verified; want 2", sum.Verified)
 	}
 	sameContent(t, filepath.Join(dst, "sub", "big"), data)
+	noTemps(t, dst)
+}
+
+// TestLeftoverOfSmallFileRewritten: the leftover temporary of a file too
+// small to resume, whose file is copied again, is removed before the copy
+// writes a fresh temporary of the same name, never while it does. Here the
+// first removal of that name waits (a second at most) for the copy to be
+// reading its source, its fresh temporary made; the copy then waits (a
+// second at most) for something to remove that temporary.
+func TestLeftoverOfSmallFileRewritten(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	data := pattern(82, 5000)
+	writeFile(t, filepath.Join(src, "small"), data)
+	writeFile(t, filepath.Join(dst, "small"), pattern(83, 4000))
+	tmp := filepath.Join(dst, ".small"+tempSuffix)
+	writeFile(t, tmp, data[:3000])
+	reading := make(chan struct{})
+	fileio.SetFaults(
+		&fileio.Fault{Op: fileio.OpRemove, PathIs: tmp, Nth: 1, Then: func() {
+			select {
+			case <-reading:
+			case <-time.After(time.Second):
+			}
+		}},
+		&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "small"), Nth: 1, Then: func() {
+			close(reading)
+			for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+				if _, err := os.Lstat(tmp); err != nil {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}})
+	// No dedup: it would read the source before the temporary is made.
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Off})
+	fileio.ClearFaults()
+	if err != nil || sum.Failed != 0 || sum.Copied != 1 {
+		t.Fatalf("run: %v, %d copied, failures %v; want 1 copied, no failure", err, sum.Copied, sum.Failures)
+	}
+	// Read once and read back once: a temporary removed under the copy
+	// fails its read-back and is copied again.
+	if sum.BytesRead != 2*5000 {
+		t.Errorf("%d bytes read; want the source and its read-back, 10000", sum.BytesRead)
+	}
+	sameContent(t, filepath.Join(dst, "small"), data)
+	noTemps(t, dst)
+}
+
+// TestResumeLeftoverOfEqual: so is one of a file that is found equal by
+// its digest (--checksum; same size, another mtime) rather than by its
+// stat.
+func TestResumeLeftoverOfEqual(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	data := pattern(84, resumeSize)
+	writeFile(t, filepath.Join(src, "big"), data)
+	writeFile(t, filepath.Join(dst, "big"), data)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(dst, "big"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true})
+	if err != nil || sum.Copied != 0 || sum.TempsRemoved != 1 {
+		t.Fatalf("run: %v, %d copied, %d temporaries removed; want 0 and 1", err, sum.Copied, sum.TempsRemoved)
+	}
 	noTemps(t, dst)
 }

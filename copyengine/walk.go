@@ -397,11 +397,16 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	var batchBytes int64
 	for i := range files {
 		en := &files[i]
+		tmp, isKept := kept[en.name]
+		delete(kept, en.name)
 		if !e.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
+			if isKept {
+				e.removeKept(dst, tmp) // unchanged after all: a leftover
+			}
 			continue
 		}
-		if en.resume {
-			delete(kept, en.name) // the copy takes it up, or removes it
+		if isKept && !en.resume {
+			e.removeKept(dst, tmp) // before a worker writes a temporary of that name
 		}
 		batch = append(batch, *en)
 		if en.st.IsRegular() {
