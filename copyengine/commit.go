@@ -38,6 +38,7 @@ type pending struct {
 	ino      devIno        // the inode written under tmp (zero: not known)
 	held     *fileio.File  // the inode that was read back, kept open until it has its name
 	heldOf   *aheadBudget  // what held counts against, if anything
+	resumed  int64         // bytes of a temporary left by an earlier run kept (see resumer)
 }
 
 // committer gathers written files into batches. For each batch it flushes
@@ -373,6 +374,7 @@ func (p *pending) unhold() {
 
 // recopy writes the file again after a mismatch and checks it once more.
 func (e *engine) recopy(p *pending, buf []byte) error {
+	p.en.resume = false // what read back wrong is not taken up again
 	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, p.tmp, buf, nil)
 	if err != nil {
 		return err
@@ -400,9 +402,12 @@ func (e *engine) failPending(p *pending, err error) {
 	p.release()
 }
 
-// discard removes the temporary of a run that is stopping.
+// discard removes the temporary of a run that is stopping, unless the next
+// run can take it up (keepsTemp).
 func (e *engine) discard(p *pending) {
-	e.unwrite(p.stage, p.dst.d, p.tmp)
+	if p.action != ActCopy || !e.keepsTemp(&p.en, p.tmp) {
+		e.unwrite(p.stage, p.dst.d, p.tmp)
+	}
 	e.groupDone(p, false)
 	p.release()
 }

@@ -176,6 +176,9 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			}()
 		}
 		if en.check && e.checkEntry(c, en, rel, buf) {
+			if en.resume {
+				e.removeKept(c.dst, en.tempName()) // equal after all: a leftover
+			}
 			return
 		}
 		size := en.st.Size
@@ -193,6 +196,9 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 		}
 		if err == nil {
 			p.stage = c.stage
+			if p.resumed > 0 {
+				e.resumedEvent(rel, p.resumed)
+			}
 			select {
 			case e.pending <- p:
 			case <-e.ctx.Done():
@@ -401,21 +407,30 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	}
 	defer src.Close()
 	perm, b := e.createMode(dd, &en.st)
-	dst, err := dd.CreateTempMode(tmp, perm)
-	if fileio.IsExist(err) {
-		// A leftover of an interrupted run, or of our own first attempt.
-		_ = dd.Remove(tmp)
-		dst, err = dd.CreateTempMode(tmp, perm)
+	var dst *fileio.File
+	var rs *resumer
+	if en.resume && e.resumable(&en.st) {
+		if rs = e.openResume(dd, tmp, &en.st); rs != nil {
+			dst, b = rs.f, born{} // its owner and mode are set afresh
+		}
 	}
-	if err != nil {
-		return nil, err
+	if rs == nil {
+		dst, err = dd.CreateTempMode(tmp, perm)
+		if fileio.IsExist(err) {
+			// A leftover of an interrupted run, or of our own first attempt.
+			_ = dd.Remove(tmp)
+			dst, err = dd.CreateTempMode(tmp, perm)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	kept := false // dst is held by the pending file (see hold, below)
 	defer func() {
 		if !kept {
 			dst.Close()
 		}
-		if err != nil {
+		if err != nil && !e.keepsTemp(en, tmp) {
 			_ = dd.Remove(tmp)
 		}
 	}()
@@ -438,7 +453,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 			return nil, err
 		}
 	} else {
-		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf, sc); err != nil {
+		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf, sc, rs); err != nil {
 			return nil, err
 		}
 		if hashed {
@@ -455,7 +470,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	if hashed {
 		e.rememberSource(en.srcKey, &en.st, sum, started)
 	}
-	p := &pending{tmp: tmp, sum: sum, size: n, action: act, ino: devIno{made.Dev, made.Ino}}
+	p := &pending{tmp: tmp, sum: sum, size: n, action: act, ino: devIno{made.Dev, made.Ino}, resumed: rs.resumedAt()}
 	if act == ActCopy && hashed && sc.finish(n, sum) && sc.readInode(&made) {
 		p.checked, p.readAt = true, sc.began
 	} else if act == ActCopy && hashed && sc == nil && e.opt.Verify == VerifyCache {
@@ -483,7 +498,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 		}
 	}
 	if act == ActCopy {
-		e.stats.BytesWritten.Add(n)
+		e.stats.BytesWritten.Add(n - p.resumed)
 	}
 	return p, nil
 }
@@ -544,7 +559,7 @@ func changed(before, after *fileio.Stat) bool {
 // with the digest computed as the data streams (and, for a large file, its
 // flush and read-back started as it is written: see streamCheck). It
 // returns the action, the source digest and the length.
-func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc *streamCheck) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
+func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc *streamCheck, rs *resumer) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
 	size := st.Size
 	sameDev := st.Dev == e.dstDev
 	if size > 0 && e.opt.Reflink != ReflinkNever {
@@ -600,6 +615,10 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc
 	sum, n, err = verify.Stream(src, size, st.Sparse(), buf, func(p []byte, off int64) error {
 		if err := e.ctx.Err(); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
+		}
+		if rs.same(e, p, off) {
+			sc.wrote(off + int64(len(p))) // read back with the rest
+			return nil
 		}
 		if err := dst.WriteAt(p, off); err != nil {
 			return err

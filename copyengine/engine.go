@@ -62,6 +62,7 @@ type entry struct {
 	// linkCopy: a further name of a source inode, copied as a file of its
 	// own because the destination has no hard links.
 	linkCopy bool
+	resume   bool // a temporary of an earlier run was kept to take up (see resumer)
 }
 
 // tempName is the name en is written under before it takes dstName: the

@@ -12,3 +12,11 @@ func SetStageLimits(files int, bytes int64) (restore func()) {
 // WindowsRule returns the rule of Windows' names that name breaks, "" when
 // none.
 var WindowsRule = windowsRule
+
+// SetResumeMin lowers the size from which an interrupted copy's temporary
+// is kept and taken up, for the rest of a test.
+func SetResumeMin(n int64) (restore func()) {
+	old := resumeMin
+	resumeMin = n
+	return func() { resumeMin = old }
+}

@@ -342,7 +342,8 @@ func TestTempCreatedPrivate(t *testing.T) {
 			time.Sleep(200 * time.Microsecond)
 		}
 	}()
-	_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
+	// --no-resume: the stopped run removes the temporary, as checked below.
+	_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, NoResume: true})
 	cancel()
 	modes := <-seen
 	if len(modes) == 0 {

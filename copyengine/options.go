@@ -42,6 +42,7 @@ type Options struct {
 	Verify      VerifyMode
 	Dereference bool       // follow symlinks inside the tree (-L)
 	NoSync      bool       // skip the flush to stable storage
+	NoResume    bool       // neither keep nor take up the temporary of an interrupted large file
 	Force       bool       // recopy files whose size and mtime already match
 	DryRun      bool       // report what would be done, write nothing
 	Excludes    []string   // glob patterns, matched on the relative path and the base name
@@ -94,6 +95,7 @@ const (
 	ActWouldDo    Action = "would-copy" // dry run
 	ActCleanTmp   Action = "remove-temp"
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
+	ActResume     Action = "resume"    // the copy takes up an interrupted run's temporary at Event.Resumed
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -102,6 +104,9 @@ type Event struct {
 	Action Action
 	Path   string
 	Err    error
+	// Resumed is, for ActResume, how many bytes of the temporary an
+	// interrupted run left were found equal to the source and kept.
+	Resumed int64
 }
 
 // Stats are live counters; read them with the atomic methods at any time.
@@ -171,6 +176,8 @@ type Summary struct {
 	BytesHashed     int64         `json:"bytes_hashed"`          // bytes read only to compute digests for decisions
 	BytesRead       int64         `json:"bytes_read"`            // all file content read: copies, read-backs, hashing
 	TempsRemoved    int64         `json:"temps_removed"`         // leftovers of an interrupted run removed
+	Resumed         int64         `json:"resumed"`               // copies that took up an interrupted run's temporary
+	BytesResumed    int64         `json:"bytes_resumed"`         // bytes of those temporaries kept, not written again
 	Elapsed         time.Duration `json:"elapsed_ns"`
 	Jobs            int           `json:"jobs"`
 	JobsReason      string        `json:"jobs_reason"`

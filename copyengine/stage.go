@@ -24,7 +24,9 @@ import (
 // A subdirectory is staged on its own, inside its parent, so a directory
 // is held back only for its own files. Only a directory whose files are
 // few and small enough to be lost and copied again cheaply is kept staged
-// (stageMaxFiles, stageMaxBytes): a run killed or a machine that loses
+// (stageMaxFiles, stageMaxBytes, and no file of resumeMin bytes or more,
+// whose temporary an interrupted run keeps for the next to take up: see
+// resumer): a run killed or a machine that loses
 // power leaves a staged directory behind, and the next run removes it with
 // everything in it, as it removes a temporary file. A larger directory is
 // renamed into place as soon as it is listed, before any file is written
@@ -185,6 +187,9 @@ func stageable(files []entry) bool {
 	n, bytes := 0, int64(0)
 	for i := range files {
 		if files[i].st.IsRegular() {
+			if files[i].st.Size >= resumeMin {
+				return false // its temporary is kept for a rerun to take up (see resumer)
+			}
 			n++
 			bytes += files[i].st.Size
 		}

@@ -165,6 +165,9 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 		if dst, err := dst.d.Lstat(r.dstRel); err == nil {
 			en.dstSt = &dst
 		}
+		// No listing removes leftovers here: one found is taken up, or
+		// replaced, by the copy.
+		en.resume = e.resumable(&st)
 	}
 	var c []entry
 	ens := []entry{en}
@@ -297,7 +300,6 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	}
 
 	var dst *handle
-	var existing map[string]fileio.Stat
 	var dd *fileio.Dir
 	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
 		dd, err = e.openDst(w.dstRel)
@@ -328,9 +330,6 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	if mapped {
 		e.nameCollisions(names, dstNames, nameErrs, excluded)
 	}
-	if dd != nil && !w.created {
-		existing = e.scanDest(dd, w.dstRel, dstNames)
-	}
 
 	// Destination names that are temporaries' names ("a" beside
 	// ".a.fastcopy-tmp"): their neighbours get other temporaries, so that
@@ -343,6 +342,15 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			}
 			tempLike[n] = true
 		}
+	}
+
+	var existing map[string]fileio.Stat
+	var kept map[string]string // temporaries kept to take up: destination name -> temporary
+	if dd != nil && !w.created {
+		existing, kept = e.scanDest(dd, w.dstRel, names, dstNames, tempLike)
+	}
+	if len(kept) > 0 {
+		defer e.dropKept(dst, kept)
 	}
 
 	var files []entry // non-directories, planned once the cache is asked
@@ -383,6 +391,9 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		en := entry{name: n.Name, dstName: dstName, st: st}
 		if tempLike[tempName(dstName)] {
 			en.tmp = freeTempName(dstName, tempLike)
+		}
+		if _, ok := kept[dstName]; ok && e.resumable(&st) {
+			en.resume = true
 		}
 		if d, ok := existing[dstName]; ok {
 			en.dstSt = &d
@@ -434,8 +445,16 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	var batchBytes int64
 	for i := range files {
 		en := &files[i]
+		tmp, isKept := kept[en.dstName]
+		delete(kept, en.dstName)
 		if !e.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
+			if isKept {
+				e.removeKept(dst, tmp) // unchanged after all: a leftover
+			}
 			continue
+		}
+		if isKept && !en.resume {
+			e.removeKept(dst, tmp) // before a worker writes a temporary of that name
 		}
 		batch = append(batch, *en)
 		if en.st.IsRegular() {
@@ -494,22 +513,44 @@ func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
 // scanDest lists an existing destination directory: it removes leftover
 // temporaries of an interrupted run (those not also named in the source)
 // and returns the metadata of the names the source's entries get there
-// (src).
-func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []string) map[string]fileio.Stat {
+// (dstNames, one for each of src). A leftover that is the temporary of a
+// source file, as a regular file, is kept instead (returned in kept, by
+// destination name) for the copy to take up or remove (see resumer);
+// tempLike holds the destination names that are temporaries'.
+func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, tempLike map[string]bool) (out map[string]fileio.Stat, kept map[string]string) {
 	names, err := dd.ReadDir()
 	if err != nil || len(names) == 0 {
-		return nil
+		return nil, nil
 	}
 	inSrc := make(map[string]bool, len(src))
-	for _, n := range src {
-		inSrc[n] = true
+	var tempOf map[string]string // temporary -> destination name of a source file
+	for i, n := range src {
+		name := dstNames[i]
+		inSrc[name] = true
+		if n.Type == fileio.ModeRegular && !e.opt.NoResume {
+			if tempOf == nil {
+				tempOf = map[string]string{}
+			}
+			en := entry{dstName: name}
+			if tempLike[tempName(name)] {
+				en.tmp = freeTempName(name, tempLike)
+			}
+			tempOf[en.tempName()] = name
+		}
 	}
-	out := make(map[string]fileio.Stat)
+	out = make(map[string]fileio.Stat)
 	for _, n := range names {
 		if inSrc[n.Name] {
 			if st, err := dd.Lstat(n.Name); err == nil {
 				out[n.Name] = st
 			}
+			continue
+		}
+		if of, ok := tempOf[n.Name]; ok && n.Type == fileio.ModeRegular {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[of] = n.Name
 			continue
 		}
 		if isTempName(n.Name) && !e.opt.DryRun {
@@ -523,7 +564,7 @@ func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []string) map[strin
 			}
 		}
 	}
-	return out
+	return out, kept
 }
 
 // plan counts a non-directory entry and decides whether it needs work. It

@@ -17,7 +17,7 @@ const (
 	exitMismatch    = 4   // a file read back different from its source; it was not put in place
 	exitLocked      = 5   // another fastcopy holds the destination (or the hash cache)
 	exitNotKept     = 6   // --strict: every file is in place and verified, but the destination did not keep everything
-	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed
+	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed, but for large files' (kept to resume)
 )
 
 const exitHelp = `EXIT STATUS
@@ -30,7 +30,8 @@ const exitHelp = `EXIT STATUS
   6    with --strict: every file is in place and verified, but the destination
        could not keep something (hard links, symlinks, owners, modes, ACLs,
        xattrs: the "not kept" warnings say what)
-  130  interrupted; no temporary files are left behind
+  130  interrupted: nothing half-copied is left under a final name; the
+       hidden temporary of a large file is kept for the rerun to resume
 `
 
 // errNotKept is the outcome of a --strict run that succeeded but whose

@@ -51,6 +51,8 @@ func (o *output) event(ev copyengine.Event) {
 	switch {
 	case ev.Action == copyengine.ActFail:
 		o.printf(o.stderr, "fastcopy: error: %q: %v\n", ev.Path, cause(ev.Err))
+	case o.verbose && ev.Action == copyengine.ActResume:
+		o.printf(o.stderr, "%-11s %s (resumed at %s)\n", ev.Action, ev.Path, humanBytes(ev.Resumed))
 	case o.verbose:
 		o.printf(o.stderr, "%-11s %s\n", ev.Action, ev.Path)
 	}
@@ -79,7 +81,7 @@ func (o *output) reportError(err error, code int) {
 	case code == exitUsage:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 	case code == exitInterrupted:
-		o.printf(o.stderr, "fastcopy: interrupted; temporary files removed, rerun to finish\n")
+		o.printf(o.stderr, "fastcopy: interrupted; rerun to finish (a large file's hidden temporary is kept for it to resume)\n")
 	case code == exitLocked:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: wait for the other run to finish and rerun, or rerun with --no-cache (or another --cache) if only the hash cache is busy\n")
@@ -146,6 +148,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	}
 	if s.LinkCopies > 0 {
 		fmt.Fprintf(&b, ", %d hard links copied as separate files", s.LinkCopies)
+	}
+	if s.Resumed > 0 {
+		fmt.Fprintf(&b, ", %d resumed (%s kept from an interrupted run)", s.Resumed, humanBytes(s.BytesResumed))
 	}
 	if s.Symlinks+s.Specials > 0 {
 		fmt.Fprintf(&b, ", %d symlinks/special", s.Symlinks+s.Specials)

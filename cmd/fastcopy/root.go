@@ -92,6 +92,7 @@ type copyOptions struct {
 	verify      string
 	dereference bool
 	noSync      bool
+	noResume    bool
 	force       bool
 	dryRun      bool
 	excludes    []string
@@ -120,6 +121,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
 	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
+	f.BoolVar(&o.noResume, "no-resume", false, "copy large files from their first byte: neither take up nor keep the temporary of an interrupted copy")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
@@ -147,6 +149,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		Verify:      copyengine.VerifyMode(o.verify),
 		Dereference: o.dereference,
 		NoSync:      o.noSync,
+		NoResume:    o.noResume,
 		Force:       o.force,
 		DryRun:      o.dryRun,
 		Excludes:    o.excludes,

@@ -56,8 +56,11 @@ func init() {
 }
 
 // ParseFaults reads faults from a spec such as
-// "write:corrupt:file3,read:EIO:bad.jpg,create:ENOSPC:#5" (op:action:path or
-// #N for the Nth call). Actions: corrupt, short, or an errno name.
+// "write:corrupt:file3,read:EIO:bad.jpg,create:ENOSPC:#5,read:hang:big#40"
+// (op:action:path, #N for the Nth call, or path#N for the Nth call on
+// paths containing path). Actions: corrupt, short, hang (the call never
+// returns: the process is stopped from outside mid-way, at a known point),
+// or an errno name.
 func ParseFaults(spec string) []*Fault {
 	var out []*Fault
 	for _, item := range strings.Split(spec, ",") {
@@ -71,18 +74,20 @@ func ParseFaults(spec string) []*Fault {
 			f.Corrupt = true
 		case "short":
 			f.Short, f.Err = true, syscall.ENOSPC
+		case "hang":
+			f.Then = func() { select {} }
 		default:
 			f.Err = errnoByName(parts[1])
 		}
 		if len(parts) == 3 {
-			if strings.HasPrefix(parts[2], "#") {
+			path, nth, numbered := strings.Cut(parts[2], "#")
+			f.PathHas = path
+			if numbered {
 				n := 0
-				for _, c := range parts[2][1:] {
+				for _, c := range nth {
 					n = n*10 + int(c-'0')
 				}
 				f.Nth = n
-			} else {
-				f.PathHas = parts[2]
 			}
 		}
 		out = append(out, f)

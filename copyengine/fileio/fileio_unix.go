@@ -309,6 +309,26 @@ func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
 	return &File{fd: fd, path: p}, nil
 }
 
+// OpenTemp opens the existing file name, a temporary left by an earlier
+// run, for reading and writing. A symlink is not followed (ELOOP), and
+// nothing that would block at open (a FIFO put there) blocks; the caller
+// checks through the descriptor what it opened.
+func (d *Dir) OpenTemp(name string) (*File, error) {
+	p := d.join(name)
+	if err := inject(OpOpen, p); err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	return &File{fd: fd, path: p}, nil
+}
+
 // Mkdir creates the directory name with mode perm.
 func (d *Dir) Mkdir(name string, perm uint32) error {
 	p := d.join(name)

@@ -425,6 +425,12 @@ func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
 	return &File{f: os.NewFile(uintptr(h), p), path: p, abs: filepath.Join(d.abs, name), writable: true}, nil
 }
 
+// OpenTemp opens a temporary left by an earlier run for writing; Windows
+// builds do not: it returns an error, and the caller writes afresh.
+func (d *Dir) OpenTemp(name string) (*File, error) {
+	return nil, pathErr("open", d.join(name), errors.ErrUnsupported)
+}
+
 // Mkdir creates the directory name (perm is not used: Windows has no modes;
 // the directory inherits its parent's ACL).
 func (d *Dir) Mkdir(name string, perm uint32) error {
