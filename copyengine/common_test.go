@@ -255,3 +255,8 @@ func runCached(t *testing.T, db string, opt copyengine.Options) (copyengine.Summ
 	}
 	return sum, err
 }
+
+// settleSources waits out the settle window (50 ms): a source whose ctime
+// is more recent when it is read is read again later, and a duplicate read
+// too early for its digest is copied instead of shared.
+func settleSources() { time.Sleep(80 * time.Millisecond) }

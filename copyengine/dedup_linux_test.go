@@ -23,11 +23,6 @@ import (
 // past that the hash cache trusts entries of files carrying it.
 var oldTime = time.Date(2021, 6, 1, 10, 0, 0, 123456789, time.UTC)
 
-// settleSources waits out the settle window (50 ms): a source whose ctime
-// is more recent when it is read is read again later, and a duplicate read
-// too early for its digest is copied instead of shared.
-func settleSources() { time.Sleep(80 * time.Millisecond) }
-
 // dupTree is a source tree of which 40% of the files repeat the content of
 // another file.
 type dupTree struct {

@@ -37,12 +37,6 @@ func inode(t *testing.T, p string) uint64 {
 	return st.Sys().(*syscall.Stat_t).Ino
 }
 
-// settle waits until a source just touched is no longer "settling" (its
-// ctime too recent for a read to be trusted), as a rerun a moment later
-// would find it; otherwise its hash fails and it is copied whatever the
-// times fix would do.
-func settle() { time.Sleep(200 * time.Millisecond) }
-
 // TestTimesFixOnDedupLink: b.bin is a dedup link of a.bin (ext4 cannot
 // clone, so --dedup=auto links); touch -d on the source of b.bin and a
 // cached rerun must leave a.bin's times alone.
@@ -74,7 +68,7 @@ func TestTimesFixOnDedupLink(t *testing.T) {
 			if out, err := exec.Command("touch", "-d", "2022-06-06", filepath.Join(src, "b.bin")).CombinedOutput(); err != nil {
 				t.Fatalf("touch: %v: %s", err, out)
 			}
-			settle()
+			settleSources()
 			opt.Checksum = checksum
 			sum, err := runCached(t, db, opt)
 			if err != nil {
@@ -116,7 +110,7 @@ func TestTimesFixOnSnapshot(t *testing.T) {
 					t.Fatalf("touch: %v: %s", err, out)
 				}
 			}
-			settle()
+			settleSources()
 			opt.Checksum = checksum
 			sum, err := runCached(t, db, opt)
 			if err != nil {
@@ -158,7 +152,7 @@ func TestTimesFixConcurrentWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	settle()
+	settleSources()
 	wrote := false
 	opt.OnEvent = func(ev copyengine.Event) {
 		if ev.Action == copyengine.ActMeta && ev.Path == "a" && !wrote {

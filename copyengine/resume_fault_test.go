@@ -61,6 +61,7 @@ func interruptedCopy(t *testing.T, src, dst string, cutAt int) (tmp string, data
 // and where the large file was resumed (-1: it was not).
 func resumeRun(t *testing.T, src, dst string) (sum copyengine.Summary, written, at int64) {
 	t.Helper()
+	settleSources() // the sources were written just now
 	var ev events
 	stats := &copyengine.Stats{}
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record})
@@ -290,6 +291,7 @@ func TestResumeFileRoot(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			settleSources() // the source was written just now
 			var ev events
 			stats := &copyengine.Stats{}
 			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record})
@@ -461,6 +463,7 @@ func TestResumeLeftoverOfEqual(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
+	settleSources()
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true})
 	if err != nil || sum.Copied != 0 || sum.TempsRemoved != 1 {
 		t.Fatalf("run: %v, %d copied, %d temporaries removed; want 0 and 1", err, sum.Copied, sum.TempsRemoved)

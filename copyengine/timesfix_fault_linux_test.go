@@ -29,7 +29,7 @@ func TestTimesFixWriteBeforeUtimes(t *testing.T) {
 	}
 	newTime := time.Date(2022, 6, 6, 0, 0, 0, 0, time.UTC)
 	noErr(t, os.Chtimes(filepath.Join(src, "b"), newTime, newTime))
-	settle()
+	settleSources()
 	f := &fileio.Fault{Op: fileio.OpUtimes, PathIs: filepath.Join(dst, "b"), Nth: 1, Then: func() {
 		w, err := os.OpenFile(filepath.Join(dst, "b"), os.O_WRONLY, 0)
 		if err != nil {
