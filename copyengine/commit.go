@@ -351,6 +351,7 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 
 // recopy writes the file again after a mismatch and checks it once more.
 func (e *engine) recopy(p *pending, buf []byte) error {
+	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
 	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, p.tmp, buf, nil)
 	if err != nil {
 		return err

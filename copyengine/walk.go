@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/copyengine/namefold"
 )
 
 const (
@@ -280,6 +281,8 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 
 	var dst *handle
 	var existing map[string]fileio.Stat
+	var fold *foldInfo // how the destination directory compares names, when it folds them
+	var fp foldPlan
 	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
 		dd, err := e.openDst(w.dstRel)
 		if err != nil {
@@ -288,23 +291,40 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 		dst = newHandle(dd, w.dstRel)
 		defer dst.release()
+		var listing []fileio.DirEntry
 		if !w.created {
-			existing = e.scanDest(dd, w.dstRel, names)
+			listing, _ = dd.ReadDir()
 		}
+		// Before anything is written: which source names are one name on
+		// a destination that folds them (see fold.go).
+		if fi := e.foldOf(dd); fi.on() {
+			fold = &foldInfo{}
+			*fold = fi
+			fp = planFold(dd, fi, e.foldNames(w.srcRel, names), listing)
+		}
+		if !w.created {
+			existing = e.scanDest(dd, w.dstRel, names, listing, &fp)
+		}
+	}
+	nameKey := func(s string) string { return s }
+	if fold != nil {
+		nameKey = func(s string) string { return namefold.Key(s, fold.normalises) }
 	}
 
 	// Source names that are temporaries' names ("a" beside ".a.fastcopy-tmp"):
 	// their neighbours get other temporaries, so that writing one never
-	// removes or replaces the copy of the other.
+	// removes or replaces the copy of the other. On a destination that
+	// folds names, a name that folds to a temporary's counts too.
 	var tempLike map[string]bool
 	for _, n := range names {
 		if isTempName(n.Name) {
 			if tempLike == nil {
 				tempLike = map[string]bool{}
 			}
-			tempLike[n.Name] = true
+			tempLike[nameKey(fp.dstName(n.Name))] = true
 		}
 	}
+	taken := func(t string) bool { return tempLike[nameKey(t)] }
 
 	var files []entry // non-directories, planned once the cache is asked
 	for _, n := range names {
@@ -312,8 +332,13 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			return
 		}
 		srcRel := joinRel(w.srcRel, n.Name)
-		dstRel := joinRel(w.dstRel, n.Name)
+		dstName := fp.dstName(n.Name)
+		dstRel := joinRel(w.dstRel, dstName)
 		if e.excluded(srcRel) {
+			continue
+		}
+		if win, lost := fp.lost[n.Name]; lost {
+			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, FS: e.fsTypeOf(dst.d), How: fold.String()})
 			continue
 		}
 		var st fileio.Stat
@@ -336,11 +361,11 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			e.event(ActOwnCache, dstRel)
 			continue
 		}
-		en := entry{name: n.Name, dstName: n.Name, st: st}
-		if tempLike[tempName(n.Name)] {
-			en.tmp = freeTempName(n.Name, tempLike)
+		en := entry{name: n.Name, dstName: dstName, st: st}
+		if taken(tempName(dstName)) {
+			en.tmp = freeTempName(dstName, taken)
 		}
-		if d, ok := existing[n.Name]; ok {
+		if d, ok := existing[dstName]; ok {
 			en.dstSt = &d
 		}
 		if st.IsDir() {
@@ -356,7 +381,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 				}
 				var ok bool
 				if !created {
-					e.writable(dst.d, n.Name, *en.dstSt) // listed a moment ago: a directory
+					e.writable(dst.d, dstName, *en.dstSt) // listed a moment ago: a directory
 				} else if stg == nil {
 					if created, ok = e.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
 						continue
@@ -420,17 +445,17 @@ func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
 	return e.newStage(rel, tmp)
 }
 
-// scanDest lists an existing destination directory: it removes leftover
-// temporaries of an interrupted run (those not also named in the source)
-// and returns the metadata of the names the source has.
-func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry) map[string]fileio.Stat {
-	names, err := dd.ReadDir()
-	if err != nil || len(names) == 0 {
+// scanDest goes through an existing destination directory's listing
+// (names): it removes leftover temporaries of an interrupted run (those not
+// also named in the source) and returns the metadata of the names the
+// source has, under their destination spelling (fp).
+func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src, names []fileio.DirEntry, fp *foldPlan) map[string]fileio.Stat {
+	if len(names) == 0 {
 		return nil
 	}
 	inSrc := make(map[string]bool, len(src))
 	for _, n := range src {
-		inSrc[n.Name] = true
+		inSrc[fp.dstName(n.Name)] = true
 	}
 	out := make(map[string]fileio.Stat)
 	for _, n := range names {

@@ -173,8 +173,9 @@ func hashAtRead(root *fileio.Dir, rel string, dropCache bool, buf []byte, known 
 
 // hashJob is one file to hash on one or both sides.
 type hashJob struct {
-	rel  string
-	want *Sum // from a manifest; nil when the source is hashed too
+	rel    string
+	dstRel string // the destination's spelling of rel, when it differs ("" when not)
+	want   *Sum   // from a manifest; nil when the source is hashed too
 }
 
 // CompareTrees compares the trees src and dst by content: every regular file
@@ -189,27 +190,6 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 	if err != nil {
 		return Report{}, err
 	}
-	var r Report
-	var jobs []hashJob
-	for p, s := range se {
-		d, ok := de[p]
-		switch {
-		case !ok:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
-		case d.typ != s.typ:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fmt.Sprintf("%s in source, %s in destination", fileio.Describe(s.typ), fileio.Describe(d.typ))})
-		case s.typ == fileio.ModeSymlink && s.target != d.target:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Differ, Detail: fmt.Sprintf("symlink to %q in source, to %q in destination", s.target, d.target)})
-		case s.typ == fileio.ModeRegular:
-			jobs = append(jobs, hashJob{rel: p})
-		}
-	}
-	for p := range de {
-		if _, ok := se[p]; !ok {
-			r.Extra++
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra})
-		}
-	}
 	sd, err := fileio.OpenDir(realDir(src))
 	if err != nil {
 		return Report{}, err
@@ -220,6 +200,38 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 		return Report{}, err
 	}
 	defer dd.Close()
+	pr := pairTrees(dd, se, de)
+	var r Report
+	var jobs []hashJob
+	found := make(map[string]bool, len(se))
+	for p, s := range se {
+		if pr.skip[p] {
+			continue
+		}
+		if by, lost := pr.lost[p]; lost {
+			r.Diffs = append(r.Diffs, lostDiff(p, by))
+			continue
+		}
+		dp := pr.where(p)
+		d, ok := de[dp]
+		found[dp] = ok
+		switch {
+		case !ok:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
+		case d.typ != s.typ:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fmt.Sprintf("%s in source, %s in destination", fileio.Describe(s.typ), fileio.Describe(d.typ))})
+		case s.typ == fileio.ModeSymlink && s.target != d.target:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Differ, Detail: fmt.Sprintf("symlink to %q in source, to %q in destination", s.target, d.target)})
+		case s.typ == fileio.ModeRegular:
+			jobs = append(jobs, hashJob{rel: p, dstRel: dp})
+		}
+	}
+	for p := range de {
+		if !found[p] {
+			r.Extra++
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra})
+		}
+	}
 	err = hashAll(ctx, sd, dd, jobs, opt, &r)
 	sortDiffs(&r)
 	return r, err
@@ -329,7 +341,11 @@ func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) si
 		}
 		want = s
 	}
-	got, n, cached, err := hashAt(dst, j.rel, !opt.FromCache, buf, opt.Known)
+	drel := j.rel
+	if j.dstRel != "" {
+		drel = j.dstRel
+	}
+	got, n, cached, err := hashAt(dst, drel, !opt.FromCache, buf, opt.Known)
 	if err != nil {
 		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Failed, Detail: err.Error()}}
 	}

@@ -232,6 +232,12 @@ func pkgOf(tool string) string {
 		return "btrfs-progs"
 	case "mkfs.ext2", "mkfs.ext3", "mkfs.ext4":
 		return "e2fsprogs"
+	case "mkfs.exfat":
+		return "exfatprogs"
+	case "mount.exfat-fuse":
+		return "exfat-fuse"
+	case "mkntfs", "ntfs-3g":
+		return "ntfs-3g"
 	}
 	return "mount"
 }
