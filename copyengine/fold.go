@@ -38,9 +38,13 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
 	"github.com/fastcopy/fastcopy/copyengine/namefold"
@@ -51,12 +55,14 @@ import (
 type foldInfo struct {
 	folds      bool // names that differ in case only are one name
 	normalises bool // names that differ in Unicode normalisation only are one name
+	normGuess  bool // normalises was assumed, not seen (see lookFold)
 }
 
 func (f foldInfo) on() bool { return f.folds || f.normalises }
 
 func (f foldInfo) String() string {
 	switch {
+	case f.normGuess:
 	case f.folds && f.normalises:
 		return "case- and normalisation-insensitive"
 	case f.normalises:
@@ -76,9 +82,11 @@ type foldCache struct {
 
 // foldOf returns how the destination directory dd compares names: probed
 // in dd the first time for its filesystem (and attribute), then from the
-// cache. A dry run, or a directory where the probe cannot be made (which
-// then takes no file either), counts as not folding.
-func (e *engine) foldOf(dd *fileio.Dir) foldInfo {
+// cache. listing, dd's entries when known, lets the probe ask about names
+// that are there already, writing nothing (see lookFold). A dry run, or a
+// directory where the probe cannot be made (which then takes no file
+// either), counts as not folding.
+func (e *engine) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	if e.opt.DryRun || dd == nil {
 		return foldInfo{}
 	}
@@ -96,9 +104,12 @@ func (e *engine) foldOf(dd *fileio.Dir) foldInfo {
 	if fc.known[i] {
 		return fc.info[i]
 	}
-	info, err := probeFold(dd)
-	if err != nil {
-		return foldInfo{}
+	info, ok := lookFold(dd, listing)
+	if !ok {
+		var err error
+		if info, err = probeFold(dd); err != nil {
+			return foldInfo{}
+		}
 	}
 	fc.known[i], fc.info[i] = true, info
 	if info.on() && fc.fsType == "" {
@@ -130,6 +141,68 @@ const (
 	probeNFC     = "norm-\u00e9"
 	probeNFD     = "norm-e\u0301"
 )
+
+// lookFold answers the probe's question without writing, from names dd
+// holds already: a listed name whose case-swapped form is not listed is
+// looked up in that form (found: the directory folds case; not found: it
+// does not), and likewise a name with a character that decomposes, in its
+// other normalisation form. ok is false when no listed name can tell
+// whether case folds; where none can tell about normalisation, a
+// directory that folds case is taken to normalise too, which only widens
+// the groups that are then put to the destination itself.
+func lookFold(dd *fileio.Dir, listing []fileio.DirEntry) (info foldInfo, ok bool) {
+	listed := make(map[string]bool, len(listing))
+	for _, n := range listing {
+		listed[n.Name] = true
+	}
+	ask := func(other func(string) string) (found, known bool) {
+		tries := 0
+		for _, n := range listing {
+			o := other(n.Name)
+			if o == n.Name || listed[o] || !utf8.ValidString(n.Name) {
+				continue
+			}
+			_, err := dd.Lstat(o)
+			switch {
+			case err == nil:
+				return true, true
+			case fileio.IsNotExist(err):
+				return false, true
+			}
+			if tries++; tries == 3 {
+				break
+			}
+		}
+		return false, false
+	}
+	var normKnown bool
+	if info.folds, ok = ask(swapCase); !ok {
+		return foldInfo{}, false
+	}
+	if info.normalises, normKnown = ask(otherForm); !normKnown {
+		info.normalises, info.normGuess = info.folds, true
+	}
+	return info, true
+}
+
+// swapCase is s with upper and lower case swapped.
+func swapCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		if u := unicode.ToUpper(r); u != r {
+			return u
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
+// otherForm is s decomposed (NFD), or composed (NFC) when it is decomposed
+// already.
+func otherForm(s string) string {
+	if d := norm.NFD.String(s); d != s {
+		return d
+	}
+	return norm.NFC.String(s)
+}
 
 // probeFold creates names in a private directory in dd and looks up their
 // case-swapped and decomposed forms. A filesystem that cannot hold "é"
@@ -165,7 +238,7 @@ func openProbe(dd *fileio.Dir) (*foldProbe, error) {
 		return nil, err
 	}
 	for i := 0; i < 8; i++ {
-		name := digestTemp("fastcopy-fold-probe", xxh3.HashString("fold-probe\x00"+strconv.Itoa(i)))
+		name := digestTemp("case-probe", xxh3.HashString("case-probe\x00"+strconv.Itoa(i)))
 		err := dd.Mkdir(name, 0o700)
 		if fileio.IsExist(err) {
 			continue // a source entry of that name, copied already
@@ -261,6 +334,20 @@ func planFold(dd *fileio.Dir, fi foldInfo, src []string, dest []fileio.DirEntry)
 	same := func(a, b string) bool {
 		if a == b {
 			return true
+		}
+		// Read only where the destination can answer: one of the two is
+		// listed, alone with its key, and the other is looked up.
+		if exact[b] {
+			a, b = b, a
+		}
+		if ds := byDest[key(a)]; exact[a] && !exact[b] && len(ds) == 1 {
+			_, err := dd.Lstat(b)
+			if err == nil {
+				return true
+			}
+			if fileio.IsNotExist(err) {
+				return false
+			}
 		}
 		if probe == nil && probeErr == nil {
 			probe, probeErr = openProbe(dd)
@@ -359,7 +446,7 @@ func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
 	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
 		return false
 	}
-	if !e.foldOf(dd).on() {
+	if !e.foldOf(dd, nil).on() {
 		return true
 	}
 	names, err := dd.ReadDir()

@@ -297,7 +297,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 		// Before anything is written: which source names are one name on
 		// a destination that folds them (see fold.go).
-		if fi := e.foldOf(dd); fi.on() {
+		if fi := e.foldOf(dd, listing); fi.on() {
 			fold = &foldInfo{}
 			*fold = fi
 			fp = planFold(dd, fi, e.foldNames(w.srcRel, names), listing)
