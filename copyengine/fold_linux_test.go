@@ -234,3 +234,33 @@ func TestFoldExt4Casefold(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldTempNameOfAnother: a source file named ".A.fastcopy-tmp" is, on
+// exFAT, the temporary name of its neighbour "a". The neighbour gets
+// another temporary, and both files arrive; before, writing "a" found its
+// temporary taken, took the other file's copy for a leftover and removed
+// it.
+func TestFoldTempNameOfAnother(t *testing.T) {
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, ".A"+tempSuffix), []byte("a file of the source"))
+	writeFile(t, filepath.Join(src, "a"), []byte("a"))
+	dst := fs.Path("dst")
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"first run", "rerun"} {
+		if _, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Jobs: 1, JobsReason: "test"}); err != nil {
+			t.Fatalf("%s: %v", run, err)
+		}
+		if got := listing(t, dst); !slices.Equal(got, []string{".A" + tempSuffix, "a"}) {
+			t.Errorf("%s: the destination holds %q", run, got)
+		}
+		if got := readString(t, filepath.Join(dst, ".A"+tempSuffix)); got != "a file of the source" {
+			t.Errorf("%s: .A%s holds %q", run, tempSuffix, got)
+		}
+		if diffs := compare(t, src, dst); len(diffs) != 0 {
+			t.Errorf("%s: verify: %+v", run, diffs)
+		}
+	}
+}
