@@ -422,13 +422,14 @@ func planFold(dd *fileio.Dir, fi foldInfo, src []string, dest []fileio.DirEntry)
 type CollisionError struct {
 	Name   string // the source name that was not copied
 	Winner string // the source name copied under that destination name
+	Dest   string // the destination, as given
 	FS     string // the destination filesystem's type
 	How    string // "case-insensitive", ...
 }
 
 func (e *CollisionError) Error() string {
-	return fmt.Sprintf("not copied: %q and %q are one name on the %s destination filesystem (%s); only %q is kept there; rename one of them in the source",
-		e.Name, e.Winner, e.How, e.FS, e.Winner)
+	return fmt.Sprintf("not copied: %q and %q are one name on the %s destination filesystem of %q (%s); only %q is kept there; rename one of them in the source",
+		e.Name, e.Winner, e.How, e.Dest, e.FS, e.Winner)
 }
 
 // ownLeftover reports whether name in dd, which an exclusive create found

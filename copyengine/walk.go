@@ -338,7 +338,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			continue
 		}
 		if win, lost := fp.lost[n.Name]; lost {
-			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, FS: e.fsTypeOf(dst.d), How: fold.String()})
+			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.fsTypeOf(dst.d), How: fold.String()})
 			continue
 		}
 		var st fileio.Stat
