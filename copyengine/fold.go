@@ -435,10 +435,12 @@ func (e *CollisionError) Error() string {
 // ownLeftover reports whether name in dd, which an exclusive create found
 // taken, is a leftover of fastcopy's own that may be removed: a
 // temporary's name, an entry of type want (0: anything but a directory),
-// and, where dd folds names, listed under exactly that spelling, not
-// another entry whose name folds to it (a source file ".A.fastcopy-tmp"
-// copied beside the temporary ".a.fastcopy-tmp" of a file "a"). Anything
-// else stays, and the create's failure is the entry's.
+// listed under exactly that spelling, not another entry whose name folds
+// to it (a source file ".A.fastcopy-tmp" copied beside the temporary
+// ".a.fastcopy-tmp" of a file "a" on exFAT). The listing is read whether
+// or not dd is known to fold (a probe can fail), at the cost of one
+// listing per such create, which only an interrupted run's leftovers
+// cause. Anything else stays, and the create's failure is the entry's.
 func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
 	if !isTempName(name) {
 		return false
@@ -446,9 +448,6 @@ func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
 	st, err := dd.Lstat(name)
 	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
 		return false
-	}
-	if !e.foldOf(dd, nil).on() {
-		return true
 	}
 	names, err := dd.ReadDir()
 	if err != nil {
@@ -468,7 +467,8 @@ func errNameTaken(name string, err error) error {
 }
 
 // clearLeftover removes name from dd before it is created, when it is a
-// leftover of fastcopy's own (see ownLeftover).
+// leftover of fastcopy's own (see ownLeftover). Where nothing answers to
+// the name (the usual case) it costs one lookup.
 func (e *engine) clearLeftover(dd *fileio.Dir, name string) {
 	if _, err := dd.Lstat(name); err == nil && e.ownLeftover(dd, name, 0) {
 		_ = dd.Remove(name)
