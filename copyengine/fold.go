@@ -40,7 +40,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/zeebo/xxh3"
@@ -185,13 +184,19 @@ func lookFold(dd *fileio.Dir, listing []fileio.DirEntry) (info foldInfo, ok bool
 	return info, true
 }
 
-// swapCase is s with upper and lower case swapped.
+// swapCase is s with the case of its ASCII letters swapped: every
+// filesystem that folds case folds those, while a table may leave other
+// letters out (exfat-fuse keeps "ǅ" and "Ǆ" apart), which would answer
+// "does not fold" wrongly.
 func swapCase(s string) string {
 	return strings.Map(func(r rune) rune {
-		if u := unicode.ToUpper(r); u != r {
-			return u
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case 'A' <= r && r <= 'Z':
+			return r - 'A' + 'a'
 		}
-		return unicode.ToLower(r)
+		return r
 	}, s)
 }
 

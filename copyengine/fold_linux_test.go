@@ -264,3 +264,22 @@ func TestFoldTempNameOfAnother(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldProbeListedNonASCII: the probe that asks about names the
+// destination holds already swaps ASCII letters only. exfat-fuse keeps "ǅ"
+// and "Ǆ" apart although it folds "README" and "readme": a destination
+// holding only "ǅ" must still be found to fold.
+func TestFoldProbeListedNonASCII(t *testing.T) {
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	dst := fs.Path("dst")
+	writeFile(t, filepath.Join(dst, "\u01c5"), []byte("titlecase"))
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "\u01c5"), []byte("titlecase"))
+	writeFile(t, filepath.Join(src, "README"), []byte("upper"))
+	writeFile(t, filepath.Join(src, "readme"), []byte("lower case"))
+	_, fails, err := foldRun(t, src, dst)
+	wantCollision(t, "run", err, fails, map[string]string{"readme": "README"})
+	if got := readString(t, filepath.Join(dst, "README")); got != "upper" {
+		t.Errorf("README holds %q", got)
+	}
+}
