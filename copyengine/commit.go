@@ -374,7 +374,8 @@ func (p *pending) unhold() {
 
 // recopy writes the file again after a mismatch and checks it once more.
 func (e *engine) recopy(p *pending, buf []byte) error {
-	p.en.resume = false // what read back wrong is not taken up again
+	p.en.resume = false       // what read back wrong is not taken up again
+	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
 	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, p.tmp, buf, nil)
 	if err != nil {
 		return err

@@ -268,8 +268,11 @@ func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
 // object made here after the rename fails the entry.
 func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
 	tmp := en.tempName()
-	_ = dd.Remove(tmp)
+	e.clearLeftover(dd, tmp)
 	if err := create(tmp); err != nil {
+		if fileio.IsExist(err) {
+			return errNameTaken(tmp, err)
+		}
 		return err
 	}
 	var n *fileio.Node
@@ -417,7 +420,10 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	if rs == nil {
 		dst, err = dd.CreateTempMode(tmp, perm)
 		if fileio.IsExist(err) {
-			// A leftover of an interrupted run, or of our own first attempt.
+			if !e.ownLeftover(dd, tmp, fileio.ModeRegular) {
+				return nil, errNameTaken(tmp, err)
+			}
+			// A leftover of an interrupted run.
 			_ = dd.Remove(tmp)
 			dst, err = dd.CreateTempMode(tmp, perm)
 		}

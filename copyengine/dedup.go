@@ -314,7 +314,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 	}
 	dd := d.dst.d
 	tmp := d.en.tempName()
-	_ = dd.Remove(tmp)
+	e.clearLeftover(dd, tmp)
 	_, cloneBroken := e.noClone.Load(e.dstDev)
 	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && !cloneBroken {
 		p, err := e.cloneFrom(td, tname, tf, &cur, dd, tmp, d)

@@ -21,6 +21,8 @@ type devInfo struct {
 
 	resOnce sync.Once
 	res     atomic.Int64 // timestamp resolution in ns, 0 until probed
+
+	fold foldCache // how its directories compare names
 }
 
 // devInfos maps st_dev to what is known of that filesystem.

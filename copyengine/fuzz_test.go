@@ -84,7 +84,7 @@ func FuzzTempName(f *testing.F) {
 			}
 		}
 		taken := map[string]bool{altTempName(a): true, b: true, tempName(b): true}
-		if ft := freeTempName(a, taken); taken[ft] {
+		if ft := freeTempName(a, func(s string) bool { return taken[s] }); taken[ft] {
 			t.Fatalf("freeTempName(%q) = %q, a name that is taken", a, ft)
 		} else {
 			checkTemp(t, "freeTempName", a, ft)

@@ -64,11 +64,11 @@ func altTempName(name string) string {
 }
 
 // freeTempName is altTempName of name, unless a source name of the same
-// directory (in taken) is that too, as names made to collide can be: then a
+// directory is that too (taken), as names made to collide can be: then a
 // digest of a further try, until one is free.
-func freeTempName(name string, taken map[string]bool) string {
+func freeTempName(name string, taken func(string) bool) string {
 	t := altTempName(name)
-	for i := 1; taken[t]; i++ {
+	for i := 1; taken(t); i++ {
 		t = digestTemp(name, xxh3.HashString(name+"\x00taken"+strconv.Itoa(i)))
 	}
 	return t

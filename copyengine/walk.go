@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/copyengine/namefold"
 )
 
 const (
@@ -301,6 +302,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 
 	var dst *handle
 	var dd *fileio.Dir
+	var listing []fileio.DirEntry // the destination directory's, when it existed
 	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
 		dd, err = e.openDst(w.dstRel)
 		if err != nil {
@@ -309,6 +311,9 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 		dst = e.dstHandle(dd, w.dstRel)
 		defer dst.release()
+		if !w.created {
+			listing, _ = dd.ReadDir()
+		}
 	}
 	// Each source name's name in the destination, or why it cannot have
 	// one there: before anything of the directory is written.
@@ -330,24 +335,54 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	if mapped {
 		e.nameCollisions(names, dstNames, nameErrs, excluded)
 	}
+	// Then which of those names are one name on a destination that folds
+	// them (see fold.go), and the spelling the destination holds.
+	var fold *foldInfo
+	lost := make([]string, len(names)) // the name that holds this one's destination name
+	if dd != nil {
+		if fi := e.foldOf(dd, listing); fi.on() {
+			fold = &foldInfo{}
+			*fold = fi
+			var cands []string
+			for i := range names {
+				if !excluded[i] && nameErrs[i] == nil {
+					cands = append(cands, dstNames[i])
+				}
+			}
+			fp := planFold(dd, fi, cands, listing)
+			for i := range names {
+				if win, ok := fp.lost[dstNames[i]]; ok {
+					lost[i] = win
+				}
+				dstNames[i] = fp.dstName(dstNames[i])
+			}
+		}
+	}
+	nameKey := func(s string) string { return s }
+	if fold != nil {
+		nameKey = func(s string) string { return namefold.Key(s, fold.normalises) }
+	}
 
 	// Destination names that are temporaries' names ("a" beside
 	// ".a.fastcopy-tmp"): their neighbours get other temporaries, so that
-	// writing one never removes or replaces the copy of the other.
+	// writing one never removes or replaces the copy of the other. On a
+	// destination that folds names, a name that folds to a temporary's
+	// counts too.
 	var tempLike map[string]bool
 	for _, n := range dstNames {
 		if isTempName(n) {
 			if tempLike == nil {
 				tempLike = map[string]bool{}
 			}
-			tempLike[n] = true
+			tempLike[nameKey(n)] = true
 		}
 	}
+	taken := func(t string) bool { return tempLike[nameKey(t)] }
 
 	var existing map[string]fileio.Stat
 	var kept map[string]string // temporaries kept to take up: destination name -> temporary
 	if dd != nil && !w.created {
-		existing, kept = e.scanDest(dd, w.dstRel, names, dstNames, tempLike)
+		existing, kept = e.scanDest(dd, w.dstRel, names, dstNames, listing, taken)
 	}
 	if len(kept) > 0 {
 		defer e.dropKept(dst, kept)
@@ -364,6 +399,10 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 		if nameErrs[i] != nil {
 			e.fail(joinRel(w.dstRel, n.Name), nameErrs[i])
+			continue
+		}
+		if win := lost[i]; win != "" {
+			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.fsTypeOf(dst.d), How: fold.String()})
 			continue
 		}
 		dstName := dstNames[i]
@@ -389,8 +428,8 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			continue
 		}
 		en := entry{name: n.Name, dstName: dstName, st: st}
-		if tempLike[tempName(dstName)] {
-			en.tmp = freeTempName(dstName, tempLike)
+		if taken(tempName(dstName)) {
+			en.tmp = freeTempName(dstName, taken)
 		}
 		if _, ok := kept[dstName]; ok && e.resumable(&st) {
 			en.resume = true
@@ -510,16 +549,16 @@ func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
 	return e.newStage(rel, tmp)
 }
 
-// scanDest lists an existing destination directory: it removes leftover
-// temporaries of an interrupted run (those not also named in the source)
-// and returns the metadata of the names the source's entries get there
-// (dstNames, one for each of src). A leftover that is the temporary of a
-// source file, as a regular file, is kept instead (returned in kept, by
-// destination name) for the copy to take up or remove (see resumer);
-// tempLike holds the destination names that are temporaries'.
-func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, tempLike map[string]bool) (out map[string]fileio.Stat, kept map[string]string) {
-	names, err := dd.ReadDir()
-	if err != nil || len(names) == 0 {
+// scanDest goes through an existing destination directory's listing
+// (names): it removes leftover temporaries of an interrupted run (those not
+// also named in the source) and returns the metadata of the names the
+// source's entries get there (dstNames, one for each of src: mapped and in
+// the destination's spelling). A leftover that is the temporary of a source
+// file, as a regular file, is kept instead (returned in kept, by
+// destination name) for the copy to take up or remove (see resumer); taken
+// tells the destination names that are temporaries'.
+func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, names []fileio.DirEntry, taken func(string) bool) (out map[string]fileio.Stat, kept map[string]string) {
+	if len(names) == 0 {
 		return nil, nil
 	}
 	inSrc := make(map[string]bool, len(src))
@@ -532,8 +571,8 @@ func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, 
 				tempOf = map[string]string{}
 			}
 			en := entry{dstName: name}
-			if tempLike[tempName(name)] {
-				en.tmp = freeTempName(name, tempLike)
+			if taken(tempName(name)) {
+				en.tmp = freeTempName(name, taken)
 			}
 			tempOf[en.tempName()] = name
 		}

@@ -179,7 +179,7 @@ func hashAtRead(root *fileio.Dir, rel string, dropCache bool, buf []byte, known 
 // hashJob is one file to hash on one or both sides.
 type hashJob struct {
 	rel    string
-	dstRel string // the destination's path, when not rel
+	dstRel string // the destination's spelling of rel, when it differs ("" when not)
 	want   *Sum   // from a manifest; nil when the source is hashed too
 }
 
@@ -195,37 +195,6 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 	if err != nil {
 		return Report{}, err
 	}
-	var r Report
-	var jobs []hashJob
-	inDst := map[string]bool{} // with DestName: the destination paths the source's map to
-	for p, s := range se {
-		q := p
-		if opt.DestName != nil {
-			q = mapPath(p, opt.DestName)
-			inDst[q] = true
-		}
-		d, ok := de[q]
-		switch {
-		case !ok:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
-		case d.typ != s.typ:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fmt.Sprintf("%s in source, %s in destination", fileio.Describe(s.typ), fileio.Describe(d.typ))})
-		case s.typ == fileio.ModeSymlink && s.target != d.target:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Differ, Detail: fmt.Sprintf("symlink to %q in source, to %q in destination", s.target, d.target)})
-		case s.typ == fileio.ModeRegular:
-			jobs = append(jobs, hashJob{rel: p, dstRel: q})
-		}
-	}
-	for p := range de {
-		_, ok := se[p]
-		if opt.DestName != nil {
-			ok = inDst[p]
-		}
-		if !ok {
-			r.Extra++
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra})
-		}
-	}
 	sd, err := fileio.OpenDir(realDir(src))
 	if err != nil {
 		return Report{}, err
@@ -236,6 +205,38 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 		return Report{}, err
 	}
 	defer dd.Close()
+	pr := pairTrees(dd, se, de, opt.DestName)
+	var r Report
+	var jobs []hashJob
+	found := make(map[string]bool, len(se))
+	for p, s := range se {
+		if pr.skip[p] {
+			continue
+		}
+		if by, lost := pr.lost[p]; lost {
+			r.Diffs = append(r.Diffs, lostDiff(p, by))
+			continue
+		}
+		dp := pr.where(p)
+		d, ok := de[dp]
+		found[dp] = ok
+		switch {
+		case !ok:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
+		case d.typ != s.typ:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fmt.Sprintf("%s in source, %s in destination", fileio.Describe(s.typ), fileio.Describe(d.typ))})
+		case s.typ == fileio.ModeSymlink && s.target != d.target:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Differ, Detail: fmt.Sprintf("symlink to %q in source, to %q in destination", s.target, d.target)})
+		case s.typ == fileio.ModeRegular:
+			jobs = append(jobs, hashJob{rel: p, dstRel: dp})
+		}
+	}
+	for p := range de {
+		if !found[p] {
+			r.Extra++
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra})
+		}
+	}
 	err = hashAll(ctx, sd, dd, jobs, opt, &r)
 	sortDiffs(&r)
 	return r, err
@@ -345,11 +346,11 @@ func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) si
 		}
 		want = s
 	}
-	dstRel := j.rel
+	drel := j.rel
 	if j.dstRel != "" {
-		dstRel = j.dstRel
+		drel = j.dstRel
 	}
-	got, n, cached, err := hashAt(dst, dstRel, !opt.FromCache, buf, opt.Known)
+	got, n, cached, err := hashAt(dst, drel, !opt.FromCache, buf, opt.Known)
 	if err != nil {
 		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Failed, Detail: err.Error()}}
 	}
@@ -360,15 +361,6 @@ func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) si
 		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Differ, Detail: fmt.Sprintf("xxh128 %s expected, %s found", Hex(want), Hex(got))}, size: n, known: known}
 	}
 	return sizedDiff{size: n, known: known}
-}
-
-// mapPath maps each element of the '/'-separated path p with name.
-func mapPath(p string, name func(string) string) string {
-	parts := strings.Split(p, "/")
-	for i, e := range parts {
-		parts[i] = name(e)
-	}
-	return strings.Join(parts, "/")
 }
 
 func sortDiffs(r *Report) {

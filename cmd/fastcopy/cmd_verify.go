@@ -33,7 +33,10 @@ func newVerifyCommand(out *output) *cobra.Command {
 both and lists what is missing from DEST, what DEST has in addition, and what
 differs. With --manifest it checks the files of DIR against a manifest written
 by 'fastcopy --manifest' or by 'xxhsum -H2' (files DIR holds beyond the
-manifest are counted, not failed).
+manifest are counted, not failed). On a DEST that ignores case, names are
+matched as the copy matches them: a source name DEST holds under another
+spelling is that file, and of source names that are one name there, the
+ones the copy failed are reported missing, saying which name holds it.
 
 A file whose hash-cache entry is still valid (same size, mtime, inode and
 ctime as when fastcopy last read or verified it) is not read again; every

@@ -57,6 +57,11 @@ Where things land:
 Files in DEST that the source lacks are left alone. Symlinks named on the
 command line are followed; symlinks inside a tree are copied as symlinks.
 A source directory named like a command (verify) is written ./verify.
+On a destination that ignores case (exFAT, FAT, ext4 casefold, APFS), source
+names that are one name there (README, readme) are not copied over each
+other: the one DEST holds already is copied, else the first in byte order,
+and each other fails by name (exit 3). A source name that DEST holds under
+another spelling only updates that file and keeps DEST's spelling.
 
 ` + exitHelp,
 		Example: `  fastcopy ~/Photos /media/usb/Photos                # keep one copy up to date

@@ -269,7 +269,7 @@ func pkgOf(tool string) string {
 		return "exfat-fuse"
 	case "mkfs.vfat", "mkfs.fat":
 		return "dosfstools"
-	case "mkfs.ntfs", "ntfs-3g":
+	case "mkfs.ntfs", "mkntfs", "ntfs-3g":
 		return "ntfs-3g"
 	case "fusefat":
 		return "fusefat"

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package fileio
+
+// CaseFoldAttr reports whether d carries a per-directory case-folding
+// attribute; only Linux has one (chattr +F).
+func (d *Dir) CaseFoldAttr() bool { return false }

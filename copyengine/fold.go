@@ -1,0 +1,493 @@
+package copyengine
+
+// Destinations that fold names: exFAT, NTFS under Windows, FAT, APFS and
+// HFS+ by default, ext4 and f2fs directories with the casefold attribute.
+// There "README" and "readme" are one name, so two source files with those
+// names would land on one destination file: the second would replace the
+// first, and every rerun would swap them back.
+//
+// Whether a destination folds is asked of the destination itself, never
+// guessed from its type: a probe (foldProbe) makes a private directory, creates
+// a name in it and looks up the name's case-swapped and decomposed forms.
+// The answer is kept per filesystem, and per filesystem for the directories
+// that carry the casefold attribute (ext4's folding is a directory's
+// attribute, its encoding the filesystem's).
+//
+// Before a directory's entries are written, its source names are grouped by
+// namefold.Key (broad: Unicode case folding of upper case, after NFD where
+// the destination normalises), and each group of two or more is put to the
+// destination in the probe directory: the first name is created there and
+// the second looked up. So the destination's own table decides (exFAT's
+// up-case table, NTFS's $UpCase, the kernel's Unicode tables), and a name
+// the key puts together but the destination keeps apart is copied. Of each
+// set of source names that are one destination name, one is copied and the
+// others fail by name (the run exits 3):
+//
+//   - the one whose exact spelling the destination holds already, so that a
+//     rerun keeps what the first run copied and never flips;
+//   - else the first in byte order ("README" before "readme").
+//
+// A source name that the destination holds under another spelling only
+// (the source has "readme", the destination "README") is that destination
+// entry: it is compared with it and, when it differs, replaced under the
+// destination's spelling, as Windows does when a file is copied over one
+// whose name differs in case. fastcopy verify matches names the same way.
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/copyengine/namefold"
+	"github.com/fastcopy/fastcopy/hashcache"
+)
+
+// foldInfo is how a destination directory compares names.
+type foldInfo struct {
+	folds      bool // names that differ in case only are one name
+	normalises bool // names that differ in Unicode normalisation only are one name
+	normGuess  bool // normalises was assumed, not seen (see lookFold)
+}
+
+func (f foldInfo) on() bool { return f.folds || f.normalises }
+
+func (f foldInfo) String() string {
+	switch {
+	case f.normGuess:
+	case f.folds && f.normalises:
+		return "case- and normalisation-insensitive"
+	case f.normalises:
+		return "normalisation-insensitive"
+	}
+	return "case-insensitive"
+}
+
+// foldCache is what the probes learnt of one filesystem: for directories
+// without and with the casefold attribute.
+type foldCache struct {
+	mu     sync.Mutex
+	known  [2]bool
+	info   [2]foldInfo
+	fsType string // for messages, "" until asked
+}
+
+// foldOf returns how the destination directory dd compares names: probed
+// in dd the first time for its filesystem (and attribute), then from the
+// cache. listing, dd's entries when known, lets the probe ask about names
+// that are there already, writing nothing (see lookFold). A dry run, or a
+// directory where the probe cannot be made (which then takes no file
+// either), counts as not folding.
+func (e *engine) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
+	if e.opt.DryRun || dd == nil {
+		return foldInfo{}
+	}
+	st, err := dd.Stat()
+	if err != nil {
+		return foldInfo{}
+	}
+	i := 0
+	if dd.CaseFoldAttr() {
+		i = 1
+	}
+	fc := &e.devs.get(st.Dev).fold
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.known[i] {
+		return fc.info[i]
+	}
+	info, ok := lookFold(dd, listing)
+	if !ok {
+		var err error
+		if info, err = probeFold(dd); err != nil {
+			return foldInfo{}
+		}
+	}
+	fc.known[i], fc.info[i] = true, info
+	if info.on() && fc.fsType == "" {
+		fc.fsType, _ = hashcache.FSType(dd.Path())
+		if fc.fsType == "" {
+			fc.fsType = "unknown type"
+		}
+	}
+	return info
+}
+
+// fsTypeOf is the type name foldOf noted for dd's filesystem.
+func (e *engine) fsTypeOf(dd *fileio.Dir) string {
+	st, err := dd.Stat()
+	if err != nil {
+		return "unknown type"
+	}
+	fc := &e.devs.get(st.Dev).fold
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return fc.fsType
+}
+
+// The names the probe creates and looks up: an ASCII name with letters of
+// both cases, and a name with "é" as one character (U+00E9).
+const (
+	probeCase    = "Fold-Probe"
+	probeSwapped = "fOLD-pROBE"
+	probeNFC     = "norm-\u00e9"
+	probeNFD     = "norm-e\u0301"
+)
+
+// lookFold answers the probe's question without writing, from names dd
+// holds already: a listed name whose case-swapped form is not listed is
+// looked up in that form (found: the directory folds case; not found: it
+// does not), and likewise a name with a character that decomposes, in its
+// other normalisation form. ok is false when no listed name can tell
+// whether case folds; where none can tell about normalisation, a
+// directory that folds case is taken to normalise too, which only widens
+// the groups that are then put to the destination itself.
+func lookFold(dd *fileio.Dir, listing []fileio.DirEntry) (info foldInfo, ok bool) {
+	listed := make(map[string]bool, len(listing))
+	for _, n := range listing {
+		listed[n.Name] = true
+	}
+	ask := func(other func(string) string) (found, known bool) {
+		tries := 0
+		for _, n := range listing {
+			o := other(n.Name)
+			if o == n.Name || listed[o] || !utf8.ValidString(n.Name) {
+				continue
+			}
+			_, err := dd.Lstat(o)
+			switch {
+			case err == nil:
+				return true, true
+			case fileio.IsNotExist(err):
+				return false, true
+			}
+			if tries++; tries == 3 {
+				break
+			}
+		}
+		return false, false
+	}
+	var normKnown bool
+	if info.folds, ok = ask(swapCase); !ok {
+		return foldInfo{}, false
+	}
+	if info.normalises, normKnown = ask(otherForm); !normKnown {
+		info.normalises, info.normGuess = info.folds, true
+	}
+	return info, true
+}
+
+// swapCase is s with the case of its ASCII letters swapped: every
+// filesystem that folds case folds those, while a table may leave other
+// letters out (exfat-fuse keeps "ǅ" and "Ǆ" apart), which would answer
+// "does not fold" wrongly.
+func swapCase(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case 'A' <= r && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return r
+	}, s)
+}
+
+// otherForm is s decomposed (NFD), or composed (NFC) when it is decomposed
+// already.
+func otherForm(s string) string {
+	if d := norm.NFD.String(s); d != s {
+		return d
+	}
+	return norm.NFC.String(s)
+}
+
+// probeFold creates names in a private directory in dd and looks up their
+// case-swapped and decomposed forms. A filesystem that cannot hold "é"
+// (a FAT mount with an ASCII character set) is taken as not normalising.
+func probeFold(dd *fileio.Dir) (foldInfo, error) {
+	p, err := openProbe(dd)
+	if err != nil {
+		return foldInfo{}, err
+	}
+	defer p.close()
+	var info foldInfo
+	if info.folds, err = p.same(probeCase, probeSwapped); err != nil {
+		return foldInfo{}, err
+	}
+	info.normalises, _ = p.same(probeNFC, probeNFD)
+	return info, nil
+}
+
+// foldProbe is a private directory made in a destination directory to put
+// names to its filesystem. Its name is a temporary's, so a run interrupted
+// before removing it leaves it to the next run's cleanup, and it inherits
+// the casefold attribute of the directory it is made in.
+type foldProbe struct {
+	parent *fileio.Dir
+	name   string
+	d      *fileio.Dir
+	before fileio.Stat // parent's, to put its times back
+}
+
+func openProbe(dd *fileio.Dir) (*foldProbe, error) {
+	before, err := dd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < 8; i++ {
+		name := digestTemp("case-probe", xxh3.HashString("case-probe\x00"+strconv.Itoa(i)))
+		err := dd.Mkdir(name, 0o700)
+		if fileio.IsExist(err) {
+			continue // a source entry of that name, copied already
+		}
+		if err != nil {
+			return nil, err
+		}
+		d, err := dd.OpenSub(name)
+		if err != nil {
+			_ = dd.RemoveDir(name)
+			return nil, err
+		}
+		return &foldProbe{parent: dd, name: name, d: d, before: before}, nil
+	}
+	return nil, errors.New("no free name for a probe directory")
+}
+
+// same reports whether a and b are one name to the probe's filesystem: a is
+// created in the probe directory (where nothing else is) and looked up as b.
+func (p *foldProbe) same(a, b string) (bool, error) {
+	f, err := p.d.CreateTemp(a)
+	if err != nil {
+		return false, err
+	}
+	f.Close()
+	defer p.d.Remove(a)
+	_, err = p.d.Lstat(b)
+	switch {
+	case err == nil:
+		return true, nil
+	case fileio.IsNotExist(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// close removes the probe directory (a directory that another writer put
+// something in stays, for the next run's cleanup) and puts the parent's
+// times back, so that a directory that was up to date stays so.
+func (p *foldProbe) close() {
+	p.d.Close()
+	_ = p.parent.RemoveDir(p.name)
+	if after, err := p.parent.Stat(); err == nil && after.Mtime != p.before.Mtime {
+		_ = p.parent.AsFile().SetTimes(p.before.Atime, p.before.Mtime)
+	}
+}
+
+// foldPlan is what a destination directory that folds names makes of a
+// source directory's names.
+type foldPlan struct {
+	spelling map[string]string // source name -> the destination's spelling, where it differs
+	lost     map[string]string // source name -> the source name it is one name with, which is copied
+}
+
+// dstName is the name src takes in the destination directory.
+func (fp *foldPlan) dstName(src string) string {
+	if s, ok := fp.spelling[src]; ok {
+		return s
+	}
+	return src
+}
+
+// planFold decides, for a destination directory dd that folds names as fi
+// says, which of the source names (byte order not needed) are one name
+// there, and which the destination holds under another spelling. dest is
+// the destination directory's listing (nil for a directory this run made).
+// Groups are confirmed in a probe directory in dd; where none can be made,
+// a group of names with one key is taken as one name, which fails a file
+// rather than losing one.
+func planFold(dd *fileio.Dir, fi foldInfo, src []string, dest []fileio.DirEntry) foldPlan {
+	var fp foldPlan
+	key := func(s string) string { return namefold.Key(s, fi.normalises) }
+	bySrc := map[string][]string{}
+	for _, n := range src {
+		k := key(n)
+		bySrc[k] = append(bySrc[k], n)
+	}
+	exact := make(map[string]bool, len(dest))
+	byDest := map[string][]string{}
+	for _, d := range dest {
+		exact[d.Name] = true
+		if k := key(d.Name); bySrc[k] != nil {
+			byDest[k] = append(byDest[k], d.Name)
+		}
+	}
+	var probe *foldProbe
+	var probeErr error
+	defer func() {
+		if probe != nil {
+			probe.close()
+		}
+	}()
+	same := func(a, b string) bool {
+		if a == b {
+			return true
+		}
+		// Read only where the destination can answer: one of the two is
+		// listed, alone with its key, and the other is looked up.
+		if exact[b] {
+			a, b = b, a
+		}
+		if ds := byDest[key(a)]; exact[a] && !exact[b] && len(ds) == 1 {
+			_, err := dd.Lstat(b)
+			if err == nil {
+				return true
+			}
+			if fileio.IsNotExist(err) {
+				return false
+			}
+		}
+		if probe == nil && probeErr == nil {
+			probe, probeErr = openProbe(dd)
+		}
+		if probe == nil {
+			return true // cannot ask: keep them apart by failing one
+		}
+		ok, err := probe.same(a, b)
+		return ok && err == nil // a name that cannot be made fails on its own
+	}
+	keys := make([]string, 0, len(bySrc))
+	for k := range bySrc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		names := bySrc[k]
+		if len(names) == 1 && (exact[names[0]] || byDest[k] == nil) {
+			continue // the common case: nothing to share a name with
+		}
+		sort.Strings(names)
+		var classes [][]string
+	next:
+		for _, n := range names {
+			for i, c := range classes {
+				if same(c[0], n) {
+					classes[i] = append(c, n)
+					continue next
+				}
+			}
+			classes = append(classes, []string{n})
+		}
+		ds := byDest[k]
+		sort.Strings(ds)
+		for _, c := range classes {
+			win := c[0]
+			for _, n := range c {
+				if exact[n] {
+					win = n
+					break
+				}
+			}
+			for _, n := range c {
+				if n != win {
+					if fp.lost == nil {
+						fp.lost = map[string]string{}
+					}
+					fp.lost[n] = win
+				}
+			}
+			if exact[win] {
+				continue
+			}
+			for _, d := range ds {
+				if same(win, d) {
+					if fp.spelling == nil {
+						fp.spelling = map[string]string{}
+					}
+					fp.spelling[win] = d
+					break
+				}
+			}
+		}
+	}
+	return fp
+}
+
+// CollisionError is the failure of a source name that is one name, on the
+// destination, with another name of its source directory: a destination
+// that ignores case (or Unicode normalisation) holds one file for both. The
+// other name is copied (see Winner); this one is not.
+type CollisionError struct {
+	Name   string // the source name that was not copied
+	Winner string // the source name copied under that destination name
+	Dest   string // the destination, as given
+	FS     string // the destination filesystem's type
+	How    string // "case-insensitive", ...
+}
+
+func (e *CollisionError) Error() string {
+	return fmt.Sprintf("not copied: %q and %q are one name on the %s destination filesystem of %q (%s); only %q is kept there; rename one of them in the source",
+		e.Name, e.Winner, e.How, e.Dest, e.FS, e.Winner)
+}
+
+// ownLeftover reports whether name in dd, which an exclusive create found
+// taken, is a leftover of fastcopy's own that may be removed: a
+// temporary's name, an entry of type want (0: anything but a directory),
+// listed under exactly that spelling, not another entry whose name folds
+// to it (a source file ".A.fastcopy-tmp" copied beside the temporary
+// ".a.fastcopy-tmp" of a file "a" on exFAT). The listing is read whether
+// or not dd is known to fold (a probe can fail), at the cost of one
+// listing per such create, which only an interrupted run's leftovers
+// cause. Anything else stays, and the create's failure is the entry's.
+func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
+	if !isTempName(name) {
+		return false
+	}
+	st, err := dd.Lstat(name)
+	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
+		return false
+	}
+	names, err := dd.ReadDir()
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// errNameTaken is the failure of a create whose name another entry holds.
+func errNameTaken(name string, err error) error {
+	return fmt.Errorf("%q is taken by an entry that is not a leftover of fastcopy's; it was left alone: %w", name, err)
+}
+
+// clearLeftover removes name from dd before it is created, when it is a
+// leftover of fastcopy's own (see ownLeftover). Where nothing answers to
+// the name (the usual case) it costs one lookup.
+func (e *engine) clearLeftover(dd *fileio.Dir, name string) {
+	if _, err := dd.Lstat(name); err == nil && e.ownLeftover(dd, name, 0) {
+		_ = dd.Remove(name)
+	}
+}
+
+// foldNames are the names of a source directory (srcRel) that can reach the
+// destination: those not excluded.
+func (e *engine) foldNames(srcRel string, names []fileio.DirEntry) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !e.excluded(joinRel(srcRel, n.Name)) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}

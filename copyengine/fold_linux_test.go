@@ -1,0 +1,285 @@
+package copyengine_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// foldRun copies src into dst (which exists) and returns its summary and
+// the failures it reported, by path.
+func foldRun(t *testing.T, src, dst string) (copyengine.Summary, map[string]error, error) {
+	t.Helper()
+	var ev events
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
+	return sum, ev.failures(), err
+}
+
+// listing is the sorted names in dir.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func readString(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// wantCollision checks that the run failed exactly the names lost (paths
+// relative to the destination), each with a CollisionError naming the name
+// it lost to, and nothing else.
+func wantCollision(t *testing.T, run string, err error, fails map[string]error, lost map[string]string) {
+	t.Helper()
+	if !errors.Is(err, copyengine.ErrSomeFailed) {
+		t.Errorf("%s: Run returned %v, want ErrSomeFailed", run, err)
+	}
+	if len(fails) != len(lost) {
+		t.Errorf("%s: failures %v, want exactly %v", run, fails, lost)
+	}
+	for p, win := range lost {
+		var ce *copyengine.CollisionError
+		if !errors.As(fails[p], &ce) {
+			t.Errorf("%s: %q failed with %v, want a CollisionError", run, p, fails[p])
+			continue
+		}
+		if ce.Name != filepath.Base(p) || ce.Winner != win || !strings.Contains(ce.Error(), "case-insensitive") {
+			t.Errorf("%s: %q: %v (winner %q), want it to lose to %q", run, p, ce, ce.Winner, win)
+		}
+	}
+}
+
+// compare runs verify.CompareTrees from the device and returns its
+// differences.
+func compare(t *testing.T, src, dst string) []verify.Diff {
+	t.Helper()
+	r, err := verify.CompareTrees(context.Background(), src, dst, verify.TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Diffs
+}
+
+// TestFoldCollisionsExfat is the case of names that differ only in case,
+// copied to exFAT (exfat-fuse): "README" and "readme" are one name there.
+// The first run copies one of them (the first in byte order) and fails the
+// other by name; a rerun keeps that one and fails the other again; verify
+// reports the one that is not there, for the same reason.
+func TestFoldCollisionsExfat(t *testing.T) {
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "docs", "README"), []byte("upper"))
+	writeFile(t, filepath.Join(src, "docs", "readme"), []byte("lower case"))
+	writeFile(t, filepath.Join(src, "docs", "other"), []byte("other"))
+	writeFile(t, filepath.Join(src, "Sub", "a"), []byte("a in Sub"))
+	writeFile(t, filepath.Join(src, "sub", "b"), []byte("b in sub"))
+	// exFAT's up-case table folds É and é; it leaves the dotless ı apart
+	// from i, which the broad key groups (both upper-case to I): the
+	// destination decides, and both are copied.
+	writeFile(t, filepath.Join(src, "intl", "\u00c9t\u00e9"), []byte("capital"))
+	writeFile(t, filepath.Join(src, "intl", "\u00e9t\u00e9"), []byte("small"))
+	writeFile(t, filepath.Join(src, "intl", "\u0131"), []byte("dotless"))
+	writeFile(t, filepath.Join(src, "intl", "i"), []byte("dotted"))
+	dst := fs.Path("dst")
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lost := map[string]string{"docs/readme": "README", "sub": "Sub", "intl/\u00e9t\u00e9": "\u00c9t\u00e9"}
+	for _, run := range []string{"first run", "rerun", "third run"} {
+		_, fails, err := foldRun(t, src, dst)
+		wantCollision(t, run, err, fails, lost)
+		if got := listing(t, filepath.Join(dst, "docs")); !slices.Equal(got, []string{"README", "other"}) {
+			t.Errorf("%s: docs holds %q, want README and other", run, got)
+		}
+		if got := readString(t, filepath.Join(dst, "docs", "README")); got != "upper" {
+			t.Errorf("%s: docs/README holds %q, want the source README's %q", run, got, "upper")
+		}
+		if got := listing(t, filepath.Join(dst, "Sub")); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("%s: Sub holds %q, want only a", run, got)
+		}
+		if got := listing(t, filepath.Join(dst, "intl")); !slices.Equal(got, []string{"i", "\u00c9t\u00e9", "\u0131"}) {
+			t.Errorf("%s: intl holds %q, want i, \u00c9t\u00e9 and \u0131", run, got)
+		}
+		if got := listing(t, dst); !slices.Equal(got, []string{"Sub", "docs", "intl"}) {
+			t.Errorf("%s: the destination holds %q", run, got)
+		}
+		diffs := compare(t, src, dst)
+		var paths []string
+		for _, d := range diffs {
+			paths = append(paths, d.Path)
+			if d.Kind != verify.Missing || !strings.Contains(d.Detail, "one name") {
+				t.Errorf("%s: verify: %+v, want it missing as one name with another", run, d)
+			}
+		}
+		if !slices.Equal(paths, []string{"docs/readme", "intl/\u00e9t\u00e9", "sub"}) {
+			t.Errorf("%s: verify reports %+v, want docs/readme, intl/\u00e9t\u00e9 and sub, and nothing else", run, diffs)
+		}
+	}
+}
+
+// TestFoldKeepsDestSpelling: what the destination already holds decides.
+// A destination that holds "readme" (copied when the source had only that)
+// keeps it when the source gains "README"; a source name that the
+// destination holds under another spelling only updates that entry and
+// keeps its spelling; neither flips on a rerun, and verify agrees.
+func TestFoldKeepsDestSpelling(t *testing.T) {
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	src := t.TempDir()
+	dst := fs.Path("dst")
+	writeFile(t, filepath.Join(src, "readme"), []byte("lower v1"))
+	writeFile(t, filepath.Join(src, "Photo.JPG"), []byte("photo v1"))
+	if _, fails, err := foldRun(t, src, dst); err != nil {
+		t.Fatalf("first run: %v %v", err, fails)
+	}
+	// The source gains "README", and "Photo.JPG" is renamed "photo.jpg"
+	// and changed.
+	writeFile(t, filepath.Join(src, "README"), []byte("upper"))
+	writeFile(t, filepath.Join(src, "readme"), []byte("lower v2, longer"))
+	if err := os.Remove(filepath.Join(src, "Photo.JPG")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(src, "photo.jpg"), []byte("photo v2, longer"))
+	for _, run := range []string{"second run", "rerun"} {
+		_, fails, err := foldRun(t, src, dst)
+		wantCollision(t, run, err, fails, map[string]string{"README": "readme"})
+		if got := listing(t, dst); !slices.Equal(got, []string{"Photo.JPG", "readme"}) {
+			t.Errorf("%s: the destination holds %q, want Photo.JPG and readme", run, got)
+		}
+		if got := readString(t, filepath.Join(dst, "readme")); got != "lower v2, longer" {
+			t.Errorf("%s: readme holds %q", run, got)
+		}
+		if got := readString(t, filepath.Join(dst, "Photo.JPG")); got != "photo v2, longer" {
+			t.Errorf("%s: Photo.JPG holds %q, want the source photo.jpg's data", run, got)
+		}
+		diffs := compare(t, src, dst)
+		if len(diffs) != 1 || diffs[0].Path != "README" || diffs[0].Kind != verify.Missing {
+			t.Errorf("%s: verify reports %+v, want README missing and nothing else", run, diffs)
+		}
+	}
+}
+
+// TestFoldNTFS: ntfs-3g keeps names that differ in case apart (POSIX
+// semantics), also with windows_names, which forbids characters, not
+// case: both names are copied, and nothing fails.
+func TestFoldNTFS(t *testing.T) {
+	for _, opts := range [][]string{nil, {"windows_names"}} {
+		t.Run(strings.Join(append([]string{"ntfs-3g"}, opts...), ","), func(t *testing.T) {
+			fs := loopfs.MountFUSE(t, loopfs.NTFS(16<<20, opts...))
+			src := t.TempDir()
+			writeFile(t, filepath.Join(src, "README"), []byte("upper"))
+			writeFile(t, filepath.Join(src, "readme"), []byte("lower"))
+			dst := fs.Path("dst")
+			if _, fails, err := foldRun(t, src, dst); err != nil {
+				t.Fatalf("%v %v", err, fails)
+			}
+			if got := listing(t, dst); !slices.Equal(got, []string{"README", "readme"}) {
+				t.Errorf("the destination holds %q, want both names", got)
+			}
+			if diffs := compare(t, src, dst); len(diffs) != 0 {
+				t.Errorf("verify: %+v", diffs)
+			}
+		})
+	}
+}
+
+// TestFoldExt4Casefold: on ext4 with the casefold feature, folding is an
+// attribute of a directory (chattr +F): names collide in such a directory
+// and in the directories made in it, and not beside it.
+func TestFoldExt4Casefold(t *testing.T) {
+	if _, err := os.Stat("/sys/fs/ext4/features/casefold"); err != nil {
+		// Without CONFIG_UNICODE the kernel refuses to mount it.
+		t.Skip("skipping: this kernel's ext4 has no casefold support (/sys/fs/ext4/features/casefold)")
+	}
+	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20, Mkfs: []string{"-O", "casefold"}})
+	dst := fs.Path("dst")
+	if err := os.MkdirAll(filepath.Join(dst, "folded"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := sbin("chattr", "+F", filepath.Join(dst, "folded")); err != nil {
+		t.Skipf("skipping: chattr +F: %v: %s", err, out)
+	}
+	src := t.TempDir()
+	for _, d := range []string{"plain", "folded", "folded/deeper"} {
+		writeFile(t, filepath.Join(src, d, "README"), []byte("upper"))
+		writeFile(t, filepath.Join(src, d, "readme"), []byte("lower"))
+	}
+	_, fails, err := foldRun(t, src, dst)
+	wantCollision(t, "run", err, fails, map[string]string{"folded/readme": "README", "folded/deeper/readme": "README"})
+	if got := listing(t, filepath.Join(dst, "plain")); !slices.Equal(got, []string{"README", "readme"}) {
+		t.Errorf("plain holds %q, want both names", got)
+	}
+	for _, d := range []string{"folded", "folded/deeper"} {
+		if got := listing(t, filepath.Join(dst, d)); !slices.Contains(got, "README") || slices.Contains(got, "readme") {
+			t.Errorf("%s holds %q, want README alone", d, got)
+		}
+	}
+}
+
+// TestFoldTempNameOfAnother: a source file named ".A.fastcopy-tmp" is, on
+// exFAT, the temporary name of its neighbour "a". The neighbour gets
+// another temporary, and both files arrive; before, writing "a" found its
+// temporary taken, took the other file's copy for a leftover and removed
+// it.
+func TestFoldTempNameOfAnother(t *testing.T) {
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, ".A"+tempSuffix), []byte("a file of the source"))
+	writeFile(t, filepath.Join(src, "a"), []byte("a"))
+	dst := fs.Path("dst")
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"first run", "rerun"} {
+		if _, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Jobs: 1, JobsReason: "test"}); err != nil {
+			t.Fatalf("%s: %v", run, err)
+		}
+		if got := listing(t, dst); !slices.Equal(got, []string{".A" + tempSuffix, "a"}) {
+			t.Errorf("%s: the destination holds %q", run, got)
+		}
+		if got := readString(t, filepath.Join(dst, ".A"+tempSuffix)); got != "a file of the source" {
+			t.Errorf("%s: .A%s holds %q", run, tempSuffix, got)
+		}
+		if diffs := compare(t, src, dst); len(diffs) != 0 {
+			t.Errorf("%s: verify: %+v", run, diffs)
+		}
+	}
+}
+
+// TestFoldProbeListedNonASCII: the probe that asks about names the
+// destination holds already swaps ASCII letters only. exfat-fuse keeps "ǅ"
+// and "Ǆ" apart although it folds "README" and "readme": a destination
+// holding only "ǅ" must still be found to fold.
+func TestFoldProbeListedNonASCII(t *testing.T) {
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	dst := fs.Path("dst")
+	writeFile(t, filepath.Join(dst, "\u01c5"), []byte("titlecase"))
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "\u01c5"), []byte("titlecase"))
+	writeFile(t, filepath.Join(src, "README"), []byte("upper"))
+	writeFile(t, filepath.Join(src, "readme"), []byte("lower case"))
+	_, fails, err := foldRun(t, src, dst)
+	wantCollision(t, "run", err, fails, map[string]string{"readme": "README"})
+	if got := readString(t, filepath.Join(dst, "README")); got != "upper" {
+		t.Errorf("README holds %q", got)
+	}
+}
