@@ -136,7 +136,8 @@ type engine struct {
 	dups        []dupFile    // duplicates waiting to share a placed file's data
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
-	staged stages // directories made under temporary names, not yet in place
+	staged  stages       // directories made under temporary names, not yet in place
+	renames renameProbes // per filesystem: does a directory rename keep its files
 
 	chunks  chan *chunk
 	pending chan *pending

@@ -152,6 +152,7 @@ type Summary struct {
 	DiskSaved       int64         `json:"disk_bytes_saved"`      // allocation saved by sharing (clones and links)
 	DedupNote       string        `json:"dedup_note,omitempty"`  // why dedup fell back, when it did
 	VerifyNote      string        `json:"verify_note,omitempty"` // why the read-back is weaker than asked, when it is
+	StagingNote     string        `json:"stage_note,omitempty"`  // why new directories were not staged, when they were not
 	CacheHits       int64         `json:"cache_hits"`            // digests taken from the hash cache instead of reading
 	BytesHashed     int64         `json:"bytes_hashed"`          // bytes read only to compute digests for decisions
 	BytesRead       int64         `json:"bytes_read"`            // all file content read: copies, read-backs, hashing

@@ -409,7 +409,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 // its temporary name tmp and returns its stage, or nil where directories are
 // not staged or tmp cannot be made: then it is made under its own name.
 func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
-	if !fileio.CanStageDirs || e.opt.DryRun {
+	if !fileio.CanStageDirs || e.opt.DryRun || !e.dirRenameKeeps(parent) {
 		return nil
 	}
 	if err := parent.Mkdir(tmp, 0o700); err != nil {

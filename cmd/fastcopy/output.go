@@ -164,6 +164,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.VerifyNote != "" {
 		fmt.Fprintf(&b, "; note: %s", s.VerifyNote)
 	}
+	if s.StagingNote != "" && o.verbose {
+		fmt.Fprintf(&b, "; note: %s", s.StagingNote)
+	}
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
 	}

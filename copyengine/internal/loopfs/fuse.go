@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -197,7 +196,11 @@ func (fs *FUSEFS) Kill() error {
 	if err != nil {
 		return err
 	}
-	return syscall.Kill(pid, syscall.SIGKILL)
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return proc.Kill() // SIGKILL
 }
 
 // mounted reports whether dir is a mount point (listed in mountinfo).

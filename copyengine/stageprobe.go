@@ -1,0 +1,63 @@
+package copyengine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+// Staging (stage.go) relies on a directory rename keeping what is in the
+// directory. Every kernel filesystem does; a FUSE driver need not: fusefat
+// renames a directory and leaves the new name empty, its files gone for
+// good. So before the first directory is staged on a filesystem, the run
+// asks that filesystem, once (fileio.Dir.ProbeDirRename): a directory made
+// under a temporary's name, a file written in it, the directory renamed,
+// the file looked for under the new name. Where it is not there, whole,
+// directories are not staged on that filesystem: their files take
+// temporary names, one rename each, which every filesystem keeps.
+
+// renameProbes remembers, per destination filesystem (st_dev), whether a
+// directory rename keeps its contents there.
+type renameProbes struct {
+	mu sync.Mutex
+	m  map[uint64]*renameProbe
+}
+
+type renameProbe struct {
+	once sync.Once
+	ok   bool
+}
+
+// dirRenameKeeps reports whether a directory made in parent and renamed
+// keeps its files there, probed once per filesystem. Where it does not (or
+// the probe could not tell), Summary.StagingNote says why.
+func (e *engine) dirRenameKeeps(parent *fileio.Dir) bool {
+	st, err := parent.Stat()
+	if err != nil {
+		return false
+	}
+	e.renames.mu.Lock()
+	if e.renames.m == nil {
+		e.renames.m = map[uint64]*renameProbe{}
+	}
+	p := e.renames.m[st.Dev]
+	if p == nil {
+		p = &renameProbe{}
+		e.renames.m[st.Dev] = p
+	}
+	e.renames.mu.Unlock()
+	p.once.Do(func() {
+		id := rand.Uint64()
+		a := digestTemp("fastcopy-rename-probe", id)
+		b := digestTemp("fastcopy-rename-probe-renamed", id)
+		err := parent.ProbeDirRename(a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id)))
+		p.ok = err == nil
+		if err != nil {
+			note := fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", parent.Path(), errText(err))
+			e.count(func(s *Summary) { s.StagingNote = note })
+		}
+	})
+	return p.ok
+}
