@@ -340,9 +340,19 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 	if c.stage != nil {
 		tmp = en.dstName // the whole directory is out of sight
 	}
+	reads := 0 // read errors so far (see retry.go)
 	for attempt := 0; ; attempt++ {
 		p, err := e.writeTemp(c.src.d, c.dst.d, en, tmp, buf, pre)
 		pre = nil // a second attempt reads afresh
+		if err != nil && sourceReadError(err, c.src.d, en.name) {
+			reads++
+			if reads > e.retries() || !e.retryWait(reads) {
+				return nil, readFailed(err, reads)
+			}
+			e.retried(rel, err, reads, e.retries())
+			attempt--
+			continue
+		}
 		if !errors.Is(err, errChanged) {
 			if p != nil {
 				p.src, p.dst, p.en, p.rel = c.src.retain(), c.dst.retain(), *en, rel

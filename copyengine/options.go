@@ -57,6 +57,10 @@ type Options struct {
 	// Checksum decides by digest for every file whose size matches, even
 	// when the mtimes differ or no cache entry vouches for it.
 	Checksum bool
+	// Retries is how many times a file whose source fails to read (EIO)
+	// is read again from its start, after 100 ms, then twice as long each
+	// time: 0 means DefaultRetries, a negative number none.
+	Retries int
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.
@@ -85,6 +89,7 @@ const (
 	ActWouldDo    Action = "would-copy" // dry run
 	ActCleanTmp   Action = "remove-temp"
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
+	ActRetry      Action = "retry"     // a source read failed: the file is read again (Err says why)
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -157,6 +162,7 @@ type Summary struct {
 	BytesHashed     int64         `json:"bytes_hashed"`          // bytes read only to compute digests for decisions
 	BytesRead       int64         `json:"bytes_read"`            // all file content read: copies, read-backs, hashing
 	TempsRemoved    int64         `json:"temps_removed"`         // leftovers of an interrupted run removed
+	Retries         int64         `json:"retries"`               // source reads tried again after an I/O error
 	Elapsed         time.Duration `json:"elapsed_ns"`
 	Jobs            int           `json:"jobs"`
 	JobsReason      string        `json:"jobs_reason"`

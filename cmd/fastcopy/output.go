@@ -51,6 +51,8 @@ func (o *output) event(ev copyengine.Event) {
 	switch {
 	case ev.Action == copyengine.ActFail:
 		o.printf(o.stderr, "fastcopy: error: %q: %v\n", ev.Path, cause(ev.Err))
+	case ev.Action == copyengine.ActRetry && o.verbose:
+		o.printf(o.stderr, "%-11s %s: %v\n", ev.Action, ev.Path, cause(ev.Err))
 	case o.verbose:
 		o.printf(o.stderr, "%-11s %s\n", ev.Action, ev.Path)
 	}

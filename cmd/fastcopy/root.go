@@ -96,6 +96,7 @@ type copyOptions struct {
 	manifest    string
 	dedup       string
 	checksum    bool
+	retries     int
 	dedupVerify string
 	cache       cacheFlags
 	verbose     bool
@@ -118,6 +119,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
 	f.StringVar(&o.dedupVerify, "dedup-verify", "hash", "before sharing a duplicate: hash (equal xxh128) or bytes (compare every byte)")
 	f.BoolVarP(&o.checksum, "checksum", "c", false, "decide by content digest for every file whose size matches (cache entries used where valid)")
+	f.IntVar(&o.retries, "retries", copyengine.DefaultRetries, "read a file again from its start this many times after a read error (100 ms, then doubling, between tries)")
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
 	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
@@ -168,6 +170,13 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		eo.DedupVerifyBytes = true
 	default:
 		return usageError{fmt.Errorf("--dedup-verify must be hash or bytes, not %q", o.dedupVerify)}
+	}
+	if o.retries < 0 {
+		return usageError{fmt.Errorf("--retries must be 0 or more, not %d", o.retries)}
+	}
+	eo.Retries = o.retries
+	if o.retries == 0 {
+		eo.Retries = -1 // none; 0 would mean the default
 	}
 	if o.jobs < 0 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
