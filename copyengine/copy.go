@@ -38,7 +38,7 @@ func (e *engine) worker() {
 	for c := range e.chunks {
 		ahead := 0
 		for i := range c.entries {
-			if e.ctx.Err() != nil {
+			if e.ctx.Err() != nil || e.halted() {
 				break
 			}
 			ahead = e.prefetch(c, i, ahead)
@@ -235,6 +235,7 @@ func (c *chunk) dstRel() string {
 
 // done counts an entry that reached its final name.
 func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
+	e.drives.placed()
 	e.count(f)
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(size)
@@ -346,7 +347,7 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 		pre = nil // a second attempt reads afresh
 		if err != nil && sourceReadError(err, c.src.d, en.name) {
 			reads++
-			if reads > e.retries() || !e.retryWait(reads) {
+			if reads > e.retries() || e.judgeDrives(rel, err, false) || !e.retryWait(reads) {
 				return nil, readFailed(err, reads)
 			}
 			e.retried(rel, err, reads, e.retries())

@@ -138,6 +138,7 @@ type engine struct {
 
 	staged  stages       // directories made under temporary names, not yet in place
 	renames renameProbes // per filesystem: does a directory rename keep its files
+	drives  driveWatch   // the roots' filesystems, asked after I/O errors (gone.go)
 
 	chunks  chan *chunk
 	pending chan *pending
@@ -228,6 +229,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			defer release()
 		}
 		e.dstRoot = d
+		e.drives.watch("destination", p.dstRoot, d)
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
 			if e.cache != nil {
@@ -236,9 +238,17 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		}
 	}
 
+	for i := range p.roots {
+		e.drives.watch("source", p.roots[i].srcDir, nil)
+	}
+	defer e.drives.close()
+
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	defer e.cancel()
 	err = e.run(p)
+	if g := e.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
+		err = e.stopGone(g) // found gone after the copy had stopped
+	}
 	e.sum.Elapsed = time.Since(start)
 	e.sum.BytesRead = e.stats.BytesRead.Load()
 	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
@@ -314,11 +324,14 @@ func (e *engine) run(p *plan) error {
 	e.stats.ScanDone.Store(true)
 
 	e.placeDups() // with a cancelled run, only releases them
-	if e.ctx.Err() != nil {
+	if e.ctx.Err() != nil || e.halted() {
 		// The directories already under their own names get their mode
 		// and times now, not 0700 and the time of their last write until
 		// the next run.
 		e.applyDirMeta()
+		if g := e.goneErr(); g != nil {
+			return e.stopGone(g)
+		}
 		return e.ctx.Err()
 	}
 	e.linkFollowers()
@@ -374,8 +387,11 @@ func (e *engine) event(a Action, rel string) {
 
 // fail records a per-file failure; the run goes on.
 func (e *engine) fail(rel string, err error) {
-	if e.ctx.Err() != nil {
+	if e.ctx.Err() != nil || e.halted() {
 		return // an interrupted run reports the interruption, not its fallout
+	}
+	if e.driveGone(rel, err) {
+		return // one error for the drive, not one per file (gone.go)
 	}
 	e.mu.Lock()
 	e.sum.Failed++

@@ -218,7 +218,7 @@ func (e *engine) linkFollowers() {
 		return
 	}
 	for _, f := range e.followers {
-		if e.ctx.Err() != nil {
+		if e.ctx.Err() != nil || e.halted() {
 			return
 		}
 		if err := e.linkOne(f); err != nil {

@@ -47,7 +47,7 @@ func sourceReadError(err error, sd *fileio.Dir, name string) bool {
 		return false
 	}
 	switch fileio.Errno(err) {
-	case syscall.EIO, syscall.ETIMEDOUT, syscall.EREMOTEIO:
+	case syscall.EIO, syscall.ETIMEDOUT:
 		return true
 	}
 	return false

@@ -17,6 +17,12 @@ import (
 // the file looked for under the new name. Where it is not there, whole,
 // directories are not staged on that filesystem: their files take
 // temporary names, one rename each, which every filesystem keeps.
+//
+// Nothing is staged on FUSE at all, probe or not: a driver is a process
+// that can die (exfat-fuse did under load), and a run whose destination
+// dies cannot publish its staged directories, so every file verified in
+// them would be lost to the next run's cleanup. With a rename per file,
+// each verified file is under its own name as soon as it is checked.
 
 // renameProbes remembers, per destination filesystem (st_dev), whether a
 // directory rename keeps its contents there.
@@ -49,13 +55,20 @@ func (e *engine) dirRenameKeeps(parent *fileio.Dir) bool {
 	}
 	e.renames.mu.Unlock()
 	p.once.Do(func() {
-		id := rand.Uint64()
-		a := digestTemp("fastcopy-rename-probe", id)
-		b := digestTemp("fastcopy-rename-probe-renamed", id)
-		err := parent.ProbeDirRename(a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id)))
-		p.ok = err == nil
-		if err != nil {
-			note := fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", parent.Path(), errText(err))
+		var why string
+		if parent.IsFUSE() {
+			why = "it is a FUSE filesystem, whose driver can die with a staged directory's files unpublished"
+		} else {
+			id := rand.Uint64()
+			a := digestTemp("fastcopy-rename-probe", id)
+			b := digestTemp("fastcopy-rename-probe-renamed", id)
+			if err := parent.ProbeDirRename(a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id))); err != nil {
+				why = errText(err)
+			}
+		}
+		p.ok = why == ""
+		if !p.ok {
+			note := fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", parent.Path(), why)
 			e.count(func(s *Summary) { s.StagingNote = note })
 		}
 	})

@@ -119,7 +119,7 @@ func (e *engine) walk(p *plan) {
 				if !ok {
 					return
 				}
-				if e.ctx.Err() == nil {
+				if e.ctx.Err() == nil && !e.halted() {
 					e.walkDir(q, w)
 				}
 				q.done()
@@ -308,7 +308,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 
 	var files []entry // non-directories, planned once the cache is asked
 	for _, n := range names {
-		if e.ctx.Err() != nil {
+		if e.ctx.Err() != nil || e.halted() {
 			return
 		}
 		srcRel := joinRel(w.srcRel, n.Name)

@@ -85,6 +85,9 @@ func (o *output) reportError(err error, code int) {
 	case code == exitLocked:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: wait for the other run to finish and rerun, or rerun with --no-cache (or another --cache) if only the hash cache is busy\n")
+	case errors.As(err, new(*copyengine.DriveGoneError)):
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: reconnect or remount the drive and rerun: what is in place is checked and skipped, the rest copied\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
