@@ -192,6 +192,7 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			e.endDedup(p, size, w)
 		}
 		if err == nil {
+			e.drives.placed() // written whole: both drives answer
 			p.stage = c.stage
 			select {
 			case e.pending <- p:

@@ -124,6 +124,23 @@ func (r *watchedRoot) check() error {
 	return nil
 }
 
+// streakOp reports whether err is from a call that every drive answers
+// for every file (opening, reading, writing, flushing, listing, renaming)
+// and so counts towards the streak. A call a driver may not implement
+// fails every entry that needs it: exfat-fuse answers every mknod with
+// EIO, and a tree of FIFOs is not a dead drive.
+func streakOp(err error) bool {
+	var pe *os.PathError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Op {
+	case "open", "create", "read", "write", "sync", "syncfs", "stat", "readdir", "rename", "mkdir", "truncate":
+		return true
+	}
+	return false
+}
+
 // ioErrno reports whether errno is one that a drive going away gives.
 func ioErrno(errno syscall.Errno) bool {
 	switch errno {
@@ -153,7 +170,7 @@ func (e *engine) judgeDrives(rel string, err error, last bool) bool {
 		return true
 	}
 	streak := int32(0)
-	if errno != syscall.ENOENT && last {
+	if errno != syscall.ENOENT && last && streakOp(err) {
 		streak = w.streak.Add(1)
 	}
 	var gone *watchedRoot

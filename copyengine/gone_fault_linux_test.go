@@ -5,6 +5,7 @@ package copyengine_test
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,6 +82,23 @@ func TestDriveGoneFaults(t *testing.T) {
 		}
 		if sum.Failed >= 16 {
 			t.Errorf("%d failures reported one by one, want fewer than the streak", sum.Failed)
+		}
+	})
+	t.Run("EIO from mknod", func(t *testing.T) {
+		// exfat-fuse answers every mknod with EIO: a tree of FIFOs fails
+		// each one, and is not a dead drive.
+		src := filepath.Join(scratchDir(t), "src")
+		manyFiles(t, src, 10, 100)
+		for i := 0; i < 40; i++ {
+			if err := syscall.Mkfifo(filepath.Join(src, "p"+strconv.Itoa(i)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dst := filepath.Join(scratchDir(t), "dst")
+		setFaults(t, &fileio.Fault{Op: fileio.OpCreate, PathHas: dst + "/.p", Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1})
+		if err != copyengine.ErrSomeFailed || sum.Failed != 40 || sum.Copied != 10 {
+			t.Fatalf("run: %v, failed %d, copied %d; want the 40 FIFOs failed and the files copied", err, sum.Failed, sum.Copied)
 		}
 	})
 	t.Run("one EIO", func(t *testing.T) {
