@@ -189,7 +189,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason
 	if opt.Jobs <= 0 || opt.JobsReason == "" {
-		e.sum.Jobs, e.sum.JobsReason = ChooseJobs(opt.Jobs, opt.Sources[0])
+		e.sum.Jobs, e.sum.JobsReason = ChooseJobsFor(opt.Jobs, opt.Sources[0], opt.Dest)
 	}
 
 	if p.create && !opt.DryRun {

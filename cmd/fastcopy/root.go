@@ -108,7 +108,7 @@ type copyOptions struct {
 
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device; -v says which)")
+	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device, at most 4 to a FUSE destination; -v says which)")
 	f.StringVar(&o.reflink, "reflink", "auto", "clone data blocks: auto (where the filesystem can), always, never")
 	f.StringVar(&o.verify, "verify", "device", "read back each file before it takes its name: device, cache, off")
 	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree")
@@ -194,7 +194,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	}
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	eo.OnEvent = out.event
-	eo.Jobs, eo.JobsReason = copyengine.ChooseJobs(o.jobs, eo.Sources[0])
+	eo.Jobs, eo.JobsReason = copyengine.ChooseJobsFor(o.jobs, eo.Sources[0], eo.Dest)
 	if o.verbose {
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
 	}
