@@ -387,7 +387,7 @@ func (e *engine) event(a Action, rel string) {
 
 // fail records a per-file failure; the run goes on.
 func (e *engine) fail(rel string, err error) {
-	if e.ctx.Err() != nil || e.halted() {
+	if e.ctx.Err() != nil {
 		return // an interrupted run reports the interruption, not its fallout
 	}
 	if e.driveGone(rel, err) {
