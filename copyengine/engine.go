@@ -249,6 +249,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if g := e.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
 		err = e.stopGone(g) // found gone after the copy had stopped
 	}
+	if err == nil && ctx.Err() == nil && !opt.DryRun {
+		err = e.destStillThere()
+	}
 	e.sum.Elapsed = time.Since(start)
 	e.sum.BytesRead = e.stats.BytesRead.Load()
 	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })

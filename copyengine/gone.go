@@ -53,7 +53,33 @@ func (e *DriveGoneError) Error() string {
 	if e.FSType != "" {
 		fs = " (" + e.FSType + ")"
 	}
+	if e.At == "" {
+		return fmt.Sprintf("the %s filesystem of %q%s is gone at the end of the run: %s; the %d files copied or unchanged are not where they should be", e.Side, e.Root, fs, errText(e.Err), e.Kept)
+	}
 	return fmt.Sprintf("the %s filesystem of %q%s stopped answering at %q: %s; stopped, keeping the %d files already in place", e.Side, e.Root, fs, e.At, errText(e.Err), e.Kept)
+}
+
+// destStillThere checks, before a run reports success, that the
+// destination's path still leads to the directory it wrote to: a
+// filesystem unmounted lazily (umount -l) during the run goes on taking
+// writes through the descriptors, and nothing fails, but what was written
+// is no longer under the path the user gave.
+func (e *engine) destStillThere() error {
+	w := &e.drives
+	for i := range w.roots {
+		r := &w.roots[i]
+		if r.side != "destination" {
+			continue
+		}
+		if err := r.check(); err != nil {
+			g := &DriveGoneError{Side: r.side, Root: r.path, FSType: r.fstype, Err: err}
+			e.mu.Lock()
+			g.Kept = e.sum.Copied + e.sum.Deduped + e.sum.Skipped
+			e.mu.Unlock()
+			return g
+		}
+	}
+	return nil
 }
 
 func (e *DriveGoneError) Unwrap() error { return e.Err }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -100,4 +101,36 @@ func TestDestDriverKilled(t *testing.T) {
 	fs.Remount()
 	sameTree(t, src, dst)
 	noTemps(t, fs.Dir)
+}
+
+// TestDestUnmountedLazily unmounts the destination lazily (umount -l)
+// during a run: the writes go on through the descriptors and nothing
+// fails, but the files are no longer under the destination's path. The run
+// says so (exit 1) instead of reporting success.
+func TestDestUnmountedLazily(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: needs root to mount a tmpfs")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("skipping: cannot mount a tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
+	src := scratchDir(t)
+	manyFiles(t, src, 100, 4096)
+	var once sync.Once
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: mnt, OnEvent: func(e copyengine.Event) {
+		if e.Action == copyengine.ActMkdir {
+			once.Do(func() {
+				if out, err := exec.Command("umount", "-l", mnt).CombinedOutput(); err != nil {
+					t.Errorf("umount -l: %v: %s", err, out)
+				}
+			})
+		}
+	}})
+	var gone *copyengine.DriveGoneError
+	if !errors.As(err, &gone) || gone.Side != "destination" {
+		t.Fatalf("run: %v (copied %d, failed %d), want the destination gone", err, sum.Copied, sum.Failed)
+	}
+	t.Logf("error: %v", err)
 }
