@@ -38,7 +38,7 @@ func (e *engine) worker() {
 	for c := range e.chunks {
 		ahead := 0
 		for i := range c.entries {
-			if e.ctx.Err() != nil {
+			if e.ctx.Err() != nil || e.halted() {
 				break
 			}
 			ahead = e.prefetch(c, i, ahead)
@@ -195,6 +195,7 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			e.endDedup(p, size, w)
 		}
 		if err == nil {
+			e.drives.placed() // written whole: both drives answer
 			p.stage = c.stage
 			if p.resumed > 0 {
 				e.resumedEvent(rel, p.resumed)
@@ -248,6 +249,7 @@ func (c *chunk) dstRel() string {
 
 // done counts an entry that reached its final name.
 func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
+	e.drives.placed()
 	e.count(f)
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(size)
@@ -356,9 +358,19 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 	if c.stage != nil {
 		tmp = en.dstName // the whole directory is out of sight
 	}
+	reads := 0 // read errors so far (see retry.go)
 	for attempt := 0; ; attempt++ {
 		p, err := e.writeTemp(c.src.d, c.dst.d, en, tmp, buf, pre)
 		pre = nil // a second attempt reads afresh
+		if err != nil && sourceReadError(err, c.src.d, en.name) {
+			reads++
+			if reads > e.retries() || e.judgeDrives(rel, err, false) || !e.retryWait(reads) {
+				return nil, readFailed(err, reads)
+			}
+			e.retried(rel, err, reads, e.retries())
+			attempt--
+			continue
+		}
 		if !errors.Is(err, errChanged) {
 			if p != nil {
 				p.src, p.dst, p.en, p.rel = c.src.retain(), c.dst.retain(), *en, rel

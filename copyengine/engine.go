@@ -145,8 +145,10 @@ type engine struct {
 	later       []laterEntry // destination entries stored after the final flush (under mu)
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
-	staged  stages      // directories made under temporary names, not yet in place
-	written filesystems // every filesystem a destination directory is on
+	staged  stages       // directories made under temporary names, not yet in place
+	renames renameProbes // per filesystem: does a directory rename keep its files
+	drives  driveWatch   // the roots' filesystems, asked after I/O errors (gone.go)
+	written filesystems  // every filesystem a destination directory is on
 	caps    destCaps
 	lost    map[string]*lostKind // what the destination could not keep (under mu)
 
@@ -207,7 +209,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason
 	if opt.Jobs <= 0 || opt.JobsReason == "" {
-		e.sum.Jobs, e.sum.JobsReason = ChooseJobs(opt.Jobs, opt.Sources[0])
+		e.sum.Jobs, e.sum.JobsReason = ChooseJobsFor(opt.Jobs, opt.Sources[0], opt.Dest)
 	}
 
 	if !opt.DryRun && !opt.NoSpaceCheck {
@@ -254,6 +256,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		}
 		e.dstRoot = d
 		e.probeCaps(d, !opt.DryRun)
+		e.drives.watch("destination", p.dstRoot, d)
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
 			if e.cache != nil {
@@ -264,9 +267,20 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		defer e.written.close()
 	}
 
+	for i := range p.roots {
+		e.drives.watch("source", p.roots[i].srcDir, nil)
+	}
+	defer e.drives.close()
+
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	defer e.cancel()
 	err = e.run(p)
+	if g := e.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
+		err = e.stopGone(g) // found gone after the copy had stopped
+	}
+	if err == nil && ctx.Err() == nil && !opt.DryRun {
+		err = e.destStillThere()
+	}
 	e.sum.Elapsed = time.Since(start)
 	e.sum.BytesRead = e.stats.BytesRead.Load()
 	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
@@ -346,11 +360,14 @@ func (e *engine) run(p *plan) error {
 	e.placeDups() // with a cancelled run, only releases them
 	e.linkFollowers()
 	e.publishAll() // what is left staged is complete: the copy has stopped
-	if e.ctx.Err() != nil {
+	if e.ctx.Err() != nil || e.halted() {
 		// The directories already under their own names get their mode
 		// and times now, not 0700 and the time of their last write until
 		// the next run.
 		e.applyDirMeta()
+		if g := e.goneErr(); g != nil {
+			return e.stopGone(g)
+		}
 		return e.ctx.Err()
 	}
 	e.noteNotKept()
@@ -380,6 +397,9 @@ func (e *engine) event(a Action, rel string) {
 func (e *engine) fail(rel string, err error) {
 	if e.ctx.Err() != nil {
 		return // an interrupted run reports the interruption, not its fallout
+	}
+	if e.driveGone(rel, err) {
+		return // one error for the drive, not one per file (gone.go)
 	}
 	e.mu.Lock()
 	e.sum.Failed++

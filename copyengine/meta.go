@@ -222,10 +222,11 @@ func (e *engine) linkFollowers() {
 		return
 	}
 	for _, f := range e.followers {
-		if e.ctx.Err() == nil {
-			if err := e.linkOne(f); err != nil {
-				e.fail(f.rel, err)
-			}
+		if e.ctx.Err() != nil || e.halted() {
+			return
+		}
+		if err := e.linkOne(f); err != nil {
+			e.fail(f.rel, err)
 		}
 		f.stage.settle()
 	}

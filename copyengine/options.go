@@ -65,6 +65,10 @@ type Options struct {
 	// strict (the default) fails each such file, encode writes look-alike
 	// characters instead, decode undoes encode (see NamesMode).
 	Names NamesMode
+	// Retries is how many times a file whose source fails to read (EIO)
+	// is read again from its start, after 100 ms, then twice as long each
+	// time: 0 means DefaultRetries, a negative number none.
+	Retries int
 
 	// Stats, when set, receives live counters during the run (for a
 	// progress bar); Run allocates its own otherwise.
@@ -96,6 +100,7 @@ const (
 	ActCleanTmp   Action = "remove-temp"
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
 	ActResume     Action = "resume"    // the copy takes up an interrupted run's temporary at Event.Resumed
+	ActRetry      Action = "retry"     // a source read failed: the file is read again (Err says why)
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -172,12 +177,14 @@ type Summary struct {
 	DiskSaved       int64         `json:"disk_bytes_saved"`      // allocation saved by sharing (clones and links)
 	DedupNote       string        `json:"dedup_note,omitempty"`  // why dedup fell back, when it did
 	VerifyNote      string        `json:"verify_note,omitempty"` // why the read-back is weaker than asked, when it is
+	StagingNote     string        `json:"stage_note,omitempty"`  // why new directories were not staged, when they were not
 	CacheHits       int64         `json:"cache_hits"`            // digests taken from the hash cache instead of reading
 	BytesHashed     int64         `json:"bytes_hashed"`          // bytes read only to compute digests for decisions
 	BytesRead       int64         `json:"bytes_read"`            // all file content read: copies, read-backs, hashing
 	TempsRemoved    int64         `json:"temps_removed"`         // leftovers of an interrupted run removed
 	Resumed         int64         `json:"resumed"`               // copies that took up an interrupted run's temporary
 	BytesResumed    int64         `json:"bytes_resumed"`         // bytes of those temporaries kept, not written again
+	Retries         int64         `json:"retries"`               // source reads tried again after an I/O error
 	Elapsed         time.Duration `json:"elapsed_ns"`
 	Jobs            int           `json:"jobs"`
 	JobsReason      string        `json:"jobs_reason"`

@@ -123,7 +123,7 @@ func (e *engine) walk(p *plan) {
 				if !ok {
 					return
 				}
-				if e.ctx.Err() == nil {
+				if e.ctx.Err() == nil && !e.halted() {
 					e.walkDir(q, w)
 				}
 				q.done()
@@ -390,7 +390,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 
 	var files []entry // non-directories, planned once the cache is asked
 	for i, n := range names {
-		if e.ctx.Err() != nil {
+		if e.ctx.Err() != nil || e.halted() {
 			return
 		}
 		srcRel := joinRel(w.srcRel, n.Name)
@@ -538,7 +538,7 @@ func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs
 // its temporary name tmp and returns its stage, or nil where directories are
 // not staged or tmp cannot be made: then it is made under its own name.
 func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
-	if !fileio.CanStageDirs || e.opt.DryRun {
+	if !fileio.CanStageDirs || e.opt.DryRun || !e.dirRenameKeeps(parent) {
 		return nil
 	}
 	if err := parent.Mkdir(tmp, 0o700); err != nil {

@@ -22,7 +22,8 @@ const (
 
 const exitHelp = `EXIT STATUS
   0    done: every file is in place and verified
-  1    fatal error: the run could not go on
+  1    fatal error: the run could not go on (a drive that went away is named;
+       what was already in place is kept)
   2    usage error or refused request: nothing was written
   3    some files failed (listed); all others are in place
   4    verification failed for some files; they were not put in place

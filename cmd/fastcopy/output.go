@@ -53,6 +53,8 @@ func (o *output) event(ev copyengine.Event) {
 		o.printf(o.stderr, "fastcopy: error: %q: %v\n", ev.Path, cause(ev.Err))
 	case o.verbose && ev.Action == copyengine.ActResume:
 		o.printf(o.stderr, "%-11s %s (resumed at %s)\n", ev.Action, ev.Path, humanBytes(ev.Resumed))
+	case ev.Action == copyengine.ActRetry && o.verbose:
+		o.printf(o.stderr, "%-11s %s: %v\n", ev.Action, ev.Path, cause(ev.Err))
 	case o.verbose:
 		o.printf(o.stderr, "%-11s %s\n", ev.Action, ev.Path)
 	}
@@ -88,6 +90,9 @@ func (o *output) reportError(err error, code int) {
 	case code == exitNotKept:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: the files are in place and verified; copy to a filesystem that keeps what the warnings name, or run without --strict to accept it\n")
+	case errors.As(err, new(*copyengine.DriveGoneError)):
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: reconnect or remount the drive and rerun: what is in place is checked and skipped, the rest copied\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
@@ -174,6 +179,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	}
 	if s.VerifyNote != "" {
 		fmt.Fprintf(&b, "; note: %s", s.VerifyNote)
+	}
+	if s.StagingNote != "" && o.verbose {
+		fmt.Fprintf(&b, "; note: %s", s.StagingNote)
 	}
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)

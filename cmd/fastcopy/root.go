@@ -106,6 +106,7 @@ type copyOptions struct {
 	checksum    bool
 	noSpace     bool
 	strict      bool
+	retries     int
 	dedupVerify string
 	names       copyengine.NamesMode
 	cache       cacheFlags
@@ -118,7 +119,7 @@ type copyOptions struct {
 
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device; -v says which)")
+	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device, at most 4 to a FUSE destination; -v says which)")
 	f.StringVar(&o.reflink, "reflink", "auto", "clone data blocks: auto (where the filesystem can), always, never")
 	f.StringVar(&o.verify, "verify", "device", "read back each file before it takes its name: device, cache, off")
 	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree")
@@ -134,6 +135,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	o.names = copyengine.NamesStrict
 	f.Var(&o.names, "names", "names the destination cannot hold (FAT, exFAT, NTFS with Windows names): strict (fail each such file), encode (look-alike characters, reversibly), decode (undo encode when copying back)")
 	f.BoolVarP(&o.checksum, "checksum", "c", false, "decide by content digest for every file whose size matches (cache entries used where valid)")
+	f.IntVar(&o.retries, "retries", copyengine.DefaultRetries, "read a file again from its start this many times after a read error (100 ms, then doubling, between tries)")
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
 	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
@@ -187,6 +189,13 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	default:
 		return usageError{fmt.Errorf("--dedup-verify must be hash or bytes, not %q", o.dedupVerify)}
 	}
+	if o.retries < 0 {
+		return usageError{fmt.Errorf("--retries must be 0 or more, not %d", o.retries)}
+	}
+	eo.Retries = o.retries
+	if o.retries == 0 {
+		eo.Retries = -1 // none; 0 would mean the default
+	}
 	if o.jobs < 0 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
 	}
@@ -203,7 +212,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	}
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	eo.OnEvent = out.event
-	eo.Jobs, eo.JobsReason = copyengine.ChooseJobs(o.jobs, eo.Sources[0])
+	eo.Jobs, eo.JobsReason = copyengine.ChooseJobsFor(o.jobs, eo.Sources[0], eo.Dest)
 	if o.verbose {
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
 	}

@@ -113,6 +113,10 @@ func errnoByName(name string) syscall.Errno {
 		return syscall.EPERM
 	case "ENXIO":
 		return syscall.ENXIO
+	case "ENOTCONN":
+		return syscall.ENOTCONN
+	case "ENODEV":
+		return syscall.ENODEV
 	}
 	return syscall.EIO
 }

@@ -86,7 +86,12 @@ func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
 	return done, nil
 }
 
-// Syncfs flushes the whole filesystem holding d to stable storage.
+// Syncfs flushes the whole filesystem holding d to stable storage. On FUSE
+// it returns an error that IsFallback accepts without flushing: the kernel
+// passes syncfs on only to drivers that take FUSE_SYNCFS (exfat-fuse,
+// ntfs-3g and fusefat do not) and reports success for the others, whose
+// metadata stays in the driver's memory; an fsync of each file and
+// directory reaches them (FUSE_FSYNC, FUSE_FSYNCDIR).
 func (d *Dir) Syncfs() error {
 	if err := inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
@@ -94,7 +99,22 @@ func (d *Dir) Syncfs() error {
 	if err := inject(OpSyncfs, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
+	if d.IsFUSE() {
+		return pathErr("syncfs", d.path, ErrUnsupported)
+	}
 	return pathErr("syncfs", d.path, ignoringEINTR(func() error { return unix.Syncfs(d.fd) }))
+}
+
+// fuseSuperMagic is statfs's f_type on every FUSE filesystem (fuse and
+// fuseblk alike).
+const fuseSuperMagic = 0x65735546
+
+// IsFUSE reports whether d is on a FUSE filesystem: one served by a process
+// (exfat-fuse, ntfs-3g, fusefat, sshfs), which can die, and whose driver
+// may not do what a kernel filesystem does.
+func (d *Dir) IsFUSE() bool {
+	var sfs unix.Statfs_t
+	return ignoringEINTR(func() error { return unix.Fstatfs(d.fd, &sfs) }) == nil && sfs.Type == fuseSuperMagic
 }
 
 // CopyXattrs copies the extended attributes of src to dst. Without all,

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package fileio
+
+// IsFUSE reports whether d is on a FUSE filesystem; only Linux tells.
+func (d *Dir) IsFUSE() bool { return false }

@@ -1,0 +1,76 @@
+package copyengine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
+)
+
+// Staging (stage.go) relies on a directory rename keeping what is in the
+// directory. Every kernel filesystem does; a FUSE driver need not: fusefat
+// renames a directory and leaves the new name empty, its files gone for
+// good. So before the first directory is staged on a filesystem, the run
+// asks that filesystem, once (fileio.Dir.ProbeDirRename): a directory made
+// under a temporary's name, a file written in it, the directory renamed,
+// the file looked for under the new name. Where it is not there, whole,
+// directories are not staged on that filesystem: their files take
+// temporary names, one rename each, which every filesystem keeps.
+//
+// Nothing is staged on FUSE at all, probe or not: a driver is a process
+// that can die (exfat-fuse did under load), and a run whose destination
+// dies cannot publish its staged directories, so every file verified in
+// them would be lost to the next run's cleanup. With a rename per file,
+// each verified file is under its own name as soon as it is checked.
+
+// renameProbes remembers, per destination filesystem (st_dev), whether a
+// directory rename keeps its contents there.
+type renameProbes struct {
+	mu sync.Mutex
+	m  map[uint64]*renameProbe
+}
+
+type renameProbe struct {
+	once sync.Once
+	ok   bool
+}
+
+// dirRenameKeeps reports whether a directory made in parent and renamed
+// keeps its files there, probed once per filesystem. Where it does not (or
+// the probe could not tell), Summary.StagingNote says why.
+func (e *engine) dirRenameKeeps(parent *fileio.Dir) bool {
+	st, err := parent.Stat()
+	if err != nil {
+		return false
+	}
+	e.renames.mu.Lock()
+	if e.renames.m == nil {
+		e.renames.m = map[uint64]*renameProbe{}
+	}
+	p := e.renames.m[st.Dev]
+	if p == nil {
+		p = &renameProbe{}
+		e.renames.m[st.Dev] = p
+	}
+	e.renames.mu.Unlock()
+	p.once.Do(func() {
+		var why string
+		if parent.IsFUSE() {
+			why = "it is a FUSE filesystem, whose driver can die with a staged directory's files unpublished"
+		} else {
+			id := rand.Uint64()
+			a := digestTemp("fastcopy-rename-probe", id)
+			b := digestTemp("fastcopy-rename-probe-renamed", id)
+			if err := parent.ProbeDirRename(a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id))); err != nil {
+				why = errText(err)
+			}
+		}
+		p.ok = why == ""
+		if !p.ok {
+			note := fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", parent.Path(), why)
+			e.count(func(s *Summary) { s.StagingNote = note })
+		}
+	})
+	return p.ok
+}
