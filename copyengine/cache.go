@@ -64,6 +64,11 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 	if e.cache == nil {
 		return
 	}
+	// Where either side has no change time to rely on, the cache cannot
+	// vouch for a file's content (see hashcache.Policy.Vouches): sameContent
+	// then decides as without a cache, by size and mtime, and reads where
+	// it must know (--checksum, a manifest).
+	vouch := srcSide.policy.Vouches() && dstPolicy.Vouches()
 	var srcKeys, dstKeys []string
 	var idx []int
 	learned, seen := uint64(0), false
@@ -80,6 +85,9 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
 			continue // nothing to compare: the file is copied anyway
+		}
+		if !vouch {
+			continue
 		}
 		en.cache = &cached{
 			srcKey: en.srcKey,
@@ -175,8 +183,9 @@ func (e *engine) entryFor(key string, st *fileio.Stat, sum verify.Sum, started t
 
 // sameContent decides, for a destination file as large as its source,
 // whether it already holds the source's content without reading either when
-// it can: both cache entries valid and equal. Without a cache the rsync rule
-// applies (same size and mtime), unless --checksum. Cases the stats and the
+// it can: both cache entries valid and equal. Without a cache, or where it
+// cannot vouch for either side (see lookupCache), the rsync rule applies
+// (same size and mtime), unless --checksum. Cases the stats and the
 // cache cannot settle are marked for a check by a worker (en.check), which
 // reads what it must.
 func (e *engine) sameContent(dst *handle, en *entry) bool {

@@ -18,8 +18,9 @@
 //     of the entry, the file's current stat and the filesystem's Policy
 //     (PolicyFor, FSType): the same volume (Identify; a volume without an
 //     identity has no valid entries), size and mtime at the filesystem's
-//     granularity, inode and ctime where they are stable, and git's
-//     racy-timestamp rule.
+//     granularity, inode and ctime, and git's racy-timestamp rule, applied
+//     to the mtime and to a coarse ctime. On a filesystem without a change
+//     time (Policy.Vouches: FAT, exFAT, NTFS, SMB, FUSE) no entry is valid.
 //     The engine should set Entry.HashedAt to the time it started reading.
 //   - An entry must describe data that is on stable storage: a caller Puts
 //     an entry only after the file's data was flushed (fastcopy: a

@@ -36,7 +36,8 @@ by 'fastcopy --manifest' or by 'xxhsum -H2' (files DIR holds beyond the
 manifest are counted, not failed).
 
 A file whose hash-cache entry is still valid (same size, mtime, inode and
-ctime as when fastcopy last read or verified it) is not read again; every
+ctime as when fastcopy last read or verified it; never on FAT, exFAT, NTFS,
+SMB or FUSE filesystems, which have no ctime to rely on) is not read again; every
 other file of DEST (or DIR) is read from the device, not the page cache,
 unless --from-cache is given. --no-cache reads every file: a full scrub
 of the media. A DEST written with 'fastcopy --names=encode' (or decode) is
