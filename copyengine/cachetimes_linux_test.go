@@ -1,6 +1,7 @@
 package copyengine_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/verify"
 )
 
 // rewriteKeepingTimes overwrites the start of the file at p with data, in
@@ -112,4 +114,67 @@ func TestExfatDestRewriteKeptMtime(t *testing.T) {
 	if string(got) != string(good) {
 		t.Errorf("doc.txt holds %q after --checksum, want %q", got, good)
 	}
+}
+
+// TestSourcePowerCutCacheEntry: a source file rewritten in place shortly
+// before the run has its new stat committed by the journal while its data
+// is still only in memory. A power cut of the SOURCE after the run brings
+// back the old bytes under the new stat: the cache must not hold an entry
+// vouching for the bytes the run read unless they reached the source's
+// disk (the run flushes a source filesystem before it stores entries of
+// its files).
+func TestSourcePowerCutCacheEntry(t *testing.T) {
+	needCut(t)
+	vol := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20})
+	src := vol.Path("src")
+	f := filepath.Join(src, "f")
+	writeFile(t, f, pattern(71, 1<<20))
+	syncPath(t, f)
+	syncPath(t, src)
+	// Rewritten in place, not flushed: the stat changes in the running
+	// journal transaction, the data in the page cache.
+	fh, err := os.OpenFile(f, os.O_WRONLY, 0)
+	noErr(t, err)
+	_, err = fh.WriteAt(pattern(72, 1<<20), 0)
+	noErr(t, fh.Close())
+	noErr(t, err)
+	// An fsync of another file commits that transaction (the new mtime and
+	// ctime of f with it) without writing f's overwritten blocks.
+	other := filepath.Join(vol.Dir, "other")
+	writeFile(t, other, []byte("x"))
+	syncPath(t, other)
+	// Past the racy window of the new mtime (a second), so that the run's
+	// entry for f is one the cache would use.
+	time.Sleep(1100 * time.Millisecond)
+
+	dst := filepath.Join(scratchDir(t), "dst")
+	db := filepath.Join(t.TempDir(), "hashes.db")
+	cachedRun(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst})
+
+	before := lstatT(t, f)
+	noErr(t, vol.Cut(false))
+	noErr(t, vol.Remount())
+	after := lstatT(t, f)
+	got, err := os.ReadFile(f)
+	noErr(t, err)
+	t.Logf("after the cut: stat %s, data %s", map[bool]string{true: "as before", false: "changed"}[before.Mtim == after.Mtim && before.Ctim == after.Ctim && before.Size == after.Size],
+		map[bool]string{true: "the rewrite's", false: "the old"}[string(got) == string(pattern(72, 1<<20))])
+
+	cached := verifyCached(t, db, src, dst)
+	plain, err := verify.CompareTrees(context.Background(), src, dst, verify.TreeOptions{})
+	noErr(t, err)
+	if cached.OK() != plain.OK() {
+		t.Errorf("verify with the cache says identical=%v (%d digests from it), reading the files says identical=%v: a cache entry vouches for bytes the source no longer holds",
+			cached.OK(), cached.Known, plain.OK())
+	}
+}
+
+// syncPath fsyncs the file or directory at p.
+func syncPath(t *testing.T, p string) {
+	t.Helper()
+	fh, err := os.Open(p)
+	noErr(t, err)
+	err = fh.Sync()
+	noErr(t, fh.Close())
+	noErr(t, err)
 }

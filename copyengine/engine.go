@@ -143,6 +143,8 @@ type engine struct {
 	ix          *dedup.Index // nil with --dedup=off
 	dups        []dupFile    // duplicates waiting to share a placed file's data
 	later       []laterEntry // destination entries stored after the final flush (under mu)
+	held        []heldEntry  // source entries waiting for their filesystem's flush (under mu)
+	read        filesystems  // a directory on each source filesystem an entry may come from
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
 	staged  stages      // directories made under temporary names, not yet in place
@@ -263,6 +265,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		}
 		defer e.written.close()
 	}
+	defer e.read.close()
 
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	defer e.cancel()
@@ -351,8 +354,10 @@ func (e *engine) run(p *plan) error {
 		// and times now, not 0700 and the time of their last write until
 		// the next run.
 		e.applyDirMeta()
+		e.rememberHeld()
 		return e.ctx.Err()
 	}
+	e.rememberHeld()
 	e.noteNotKept()
 	if err := e.writeManifest(); err != nil {
 		return err

@@ -28,7 +28,13 @@
 //     the run's final flush for a file it found in place and read; with
 //     --no-sync, never the latter). Otherwise a power cut could bring the
 //     file back empty or zero-filled with the very stat the entry matches,
-//     and the entry would vouch for bytes that are gone.
+//     and the entry would vouch for bytes that are gone. The same holds for
+//     a source: a file rewritten in place has its new stat in the journal
+//     within seconds and its data in memory for longer, and a power cut of
+//     the source brings back the old bytes under the new stat. fastcopy
+//     Puts a source entry only after a syncfs of the source filesystem that
+//     followed the read (one per filesystem per batch of entries; nothing to
+//     write on an idle or read-only source), and drops it where that fails.
 //   - Writes go through one writer goroutine that commits every 1,000
 //     entries or 200 ms, whichever comes first, in key order, each commit
 //     synced. A crash loses at most the uncommitted batch; Flush and Close
