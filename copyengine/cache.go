@@ -60,6 +60,7 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 	g := max(granularity(srcSide.policy), granularity(dstPolicy))
 	for i := range ens {
 		ens[i].gran = g
+		ens[i].srcRes = granularity(srcSide.policy)
 	}
 	if e.cache == nil {
 		return

@@ -56,6 +56,7 @@ type entry struct {
 	cache   *cached      // what the cache knows, when there is a destination to compare
 	check   bool         // size matches: compare digests before deciding to copy
 	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
+	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see settledAt)
 	tmp     string       // the temporary name, when not tempName(dstName)
 	src     *fileio.File // the source, when opened ahead (prefetch)
 	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
