@@ -546,19 +546,25 @@ const farCtime = 10 * time.Second
 
 // settledAt is the wall-clock time (ns) from which a read of a source with
 // stat st can be trusted, res the resolution of its filesystem's times: the
-// end of the ctime's tick plus settleWindow, the tick at least a second
-// long for a ctime without nanoseconds (a filesystem that stores whole
-// seconds, which the type's policy cannot tell from a finer one). 0 for a
-// ctime that cannot be judged (see farCtime).
+// end of the tick of its last change plus settleWindow, the tick at least a
+// second long for a time without nanoseconds (a filesystem that stores
+// whole seconds, which the type's policy cannot tell from a finer one). The
+// last change is the ctime, or the mtime where that is later (FAT and
+// some FUSE drivers report a creation time as the ctime). 0 for a ctime
+// that cannot be judged (see farCtime).
 func settledAt(st *fileio.Stat, res int64, now int64) int64 {
 	if st.Ctime >= now+int64(farCtime) {
 		return 0
 	}
+	last := st.Ctime
+	if st.Mtime > last && st.Mtime < now+int64(farCtime) {
+		last = st.Mtime
+	}
 	r := max(res, 1)
-	if st.Ctime%int64(time.Second) == 0 {
+	if last%int64(time.Second) == 0 {
 		r = max(r, int64(time.Second))
 	}
-	return floorDiv(st.Ctime, r)*r + r + int64(settleWindow)
+	return floorDiv(last, r)*r + r + int64(settleWindow)
 }
 
 // settling reports whether st changed too shortly before started for a
