@@ -60,10 +60,16 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 	g := max(granularity(srcSide.policy), granularity(dstPolicy))
 	for i := range ens {
 		ens[i].gran = g
+		ens[i].srcRes = granularity(srcSide.policy)
 	}
 	if e.cache == nil {
 		return
 	}
+	// Where either side has no change time to rely on, the cache cannot
+	// vouch for a file's content (see hashcache.Policy.Vouches): sameContent
+	// then decides as without a cache, by size and mtime, and reads where
+	// it must know (--checksum, a manifest).
+	vouch := srcSide.policy.Vouches() && dstPolicy.Vouches()
 	var srcKeys, dstKeys []string
 	var idx []int
 	learned, seen := uint64(0), false
@@ -74,12 +80,19 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 		}
 		en.srcKey = srcSide.key(joinRel(srcRel, en.name))
 		if !seen || en.st.Dev != learned {
-			// For the entry stored once the file is read.
+			// For the entry stored once the file is read, and the flush
+			// of its filesystem before it is (see rememberSource).
 			e.volumeOf(src.d, en.st.Dev)
+			if st, err := src.d.Stat(); err == nil && st.Dev == en.st.Dev {
+				e.read.add(st.Dev, src.d, true)
+			}
 			learned, seen = en.st.Dev, true
 		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
 			continue // nothing to compare: the file is copied anyway
+		}
+		if !vouch {
+			continue
 		}
 		en.cache = &cached{
 			srcKey: en.srcKey,
@@ -150,8 +163,66 @@ func floorDiv(a, b int64) int64 {
 // while its stat stayed st.
 // An entry is stored only where the file's volume has an identity: on
 // another, it could never be trusted.
+//
+// And only once the data it describes is on the source's stable storage. A
+// file rewritten in place shortly before the run has its new stat in the
+// filesystem's journal within seconds, while its data may stay in memory
+// for half a minute (ext4, xfs): a power cut of the source then brings back
+// the old bytes under the new stat, which the entry would vouch for. So
+// entries are held, and stored in batches after a syncfs of their
+// filesystem (through a directory on it the walk noted: see lookupCache),
+// which costs nothing where nothing is dirty (a read-only or idle source).
+// An entry whose filesystem could not be flushed is dropped.
 func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	e.remember(key, st, sum, started)
+	ent, ok := e.entryFor(key, st, sum, started)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	e.held = append(e.held, heldEntry{key, st.Dev, ent})
+	var batch []heldEntry
+	if len(e.held) >= heldBatch {
+		batch, e.held = e.held, nil
+	}
+	e.mu.Unlock()
+	e.storeHeld(batch)
+}
+
+// heldEntry is a source's cache entry waiting for its filesystem's flush.
+type heldEntry struct {
+	key string
+	dev uint64
+	en  hashcache.Entry
+}
+
+// heldBatch is how many source entries are held before a flush of their
+// filesystems stores them.
+const heldBatch = 4096
+
+// rememberHeld stores the source entries still held, at the end of the run.
+func (e *engine) rememberHeld() {
+	e.mu.Lock()
+	batch := e.held
+	e.held = nil
+	e.mu.Unlock()
+	e.storeHeld(batch)
+}
+
+// storeHeld flushes each source filesystem of batch once and stores the
+// entries of those that were flushed.
+func (e *engine) storeHeld(batch []heldEntry) {
+	flushed := map[uint64]bool{}
+	for _, h := range batch {
+		ok, done := flushed[h.dev]
+		if !done {
+			d, known := e.read.dir(h.dev)
+			ok = known && d.Syncfs() == nil
+			flushed[h.dev] = ok
+		}
+		if ok {
+			e.cache.Put(h.key, h.en)
+		}
+	}
 }
 
 func (e *engine) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
@@ -175,8 +246,9 @@ func (e *engine) entryFor(key string, st *fileio.Stat, sum verify.Sum, started t
 
 // sameContent decides, for a destination file as large as its source,
 // whether it already holds the source's content without reading either when
-// it can: both cache entries valid and equal. Without a cache the rsync rule
-// applies (same size and mtime), unless --checksum. Cases the stats and the
+// it can: both cache entries valid and equal. Without a cache, or where it
+// cannot vouch for either side (see lookupCache), the rsync rule applies
+// (same size and mtime), unless --checksum. Cases the stats and the
 // cache cannot settle are marked for a check by a worker (en.check), which
 // reads what it must.
 func (e *engine) sameContent(dst *handle, en *entry) bool {

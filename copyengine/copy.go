@@ -417,6 +417,8 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	var src *fileio.File
 	if pre != nil {
 		src = pre.f
+	} else if err = e.awaitSettled(&en.st, en.srcRes); err != nil {
+		return nil, err
 	} else if src, err = e.openSrc(sd, en); err != nil {
 		return nil, err
 	}
@@ -481,7 +483,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 		if err != nil {
 			return nil, err
 		}
-		if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) || settling(&after, started) {
+		if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) || settling(&after, started, en.srcRes) {
 			return nil, errChanged
 		}
 	}
@@ -544,14 +546,68 @@ func (e *engine) checkCached(dst *fileio.File, p *pending, sparse bool, buf []by
 // times already, and a read racing that write's data is torn although the
 // stat after it matches. So a file whose ctime is within this window of the
 // moment its read began is read again after the window.
+//
+// Where the ctime is coarse the window starts at the end of the ctime's
+// tick, not at the ctime: a write in the tick the ctime names leaves it as
+// it was, so a read begun in that tick could be torn by a write that no stat
+// shows. A read is trusted only if it began at least settleWindow after the
+// tick ended; a source whose ctime is more recent is waited for before it is
+// read (awaitSettled), which costs only files changed within the last tick
+// on a filesystem with coarse times (ext3, ext4 with 128-byte inodes: 1 s;
+// FAT: 2 s).
 const settleWindow = 50 * time.Millisecond
 
+// farCtime is how far in the future a ctime may be and still be waited for:
+// one beyond (a skewed clock) cannot be judged by the window and is left to
+// the before/after comparison.
+const farCtime = 10 * time.Second
+
+// settledAt is the wall-clock time (ns) from which a read of a source with
+// stat st can be trusted, res the resolution of its filesystem's times: the
+// end of the tick of its last change plus settleWindow, the tick at least a
+// second long for a time without nanoseconds (a filesystem that stores
+// whole seconds, which the type's policy cannot tell from a finer one). The
+// last change is the ctime, or the mtime where that is later (FAT and
+// some FUSE drivers report a creation time as the ctime). 0 for a ctime
+// that cannot be judged (see farCtime).
+func settledAt(st *fileio.Stat, res int64, now int64) int64 {
+	if st.Ctime >= now+int64(farCtime) {
+		return 0
+	}
+	last := st.Ctime
+	if st.Mtime > last && st.Mtime < now+int64(farCtime) {
+		last = st.Mtime
+	}
+	r := max(res, 1)
+	if last%int64(time.Second) == 0 {
+		r = max(r, int64(time.Second))
+	}
+	return floorDiv(last, r)*r + r + int64(settleWindow)
+}
+
 // settling reports whether st changed too shortly before started for a
-// read begun then to be trusted. A ctime far in the future (a skewed clock)
-// cannot be judged this way and is left to the before/after comparison.
-func settling(st *fileio.Stat, started time.Time) bool {
+// read begun then to be trusted (see settleWindow).
+func settling(st *fileio.Stat, started time.Time, res int64) bool {
 	t := started.UnixNano()
-	return st.Ctime > t-int64(settleWindow) && st.Ctime < t+int64(10*time.Second)
+	return t < settledAt(st, res, t)
+}
+
+// awaitSettled waits, before a source with stat st is read, until a read
+// begun then can be trusted (see settleWindow).
+func (e *engine) awaitSettled(st *fileio.Stat, res int64) error {
+	now := time.Now().UnixNano()
+	wait := time.Duration(settledAt(st, res, now) - now)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-e.ctx.Done():
+		return e.ctx.Err()
+	}
 }
 
 // mayClone reports whether the data path would try a clone for st.

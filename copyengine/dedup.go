@@ -149,6 +149,9 @@ func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, 
 // readSource opens and reads a source for its digest, failing if it moved
 // meanwhile, and returns it still open.
 func (e *engine) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
+	if err := e.awaitSettled(&en.st, en.srcRes); err != nil {
+		return nil, err
+	}
 	started := time.Now()
 	f, err := e.openSrc(sd, en)
 	if err != nil {
@@ -168,7 +171,7 @@ func (e *engine) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, 
 	if err != nil {
 		return nil, err
 	}
-	if changed(&en.st, &after) || n != en.st.Size || settling(&after, started) {
+	if changed(&en.st, &after) || n != en.st.Size || settling(&after, started, en.srcRes) {
 		return nil, errChanged
 	}
 	whole := !en.st.Sparse() && n > 0 && n <= int64(len(buf))

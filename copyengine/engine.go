@@ -56,6 +56,7 @@ type entry struct {
 	cache   *cached      // what the cache knows, when there is a destination to compare
 	check   bool         // size matches: compare digests before deciding to copy
 	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
+	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see settledAt)
 	tmp     string       // the temporary name, when not tempName(dstName)
 	src     *fileio.File // the source, when opened ahead (prefetch)
 	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
@@ -143,6 +144,8 @@ type engine struct {
 	ix          *dedup.Index // nil with --dedup=off
 	dups        []dupFile    // duplicates waiting to share a placed file's data
 	later       []laterEntry // destination entries stored after the final flush (under mu)
+	held        []heldEntry  // source entries waiting for their filesystem's flush (under mu)
+	read        filesystems  // a directory on each source filesystem an entry may come from
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 
 	staged  stages       // directories made under temporary names, not yet in place
@@ -266,6 +269,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		}
 		defer e.written.close()
 	}
+	defer e.read.close()
 
 	for i := range p.roots {
 		e.drives.watch("source", p.roots[i].srcDir, nil)
@@ -365,11 +369,13 @@ func (e *engine) run(p *plan) error {
 		// and times now, not 0700 and the time of their last write until
 		// the next run.
 		e.applyDirMeta()
+		e.rememberHeld()
 		if g := e.goneErr(); g != nil {
 			return e.stopGone(g)
 		}
 		return e.ctx.Err()
 	}
+	e.rememberHeld()
 	e.noteNotKept()
 	if err := e.writeManifest(); err != nil {
 		return err

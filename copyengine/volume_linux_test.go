@@ -316,8 +316,10 @@ func TestCacheTwoExfatVolumes(t *testing.T) {
 	if sum := cachedRun(t, db, opt); sum.Copied != 1 {
 		t.Fatalf("copy to A: copied %d, want 1", sum.Copied)
 	}
-	if sum := cachedRun(t, db, opt); sum.Skipped != 1 || sum.CacheHits != 2 {
-		t.Fatalf("rerun on A: skipped %d, %d cache hits; want 1, 2 (both sides from the cache)", sum.Skipped, sum.CacheHits)
+	// exFAT has no change time: the cache vouches for none of its files,
+	// and size and mtime decide (see TestExfatDestRewriteKeptMtime).
+	if sum := cachedRun(t, db, opt); sum.Skipped != 1 || sum.CacheHits != 0 {
+		t.Fatalf("rerun on A: skipped %d, %d cache hits; want 1, 0 (size and mtime decide)", sum.Skipped, sum.CacheHits)
 	}
 	unmountDir(t, mnt)
 

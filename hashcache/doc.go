@@ -18,8 +18,9 @@
 //     of the entry, the file's current stat and the filesystem's Policy
 //     (PolicyFor, FSType): the same volume (Identify; a volume without an
 //     identity has no valid entries), size and mtime at the filesystem's
-//     granularity, inode and ctime where they are stable, and git's
-//     racy-timestamp rule.
+//     granularity, inode and ctime, and git's racy-timestamp rule, applied
+//     to the mtime and to a coarse ctime. On a filesystem without a change
+//     time (Policy.Vouches: FAT, exFAT, NTFS, SMB, FUSE) no entry is valid.
 //     The engine should set Entry.HashedAt to the time it started reading.
 //   - An entry must describe data that is on stable storage: a caller Puts
 //     an entry only after the file's data was flushed (fastcopy: a
@@ -27,7 +28,13 @@
 //     the run's final flush for a file it found in place and read; with
 //     --no-sync, never the latter). Otherwise a power cut could bring the
 //     file back empty or zero-filled with the very stat the entry matches,
-//     and the entry would vouch for bytes that are gone.
+//     and the entry would vouch for bytes that are gone. The same holds for
+//     a source: a file rewritten in place has its new stat in the journal
+//     within seconds and its data in memory for longer, and a power cut of
+//     the source brings back the old bytes under the new stat. fastcopy
+//     Puts a source entry only after a syncfs of the source filesystem that
+//     followed the read (one per filesystem per batch of entries; nothing to
+//     write on an idle or read-only source), and drops it where that fails.
 //   - Writes go through one writer goroutine that commits every 1,000
 //     entries or 200 ms, whichever comes first, in key order, each commit
 //     synced. A crash loses at most the uncommitted batch; Flush and Close

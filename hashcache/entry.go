@@ -46,6 +46,7 @@ type Policy struct {
 	CheckInode bool
 	// CheckCtime compares change times. Off where the filesystem has no real
 	// ctime (FAT reports a creation time or the mtime, sshfs the mtime).
+	// Without it no entry is valid (see Vouches).
 	CheckCtime bool
 	// MtimeGranularity is the resolution of stored times: 2s for FAT, 10ms
 	// for exFAT, 100ns for NTFS, 1ns for ext4, xfs and btrfs. Zero means 1ns.
@@ -54,6 +55,20 @@ type Policy struct {
 
 // racySlack is added to the granularity to form the racy window (see Racy).
 const racySlack = time.Second
+
+// coarseCtime is the ctime resolution the racy rule applies above (see
+// Racy): a kernel stamps times from a clock that moves in ticks of up to
+// this much, so a finer resolution narrows nothing further.
+const coarseCtime = 10 * time.Millisecond
+
+// Vouches reports whether an entry can ever stand for the content of a file
+// on a filesystem with policy p. It cannot without a change time: an
+// in-place rewrite that puts the old mtime back (a tool that keeps times, or
+// touch -r) leaves size, mtime and the made-up inode number as they were, so
+// nothing in the stat would show it. On such a filesystem (FAT, exFAT,
+// NTFS, SMB, FUSE) the engine falls back to what a copier without a cache
+// does: it compares size and mtime, and reads where it must know.
+func (p Policy) Vouches() bool { return p.CheckCtime }
 
 // Valid reports whether e still describes the file whose current state is
 // cur, so that its digest may be used instead of reading the file.
@@ -67,9 +82,13 @@ const racySlack = time.Second
 // cached and 10 ms steps once it has been read back from disk). Inode and
 // ctime must match too when the policy says they are stable; ctime is
 // truncated the same way. Finally the entry must not be racy (see Racy).
+// On a filesystem whose policy does not check ctimes no entry is valid (see
+// Policy.Vouches).
 func (e Entry) Valid(cur FileState, p Policy) bool {
 	g := granularity(p)
 	switch {
+	case !p.Vouches():
+		return false
 	case cur.Volume == 0 || e.Volume != cur.Volume:
 		return false
 	case e.Size != cur.Size:
@@ -103,10 +122,22 @@ func (e Entry) Valid(cur FileState, p Policy) bool {
 // skew, as git's whole-second rule does; taking the maximum of granularity
 // and 1s would not, on FAT (2s granules, rounded down).
 //
-// Only mtime is subject to the window. A file fastcopy has just written gets
-// a fresh ctime when its times are set, so a ctime window would make every
-// new copy untrusted on the next run, while the case it would catch (a write
-// that restores the old mtime within one clock tick) is far-fetched.
+// The ctime is the check that catches a rewrite whose mtime was put back,
+// and it is subject to the same window where it is coarse: a write in the
+// tick of the recorded ctime leaves it as it was. Its resolution is the
+// policy's granularity (for a destination, the resolution the engine
+// measured), and at least a second when the ctime has no nanoseconds (ext3,
+// ext4 with 128-byte inodes, which the policy cannot tell from a fine ext4).
+// Where it is coarser than coarseCtime an entry is racy unless
+//
+//	HashedAt >= floor(Ctime) + ctime resolution + 1s
+//
+// so a file fastcopy has just written there (its ctime is later than the
+// start of the read its digest comes from) is read once more by the next
+// run, which then records an entry that can be trusted. A finer ctime is
+// not subject to the window: every new copy would be untrusted on the next
+// run, and the case it would catch (a write that restores the old mtime
+// within one clock tick of fastcopy's last change) is far-fetched.
 //
 // The engine may skip storing racy entries; they are harmless but useless.
 func (e Entry) Racy(p Policy) bool {
@@ -114,7 +145,27 @@ func (e Entry) Racy(p Policy) bool {
 	if e.HashedAt < e.Mtime {
 		return true // hashed before it was last written, or clocks disagree
 	}
-	return uint64(e.HashedAt)-uint64(e.Mtime) < w
+	if uint64(e.HashedAt)-uint64(e.Mtime) < w {
+		return true
+	}
+	if !p.CheckCtime {
+		return false
+	}
+	cg := ctimeResolution(e.Ctime, p)
+	if cg <= int64(coarseCtime) {
+		return false
+	}
+	return e.HashedAt < truncate(e.Ctime, cg)+cg+int64(racySlack)
+}
+
+// ctimeResolution is the resolution of a ctime t on a filesystem with policy
+// p: its granularity, and at least a second for a time with no nanoseconds.
+func ctimeResolution(t int64, p Policy) int64 {
+	g := granularity(p)
+	if t%int64(time.Second) == 0 {
+		g = max(g, int64(time.Second))
+	}
+	return g
 }
 
 func granularity(p Policy) int64 {

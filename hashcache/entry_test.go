@@ -29,6 +29,11 @@ func TestValid(t *testing.T) {
 	ext4 := PolicyFor("ext4")
 	vfat := PolicyFor("vfat")
 	exfat := PolicyFor("exfat")
+	// Filesystems with a ctime and coarse times (an unknown type, old
+	// ext3): the granule rules matter where entries are used at all.
+	coarse := PolicyFor("")
+	tenms := Policy{CheckInode: true, CheckCtime: true, MtimeGranularity: 10 * time.Millisecond}
+	noIno := Policy{CheckCtime: true, MtimeGranularity: 10 * time.Millisecond}
 	with := func(f func(e *Entry, s *FileState)) (Entry, FileState) {
 		e, s := base, stateOf(base)
 		f(&e, &s)
@@ -41,7 +46,9 @@ func TestValid(t *testing.T) {
 		want bool
 	}{
 		{"unchanged", func(e *Entry, s *FileState) {}, ext4, true},
-		{"unchanged vfat", func(e *Entry, s *FileState) {}, vfat, true},
+		{"unchanged vfat: no ctime, nothing vouched for", func(e *Entry, s *FileState) {}, vfat, false},
+		{"unchanged exfat: no ctime, nothing vouched for", func(e *Entry, s *FileState) {}, exfat, false},
+		{"unchanged coarse", func(e *Entry, s *FileState) {}, coarse, true},
 		{"another volume", func(e *Entry, s *FileState) { s.Volume++ }, ext4, false},
 		{"another volume vfat", func(e *Entry, s *FileState) { s.Volume++ }, vfat, false},
 		{"volume without identity", func(e *Entry, s *FileState) { s.Volume = 0 }, ext4, false},
@@ -52,28 +59,28 @@ func TestValid(t *testing.T) {
 		{"mtime +1ns on ext4", func(e *Entry, s *FileState) { s.Mtime++ }, ext4, false},
 		{"mtime +1s on ext4", func(e *Entry, s *FileState) { s.Mtime += sec }, ext4, false},
 		{"mtime earlier on ext4", func(e *Entry, s *FileState) { s.Mtime -= sec }, ext4, false},
-		// exFAT: ns while the inode is cached, 10 ms steps once reread.
-		{"mtime within 10ms granule on exfat", func(e *Entry, s *FileState) {
+		// ns while the inode is cached, 10 ms steps once reread.
+		{"mtime within 10ms granule", func(e *Entry, s *FileState) {
 			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond) + 3456
 			s.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
-		}, exfat, true},
-		{"mtime next 10ms granule on exfat", func(e *Entry, s *FileState) {
+		}, tenms, true},
+		{"mtime next 10ms granule", func(e *Entry, s *FileState) {
 			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
 			s.Mtime = 1704067200*sec + 130*int64(time.Millisecond)
-		}, exfat, false},
-		{"mtime within 2s granule on vfat", func(e *Entry, s *FileState) {
+		}, tenms, false},
+		{"mtime within 2s granule", func(e *Entry, s *FileState) {
 			e.Mtime = 1704067200 * sec
 			s.Mtime = 1704067201*sec + 999
-		}, vfat, true},
-		{"mtime next 2s granule on vfat", func(e *Entry, s *FileState) {
+		}, coarse, true},
+		{"mtime next 2s granule", func(e *Entry, s *FileState) {
 			e.Mtime = 1704067201 * sec
 			s.Mtime = 1704067202 * sec
-		}, vfat, false},
+		}, coarse, false},
 		{"ctime moved, checked", func(e *Entry, s *FileState) { s.Ctime += sec }, ext4, false},
-		{"ctime moved, not checked", func(e *Entry, s *FileState) { s.Ctime += sec }, vfat, true},
+		{"ctime moved, not checked", func(e *Entry, s *FileState) { s.Ctime += sec }, vfat, false},
 		{"ctime moved by 1ns, checked", func(e *Entry, s *FileState) { s.Ctime++ }, ext4, false},
 		{"inode changed, checked", func(e *Entry, s *FileState) { s.Ino++ }, ext4, false},
-		{"inode changed, not checked", func(e *Entry, s *FileState) { s.Ino++ }, exfat, true},
+		{"inode changed, not checked", func(e *Entry, s *FileState) { s.Ino++ }, noIno, true},
 		// Racy: hashed too soon after the last write.
 		{"racy: hashed 1ms after mtime", func(e *Entry, s *FileState) {
 			e.HashedAt = e.Mtime + int64(time.Millisecond)
@@ -84,12 +91,12 @@ func TestValid(t *testing.T) {
 		{"not racy: hashed 1s after mtime", func(e *Entry, s *FileState) {
 			e.HashedAt = e.Mtime + sec + 1
 		}, ext4, true},
-		{"racy on vfat: hashed 2.5s after mtime", func(e *Entry, s *FileState) {
+		{"racy at 2s: hashed 2.5s after mtime", func(e *Entry, s *FileState) {
 			e.HashedAt = e.Mtime + 2500*int64(time.Millisecond)
-		}, vfat, false},
-		{"not racy on vfat: hashed 3s after mtime", func(e *Entry, s *FileState) {
+		}, coarse, false},
+		{"not racy at 2s: hashed 3s after mtime", func(e *Entry, s *FileState) {
 			e.HashedAt = e.Mtime + 3*sec
-		}, vfat, true},
+		}, coarse, true},
 		{"racy: mtime after hashing (clock skew)", func(e *Entry, s *FileState) {
 			e.HashedAt = e.Mtime - sec
 		}, ext4, false},
@@ -98,14 +105,44 @@ func TestValid(t *testing.T) {
 			e.Ctime = e.HashedAt + int64(time.Millisecond) // times set after hashing a new copy
 			s.Ctime = e.Ctime
 		}, ext4, true},
-		{"pre-1970 mtime within vfat granule", func(e *Entry, s *FileState) {
+		// A coarse ctime: a write in its tick after the entry was
+		// recorded would leave it as it was (mtime put back).
+		{"racy: whole-second ctime, hashed in its second", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - 500*int64(time.Millisecond)
+			e.Ctime -= e.Ctime % sec
+			s.Ctime = e.Ctime
+			e.HashedAt = e.Ctime + 999*int64(time.Millisecond)
+		}, ext4, false},
+		{"racy: whole-second ctime, new copy (times set after hashing)", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - e.HashedAt%sec + sec
+			s.Ctime = e.Ctime
+		}, ext4, false},
+		{"racy: whole-second ctime, hashed 1.5s later", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - e.HashedAt%sec - sec
+			s.Ctime = e.Ctime
+			e.HashedAt = e.Ctime + 1500*int64(time.Millisecond)
+		}, ext4, false},
+		{"not racy: whole-second ctime, hashed 2s later", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - e.HashedAt%sec - 2*sec
+			s.Ctime = e.Ctime
+		}, ext4, true},
+		{"racy: 2s ctime, hashed 2.5s after its granule", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - 2500*int64(time.Millisecond)
+			s.Ctime = e.Ctime
+			e.HashedAt = e.Ctime - e.Ctime%(2*sec) + 2500*int64(time.Millisecond)
+		}, coarse, false},
+		{"not racy: 10ms ctime (a clock tick), new copy", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt + 20*int64(time.Millisecond)
+			s.Ctime = e.Ctime
+		}, tenms, true},
+		{"pre-1970 mtime within 2s granule", func(e *Entry, s *FileState) {
 			e.Mtime = -3*sec + 1
 			s.Mtime = -3*sec + 500
-		}, vfat, true},
-		{"pre-1970 mtime across vfat granule", func(e *Entry, s *FileState) {
+		}, coarse, true},
+		{"pre-1970 mtime across 2s granule", func(e *Entry, s *FileState) {
 			e.Mtime = 0
 			s.Mtime = -1
-		}, vfat, false},
+		}, coarse, false},
 		{"zero policy is 1ns", func(e *Entry, s *FileState) { s.Mtime++ }, Policy{}, false},
 	}
 	for _, tt := range tests {

@@ -15,7 +15,9 @@ import (
 //     wrong hit. The engine measures a destination's real resolution and
 //     takes the coarser of the two.)
 //   - vfat, msdos: no inode or ctime check (the driver invents inode numbers
-//     per mount and has no change time), 2s.
+//     per mount and has no change time), 2s. Without a ctime check no entry
+//     is valid (see Policy.Vouches); these policies keep their granularity
+//     for comparing mtimes without the cache.
 //   - exfat: the same, 10ms.
 //   - ntfs, ntfs3, cifs, smb3: the same, 100ns.
 //   - fuseblk (ntfs-3g, exfat-fuse), fuse and fuse.* (sshfs and the like): the

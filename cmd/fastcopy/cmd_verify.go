@@ -39,7 +39,8 @@ spelling is that file, and of source names that are one name there, the
 ones the copy failed are reported missing, saying which name holds it.
 
 A file whose hash-cache entry is still valid (same size, mtime, inode and
-ctime as when fastcopy last read or verified it) is not read again; every
+ctime as when fastcopy last read or verified it; never on FAT, exFAT, NTFS,
+SMB or FUSE filesystems, which have no ctime to rely on) is not read again; every
 other file of DEST (or DIR) is read from the device, not the page cache,
 unless --from-cache is given. --no-cache reads every file: a full scrub
 of the media. A DEST written with 'fastcopy --names=encode' (or decode) is
