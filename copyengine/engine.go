@@ -216,10 +216,16 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
+	var made *fileio.Dir // the destination root, when this run made it
 	if p.create && !opt.DryRun {
-		if err := mkdirAll(p.dstRoot); err != nil {
+		d, release, err := makeDest(p.dstRoot)
+		if errors.Is(err, ErrLocked) {
+			return Summary{}, err
+		} else if err != nil {
 			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")
 		}
+		defer release()
+		made = d
 	}
 	e.dstRootPath = p.dstRoot
 	e.cache = opt.Cache
@@ -240,9 +246,12 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		p.roots[i].side = newCacheSide(p.roots[i].srcDir)
 	}
 	if !p.create || !opt.DryRun {
-		d, err := fileio.OpenDir(p.dstRoot)
-		if err != nil {
-			return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
+		d := made
+		if d == nil {
+			d, err = fileio.OpenDir(p.dstRoot)
+			if err != nil {
+				return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
+			}
 		}
 		defer d.Close()
 		if !opt.DryRun {

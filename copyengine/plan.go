@@ -196,8 +196,3 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
-
-// mkdirAll creates dir and its missing parents.
-func mkdirAll(dir string) error {
-	return os.MkdirAll(dir, 0o755)
-}
