@@ -210,6 +210,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.sum.Jobs, e.sum.JobsReason = ChooseJobs(opt.Jobs, opt.Sources[0])
 	}
 
+	if err := e.checkManifestPath(p); err != nil {
+		return Summary{}, err
+	}
 	if !opt.DryRun && !opt.NoSpaceCheck {
 		e.ctx = ctx
 		if err := e.checkSpace(p); err != nil {
