@@ -132,6 +132,7 @@ type engine struct {
 	manifest  []verify.ManifestEntry
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
+	dstDirs    sync.Map    // devIno -> true: a destination directory (destDir)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
 	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
@@ -265,6 +266,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			defer release()
 		}
 		e.dstRoot = d
+		e.destDir(d)
 		e.probeCaps(d, !opt.DryRun)
 		if st, err := d.Stat(); err == nil {
 			e.dstDev = st.Dev
