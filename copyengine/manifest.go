@@ -97,10 +97,10 @@ func (e *engine) checkManifestPath(p *plan) error {
 	}
 	for _, r := range p.roots {
 		land := realPath(filepath.Join(p.dstRoot, r.dstRel))
+		if m == land {
+			return collides(r.src) // a file's copy, or a directory the manifest cannot replace
+		}
 		if !r.isDir {
-			if m == land {
-				return collides(r.src)
-			}
 			continue
 		}
 		rel, ok := strings.CutPrefix(m, strings.TrimSuffix(land, string(filepath.Separator))+string(filepath.Separator))
