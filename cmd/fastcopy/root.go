@@ -116,7 +116,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device; -v says which)")
 	f.StringVar(&o.reflink, "reflink", "auto", "clone data blocks: auto (where the filesystem can), always, never")
 	f.StringVar(&o.verify, "verify", "device", "read back each file before it takes its name: device, cache, off")
-	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree")
+	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree (one that leads to DEST or into it fails: a directory is not copied into itself)")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the renames to reach stable storage (each file's data is still flushed before it takes its name)")
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
