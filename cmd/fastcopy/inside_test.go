@@ -54,6 +54,32 @@ func TestDestInsideSourceBindMount(t *testing.T) {
 			t.Fatalf("fastcopy %s %s wrote into the source:\nbefore %s\nafter  %s", src, tc.dest, before, after)
 		}
 	}
+
+	// A bind mount of a directory below the source is not seen from
+	// DEST's side (its ".." leads out of the mount), but the walk reaches
+	// DEST as a source directory, fails it by name and does not enter it:
+	// reruns never add a level.
+	sub := filepath.Join(work, "subbind")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(filepath.Join(src, "sub"), sub, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("mount --bind: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(sub, unix.MNT_DETACH); err != nil {
+			t.Errorf("umount %s: %v", sub, err)
+		}
+	})
+	for run := 0; run < 2; run++ {
+		r := runBinary(t, bin, 0, 0, "--no-cache", src, filepath.Join(sub, "out"))
+		if r.code != 3 || !strings.Contains(r.stderr, `"sub/out": cannot copy a directory into itself`) {
+			t.Errorf("run %d into a bind mount of src/sub: exit %d, want 3 failing \"sub/out\":\n%s", run, r.code, r.stderr)
+		}
+		if _, err := os.Lstat(filepath.Join(src, "sub", "out", "sub", "out")); err == nil {
+			t.Fatalf("run %d copied the destination into itself:\n%s", run, names(t, src))
+		}
+	}
 }
 
 // TestDereferenceIntoDest follows (-L) a symlink in the source to the
