@@ -133,6 +133,7 @@ type engine struct {
 	manifest  []verify.ManifestEntry
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
+	dstDirs    sync.Map    // devIno -> true: a destination directory (destDir)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
 	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
@@ -215,16 +216,25 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.sum.Jobs, e.sum.JobsReason = ChooseJobsFor(opt.Jobs, opt.Sources[0], opt.Dest)
 	}
 
+	if err := e.checkManifestPath(p); err != nil {
+		return Summary{}, err
+	}
 	if !opt.DryRun && !opt.NoSpaceCheck {
 		e.ctx = ctx
 		if err := e.checkSpace(p); err != nil {
 			return Summary{}, err
 		}
 	}
+	var made *fileio.Dir // the destination root, when this run made it
 	if p.create && !opt.DryRun {
-		if err := mkdirAll(p.dstRoot); err != nil {
+		d, release, err := makeDest(p.dstRoot)
+		if errors.Is(err, ErrLocked) {
+			return Summary{}, err
+		} else if err != nil {
 			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")
 		}
+		defer release()
+		made = d
 	}
 	e.dstRootPath = p.dstRoot
 	e.cache = opt.Cache
@@ -245,9 +255,12 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		p.roots[i].side = newCacheSide(p.roots[i].srcDir)
 	}
 	if !p.create || !opt.DryRun {
-		d, err := fileio.OpenDir(p.dstRoot)
-		if err != nil {
-			return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
+		d := made
+		if d == nil {
+			d, err = fileio.OpenDir(p.dstRoot)
+			if err != nil {
+				return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
+			}
 		}
 		defer d.Close()
 		if !opt.DryRun {
@@ -258,6 +271,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			defer release()
 		}
 		e.dstRoot = d
+		e.destDir(d)
 		e.probeCaps(d, !opt.DryRun)
 		e.drives.watch("destination", p.dstRoot, d)
 		if st, err := d.Stat(); err == nil {

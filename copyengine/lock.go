@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/fastcopy/fastcopy/copyengine/fileio"
@@ -26,15 +27,41 @@ import (
 // closes what it holds, dropping the locks above d (d's own lock goes
 // with d).
 func lockDest(d *fileio.Dir, name string) (release func(), err error) {
-	var held []*fileio.Dir
-	release = func() {
-		for _, a := range held {
-			a.Close()
-		}
-	}
 	abs, aerr := filepath.Abs(name)
 	if aerr != nil {
 		abs = name
+	}
+	held, err := lockShared(d, name, abs, false)
+	release = func() { closeAll(held) }
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Lock(); err != nil {
+		release()
+		if errors.Is(err, fileio.ErrLocked) {
+			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, ErrLocked)
+		}
+		return nil, err
+	}
+	return release, nil
+}
+
+// lockShared takes a shared lock on every directory above d (d is at abs,
+// for messages about the run dest), and on d itself when self, as
+// lockDest describes. It returns what it opened and holds (not d), or
+// ErrLocked, holding nothing, when one of them is another run's
+// destination.
+func lockShared(d *fileio.Dir, dest, abs string, self bool) (held []*fileio.Dir, err error) {
+	locked := func(at string) error {
+		closeAll(held)
+		return fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrLocked, at)
+	}
+	if self {
+		if err := d.LockShared(); errors.Is(err, fileio.ErrLocked) {
+			return nil, locked(abs)
+		} else if errors.Is(err, fileio.ErrUnsupported) {
+			return nil, nil
+		}
 	}
 	cur, above := d, abs
 	st, serr := d.Stat()
@@ -51,8 +78,7 @@ func lockDest(d *fileio.Dir, name string) (release func(), err error) {
 		above = filepath.Dir(above)
 		if err := up.LockShared(); errors.Is(err, fileio.ErrLocked) {
 			up.Close()
-			release()
-			return nil, fmt.Errorf("%q: %w: it writes into %q, above it", name, ErrLocked, above)
+			return nil, locked(above)
 		} else if errors.Is(err, fileio.ErrUnsupported) {
 			up.Close()
 			break
@@ -61,12 +87,84 @@ func lockDest(d *fileio.Dir, name string) (release func(), err error) {
 		held = append(held, up)
 		cur, st = up, ust
 	}
-	if err := d.Lock(); err != nil {
-		release()
-		if errors.Is(err, fileio.ErrLocked) {
-			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, ErrLocked)
-		}
-		return nil, err
+	return held, nil
+}
+
+func closeAll(ds []*fileio.Dir) {
+	for _, d := range ds {
+		d.Close()
 	}
-	return release, nil
+}
+
+// makeDest creates the destination root dest and its missing parents
+// without entering another run's tree: first a shared lock on its nearest
+// existing ancestor and on every directory above that (ErrLocked, nothing
+// created, when one of them is another run's destination), then each
+// missing directory, made through its parent's descriptor and locked
+// shared as soon as it is made, then dest itself, which it returns open
+// for lockDest. A run into a directory below dest that starts between a
+// directory's mkdir and its lock is the one window left. release drops
+// the shared locks; the caller closes the returned directory.
+func makeDest(dest string) (d *fileio.Dir, release func(), err error) {
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, missing := abs, []string(nil)
+	for {
+		st, err := os.Stat(base) // the user's path: symlinks in it are followed, as mkdir -p does
+		if err == nil {
+			if !st.IsDir() {
+				return nil, nil, &os.PathError{Op: "mkdir", Path: base, Err: errors.New("not a directory")}
+			}
+			break
+		}
+		parent := filepath.Dir(base)
+		if !errors.Is(err, os.ErrNotExist) || parent == base {
+			return nil, nil, err
+		}
+		missing = append([]string{filepath.Base(base)}, missing...)
+		base = parent
+	}
+	cur, err := fileio.OpenDir(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	held, err := lockShared(cur, dest, base, true)
+	if err != nil {
+		cur.Close()
+		return nil, nil, err
+	}
+	held = append(held, cur)
+	release = func() { closeAll(held) }
+	at := base
+	for i, name := range missing {
+		at = filepath.Join(at, name)
+		if err := cur.Mkdir(name, 0o755); err != nil && !fileio.IsExist(err) {
+			release()
+			return nil, nil, err
+		}
+		next, err := cur.OpenSub(name)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		if i == len(missing)-1 {
+			return next, release, nil // dest: lockDest locks it
+		}
+		if err := next.LockShared(); errors.Is(err, fileio.ErrLocked) {
+			next.Close()
+			release()
+			return nil, nil, fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrLocked, at)
+		}
+		held = append(held, next)
+		cur = next
+	}
+	// Nothing was missing: dest appeared since the plan was made.
+	d, err = fileio.OpenDir(abs)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return d, release, nil
 }

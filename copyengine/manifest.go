@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -77,6 +78,53 @@ func (e *engine) writeManifest() error {
 	}
 	if err != nil {
 		return fmt.Errorf("writing manifest %q: %w", e.opt.Manifest, err)
+	}
+	return nil
+}
+
+// checkManifestPath refuses a manifest path the copy itself writes: the
+// copy of a source entry (the manifest would replace that copy, or the
+// copy the manifest), or a path below the copy of a source entry that is
+// not a directory. A manifest elsewhere inside DEST is a file of DEST the
+// source does not have, which the copy leaves alone.
+func (e *engine) checkManifestPath(p *plan) error {
+	if e.opt.Manifest == "" || e.opt.DryRun {
+		return nil
+	}
+	m := realPath(e.opt.Manifest)
+	collides := func(what string) error {
+		return refuse(e.opt.Manifest, "is where the copy of "+quote(what)+" goes: the manifest and the copy would replace each other", "choose a manifest path the copy does not write, outside DEST or on a name the source does not have")
+	}
+	for _, r := range p.roots {
+		land := realPath(filepath.Join(p.dstRoot, r.dstRel))
+		if m == land {
+			return collides(r.src) // a file's copy, or a directory the manifest cannot replace
+		}
+		if !r.isDir {
+			continue
+		}
+		rel, ok := strings.CutPrefix(m, strings.TrimSuffix(land, string(filepath.Separator))+string(filepath.Separator))
+		if !ok {
+			continue
+		}
+		parts := strings.Split(rel, string(filepath.Separator))
+		src, srcRel := r.srcDir, ""
+		for i, part := range parts {
+			src, srcRel = filepath.Join(src, part), joinRel(srcRel, part)
+			if e.excluded(srcRel) {
+				break
+			}
+			st, err := os.Lstat(src)
+			if err == nil && e.opt.Dereference {
+				st, err = os.Stat(src)
+			}
+			if err != nil {
+				break
+			}
+			if i == len(parts)-1 || !st.IsDir() {
+				return collides(src)
+			}
+		}
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fastcopy/fastcopy/copyengine/fileio"
 )
 
 // rootSpec is one SOURCE argument mapped onto the destination.
@@ -162,7 +164,64 @@ func checkNotInside(src, dst string) error {
 	if strings.HasPrefix(rd, strings.TrimSuffix(rs, string(filepath.Separator))+string(filepath.Separator)) {
 		return refuse(dst, "destination is inside the source "+quote(src)+": the copy would copy itself", "choose a destination outside the source")
 	}
-	return nil
+	return checkNotBelow(src, dst)
+}
+
+// checkNotBelow refuses a dst that is the directory src, or inside it,
+// by identity rather than by name: a bind mount of src (whose root has
+// src's st_dev and st_ino) or a second mount of its filesystem puts src
+// at another path. It opens the nearest existing directory of dst and
+// walks ".." up from its descriptor to the root, as lockDest does,
+// comparing each with src.
+func checkNotBelow(src, dst string) error {
+	sd, err := fileio.OpenDir(src)
+	if err != nil {
+		return nil // makePlan stat'ed it: gone since, the walk reports it
+	}
+	sst, err := sd.Stat()
+	sd.Close()
+	if err != nil || sst.Ino == 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dst)
+	if err != nil {
+		return nil
+	}
+	at := abs
+	var d *fileio.Dir
+	for {
+		if d, err = fileio.OpenDir(at); err == nil {
+			break
+		}
+		if filepath.Dir(at) == at {
+			return nil
+		}
+		at = filepath.Dir(at)
+	}
+	defer func() { d.Close() }()
+	for first := true; ; first = false {
+		st, err := d.Stat()
+		if err != nil {
+			return nil
+		}
+		if st.Dev == sst.Dev && st.Ino == sst.Ino {
+			if first && at == abs {
+				return refuse(dst, "source and destination are the same directory, reached by another path (a bind mount or a second mount)", "name a different destination")
+			}
+			return refuse(dst, "destination is inside the source "+quote(src)+", reached by another path ("+quote(at)+" is the source directory itself: a bind mount or a second mount): the copy would copy itself", "choose a destination outside the source")
+		}
+		up, err := d.Parent()
+		if err != nil {
+			return nil
+		}
+		ust, err := up.Stat()
+		if err != nil || (ust.Dev == st.Dev && ust.Ino == st.Ino) {
+			up.Close()
+			return nil // the root
+		}
+		d.Close()
+		d, at = up, filepath.Dir(at)
+	}
 }
 
 func checkNotSame(src, dst string) error {
@@ -195,9 +254,4 @@ func errText(err error) string {
 		return strings.Replace(err.Error(), le.Error(), le.Op+": "+le.Err.Error(), 1)
 	}
 	return err.Error()
-}
-
-// mkdirAll creates dir and its missing parents.
-func mkdirAll(dir string) error {
-	return os.MkdirAll(dir, 0o755)
 }

@@ -311,6 +311,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		}
 		dst = e.dstHandle(dd, w.dstRel)
 		defer dst.release()
+		e.destDir(dd)
 		if !w.created {
 			listing, _ = dd.ReadDir()
 		}
@@ -438,6 +439,12 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			en.dstSt = &d
 		}
 		if st.IsDir() {
+			if e.isDestDir(st) {
+				// Reached through -L (a symlink to a directory above
+				// DEST) or a mount: copying it would copy the copy.
+				e.fail(dstRel, fmt.Errorf("cannot copy a directory into itself: %q is a directory this run writes in", filepath.Join(w.root.srcDir, srcRel)))
+				continue
+			}
 			if en.dstSt != nil && !en.dstSt.IsDir() {
 				e.fail(dstRel, fmt.Errorf("destination exists and is a %s, but the source is a directory; remove it and rerun", fileio.Describe(en.dstSt.Mode)))
 				continue
@@ -725,4 +732,24 @@ func (e *engine) unchanged(dst *handle, en *entry) bool {
 		e.fixMeta(dst, en)
 	}
 	return true
+}
+
+// destDir notes d as a directory this run writes in (the destination root
+// or one below it), which the walk never enters as a source directory.
+// Every destination directory is noted before the source directories
+// below its own source are listed, so a source directory that leads back
+// to one the copy is being written into is always caught.
+func (e *engine) destDir(d *fileio.Dir) {
+	if st, err := d.Stat(); err == nil && st.Ino != 0 {
+		e.dstDirs.Store(devIno{st.Dev, st.Ino}, true)
+	}
+}
+
+// isDestDir says whether the source directory st is one this run writes in.
+func (e *engine) isDestDir(st fileio.Stat) bool {
+	if st.Ino == 0 {
+		return false
+	}
+	_, ok := e.dstDirs.Load(devIno{st.Dev, st.Ino})
+	return ok
 }

@@ -27,7 +27,8 @@ const exitHelp = `EXIT STATUS
   2    usage error or refused request: nothing was written
   3    some files failed (listed); all others are in place
   4    verification failed for some files; they were not put in place
-  5    the destination or the hash cache is in use by another fastcopy
+  5    the destination or the hash cache is in use by another fastcopy;
+       nothing was written, not even a missing parent of DEST
   6    with --strict: every file is in place and verified, but the destination
        could not keep something (hard links, symlinks, owners, modes, ACLs,
        xattrs: the "not kept" warnings say what)

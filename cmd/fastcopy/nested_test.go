@@ -62,3 +62,35 @@ func TestNestedDestinations(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedRunCreatesNothing runs a second fastcopy into a directory
+// that does not exist yet below a running copy's destination: it is
+// refused (exit 5) before it creates that directory or any of its missing
+// parents (a d0/ made there first fails the first run's own d0 when it
+// puts it in place), and the first run still finishes.
+func TestRefusedRunCreatesNothing(t *testing.T) {
+	bin := buildFastcopy(t)
+	work := scratchFS(t, 512<<20)
+	tree := makeTree(t, filepath.Join(work, "src"), treeSpec{bytes: 12 << 20, seed: 9})
+	first := filepath.Join(work, "C", "dst")
+	if err := os.MkdirAll(first, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := startBinary(t, bin, "-q", "--no-cache", tree.root, first)
+	// Stopped as soon as it holds its destination.
+	a.stopWhen(t, func() bool { return holds(t, a.cmd.Process.Pid, first) })
+	before := names(t, filepath.Join(work, "C"))
+	other := filepath.Join(first, "d0", "b", "x")
+	rb := runBinary(t, bin, 0, 0, "-q", "--no-cache", filepath.Join(tree.root, "d1"), other)
+	if rb.code != 5 || !strings.Contains(rb.stderr, "destination is locked") || !strings.Contains(rb.stderr, first) || !strings.Contains(rb.stderr, "fastcopy: hint: ") {
+		t.Errorf("the second run: exit %d, want 5 naming %q with a hint:\n%s", rb.code, first, rb.stderr)
+	}
+	if after := names(t, filepath.Join(work, "C")); after != before {
+		t.Errorf("the refused run created directories:\nbefore %s\nafter  %s", before, after)
+	}
+	a.resume(t)
+	if ra := a.wait(t, 0, 0); ra.code != 0 {
+		t.Fatalf("the first run: exit %d:\n%s", ra.code, ra.stderr)
+	}
+	newChecker(tree).complete(t, first)
+}
