@@ -432,6 +432,15 @@ func (e *engine) groupDone(p *pending, ok bool) {
 	}
 	if g := p.en.group; g != nil {
 		g.ok, g.sum = ok, p.sum
+		if ok {
+			// The inode its further names are linked to: the one read back
+			// and found under the final name, or without a read-back the
+			// one written.
+			g.ino = p.ino
+			if p.placed != nil {
+				g.ino = devIno{p.placed.Dev, p.placed.Ino}
+			}
+		}
 		close(g.done)
 	}
 }

@@ -617,7 +617,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		if e.unchanged(dst, en) {
 			e.skip(dstRel, st.Size, en.fixed)
 			g.sum = e.recordUnchanged(dstRel, en)
-			g.ok = true
+			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 			close(g.done)
 			return false
 		}
