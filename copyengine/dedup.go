@@ -265,6 +265,7 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 	// before the rename that follows it, so it needs no flush of its own
 	// (which cost 3x the time and bytes on btrfs); the run's final syncfs
 	// makes both durable.
+	p.placedIn = d.stage // reported once it is published
 	if p.action != ActDedupLink && p.action != ActDedupClone {
 		if err := e.syncTemp(p); err != nil {
 			e.failPending(p, err)

@@ -290,11 +290,13 @@ func (e *engine) linkOne(f linkFollower) error {
 	if cur, err := fd.Lstat(fname); err != nil || (devIno{cur.Dev, cur.Ino}) != want {
 		return fmt.Errorf("%q was replaced by another file as it took its name; rerun", fname)
 	}
-	e.count(func(s *Summary) { s.Linked++ })
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(f.st.Size)
-	e.event(ActLink, f.rel)
-	e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+	e.report(f.stage, f.rel, func() {
+		e.count(func(s *Summary) { s.Linked++ })
+		e.stats.FilesDone.Add(1)
+		e.stats.BytesDone.Add(f.st.Size)
+		e.event(ActLink, f.rel)
+		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+	})
 	return nil
 }
 
