@@ -219,7 +219,7 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			return made
 		})
 		if err == nil {
-			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
+			e.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
 		} else if made != nil && e.cannotKeep(lostSymlinks, made) {
 			e.done(ActNotKept, rel, 0, func(s *Summary) {})
 			return
@@ -229,7 +229,7 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 		})
 		if err == nil {
-			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
+			e.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
 		} else if fileio.IsPermission(err) && !e.root {
 			err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
 		}

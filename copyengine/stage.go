@@ -186,12 +186,17 @@ func (e *engine) openDstLocked(rel string) (*fileio.Dir, error) {
 
 // report runs what placing rel reported (counts, events, the hash cache)
 // once the staged directory s it is in is published: at once when s is
-// nil or published already.
+// nil or published already. Nothing is reported for an entry of a stage
+// that failed already: it is not in place, and the stage's failure says so.
 func (e *engine) report(s *stage, rel string, f func()) {
 	if s != nil {
 		e.staged.mu.Lock()
 		if e.staged.m[s.rel] == s {
-			s.reports = append(s.reports, stageReport{rel, f})
+			if s.failed {
+				e.stats.FilesDone.Add(1)
+			} else {
+				s.reports = append(s.reports, stageReport{rel, f})
+			}
 			e.staged.mu.Unlock()
 			return
 		}
