@@ -263,7 +263,7 @@ func (e *engine) linkOne(f linkFollower) error {
 	if want == (devIno{}) {
 		want = devIno{lst.Dev, lst.Ino} // not known: as before the checks
 	}
-	replaced := fmt.Errorf("hard link to %q: %w", f.group.leaderRel, errLinkReplaced)
+	replaced := &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link to %q: %v", f.group.leaderRel, errLinkReplaced)}
 	if (devIno{lst.Dev, lst.Ino}) != want {
 		return replaced
 	}
@@ -288,7 +288,7 @@ func (e *engine) linkOne(f linkFollower) error {
 		return err
 	}
 	if cur, err := fd.Lstat(fname); err != nil || (devIno{cur.Dev, cur.Ino}) != want {
-		return fmt.Errorf("%q was replaced by another file as it took its name; rerun", fname)
+		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
 	}
 	e.report(f.stage, f.rel, func() {
 		e.count(func(s *Summary) { s.Linked++ })

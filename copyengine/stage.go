@@ -264,7 +264,12 @@ func (e *engine) publish(s *stage) {
 			e.stats.FilesDone.Add(int64(n))
 		}
 		s.reports = nil
-		e.fail(s.rel, errors.New(msg))
+		if errors.Is(err, errStageReplaced) {
+			// Not the directory written and verified: exit 4.
+			e.fail(s.rel, &MismatchError{Path: s.rel, Cause: msg})
+		} else {
+			e.fail(s.rel, errors.New(msg))
+		}
 		return
 	}
 	delete(e.staged.m, s.rel)

@@ -23,8 +23,8 @@ import (
 // descriptor open already), or right before it is renamed into place. The
 // writer's directory must never be published as the run's: the directory
 // fails, named, none of its files is counted as copied or verified or
-// recorded in the hash cache, and what ends up under its name is either
-// nothing or reported as failed.
+// recorded in the hash cache, the run fails as unverified (exit 4), and
+// what ends up under its name is either nothing or reported as failed.
 func TestStagedDirExchanged(t *testing.T) {
 	const n = 20
 	for _, at := range []string{"mkdir", "create", "rename"} {
@@ -72,8 +72,8 @@ func TestStagedDirExchanged(t *testing.T) {
 			if !failed {
 				t.Errorf("sub was not reported as failed (run: %v, failures: %v)", err, ev.failures())
 			}
-			if !errors.Is(err, copyengine.ErrSomeFailed) {
-				t.Errorf("run: %v (want %v)", err, copyengine.ErrSomeFailed)
+			if !errors.Is(err, copyengine.ErrMismatch) {
+				t.Errorf("run: %v (want %v)", err, copyengine.ErrMismatch)
 			}
 			if _, lerr := os.Lstat(filepath.Join(dst, "sub", "planted")); lerr == nil && !failed {
 				t.Errorf("the writer's directory was published as sub")

@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -533,7 +534,10 @@ func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok boo
 			err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
 		}
 	}
-	if err != nil {
+	if errors.Is(err, errStageReplaced) {
+		e.fail(rel, &MismatchError{Path: rel, Cause: err.Error()})
+		return nil, false
+	} else if err != nil {
 		e.fail(rel, err)
 		return nil, false
 	}
