@@ -282,7 +282,9 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 		} else {
 			n, err = dd.OpenNode(tmp)
 		}
-		if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EINVAL) {
+			return errDestReplaced // a symlink where a FIFO was made, or the reverse
+		} else if err != nil {
 			return err
 		}
 		if st := n.Stat(); st.Type() != en.st.Type() || st.Nlink != 1 {
