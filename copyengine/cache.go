@@ -413,7 +413,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	}
 	e.fixMeta(c.dst, en)
 	if en.group != nil {
-		en.group.ok, en.group.sum = true, srcSum
+		en.group.ok, en.group.sum, en.group.ino = true, srcSum, devIno{vouched.Dev, vouched.Ino}
 		close(en.group.done)
 	}
 	e.recordSum(rel, srcSum)

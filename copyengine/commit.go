@@ -35,6 +35,7 @@ type pending struct {
 	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
 	backOf   *aheadBudget  // what back counts against
 	stage    *stage        // written under its own name in this staged directory
+	placedIn *stage        // placed under a temporary name in this staged directory
 	ino      devIno        // the inode written under tmp (zero: not known)
 	held     *fileio.File  // the inode that was read back, kept open until it has its name
 	heldOf   *aheadBudget  // what held counts against, if anything
@@ -218,15 +219,21 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 			return
 		}
 		p.placed = &st
-		if e.cache != nil {
-			e.rememberDest(e.dstSide.key(p.rel), &st, p.sum, p.readAt)
-		}
 	} else if p.target != nil || p.linkedTo != nil {
 		if st, err := dd.Lstat(p.en.dstName); err == nil {
 			p.placed = &st
 		}
 	}
 	e.groupDone(p, true)
+	e.report(p.stageOf(), p.rel, func() { e.reportPlaced(p) })
+}
+
+// reportPlaced reports p as placed: in the hash cache, the manifest, the
+// counts and the events.
+func (e *engine) reportPlaced(p *pending) {
+	if p.placed != nil && e.cache != nil && e.opt.Verify != VerifyOff {
+		e.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt)
+	}
 	e.recordSum(p.rel, p.sum)
 	act := p.action
 	if p.en.linkCopy && (act == ActCopy || act == ActClone) {
@@ -433,8 +440,25 @@ func (e *engine) groupDone(p *pending, ok bool) {
 	}
 	if g := p.en.group; g != nil {
 		g.ok, g.sum = ok, p.sum
+		if ok {
+			// The inode its further names are linked to: the one read back
+			// and found under the final name, or without a read-back the
+			// one written.
+			g.ino = p.ino
+			if p.placed != nil {
+				g.ino = devIno{p.placed.Dev, p.placed.Ino}
+			}
+		}
 		close(g.done)
 	}
+}
+
+// stageOf is the staged directory p is placed in, if any.
+func (p *pending) stageOf() *stage {
+	if p.stage != nil {
+		return p.stage
+	}
+	return p.placedIn
 }
 
 func (p *pending) release() {

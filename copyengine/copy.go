@@ -220,7 +220,7 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			return made
 		})
 		if err == nil {
-			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
+			e.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
 		} else if made != nil && e.cannotKeep(lostSymlinks, made) {
 			e.done(ActNotKept, rel, 0, func(s *Summary) {})
 			return
@@ -230,7 +230,7 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 		})
 		if err == nil {
-			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
+			e.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
 		} else if fileio.IsPermission(err) && !e.root {
 			err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
 		}
@@ -262,12 +262,14 @@ func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
 // data, so they need no read-back.
 //
 // The temporary's name is predictable, so a writer of the destination can
-// swap it for a symlink to a file elsewhere. A fifo, socket or device is
-// therefore held by a descriptor (fileio.Node) from right after its
-// creation, and its metadata is set through that; a symlink's is set by
-// name with calls that act on the symlink itself. Either way nothing is
-// followed out of the destination, and a name that no longer holds the
-// object made here after the rename fails the entry.
+// swap it for a symlink to a file elsewhere, or for a hard link to one. The
+// new entry is therefore held by a descriptor (fileio.Node; a symlink's
+// opened as the symlink itself) from right after its creation, and its
+// metadata is set through that. What is held must be of the source's type
+// and have one link: an object made a moment ago by mknod or symlink has
+// no other name, while a hard link to something outside the destination
+// has two or more. After the rename the final name must lead to the held
+// object, still with one link, or the entry fails.
 func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
 	tmp := en.tempName()
 	e.clearLeftover(dd, tmp)
@@ -279,49 +281,44 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 	}
 	var n *fileio.Node
 	err := func() error {
-		var meta metaSetter = symlinkMeta{dd, tmp}
-		if !en.st.IsSymlink() {
-			var err error
-			if n, err = dd.OpenNode(tmp); err != nil {
-				return err
-			}
-			if st := n.Stat(); st.Type() != en.st.Type() {
-				return errDestReplaced
-			}
-			meta = n
+		var err error
+		if en.st.IsSymlink() {
+			n, err = dd.OpenSymlinkNode(tmp)
+		} else {
+			n, err = dd.OpenNode(tmp)
+		}
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EINVAL) {
+			return errDestReplaced // a symlink where a FIFO was made, or the reverse
+		} else if err != nil {
+			return err
+		}
+		if st := n.Stat(); st.Type() != en.st.Type() || st.Nlink != 1 {
+			return errDestReplaced
 		}
 		uid, gid, kept := e.owner(&en.st)
 		if uid >= 0 || gid >= 0 {
-			if err := meta.Chown(uid, gid); err != nil && e.root && !e.cannotKeep(lostOwners, err) {
+			if err := n.Chown(uid, gid); err != nil && e.root && !e.cannotKeep(lostOwners, err) {
 				return err
 			} else if err != nil {
 				kept = false
 			}
 		}
-		var err error
-		if n != nil {
-			err = fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root)
-		} else {
-			err = fileio.CopyXattrsAt(sd, en.name, dd, tmp, e.opt.Dereference, e.root)
-		}
-		if err != nil && !e.cannotKeep(lostXattrs, err) {
+		if err := fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root); err != nil && !e.cannotKeep(lostXattrs, err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
-		if n != nil {
+		if !en.st.IsSymlink() {
 			if err := n.Chmod(mode(&en.st, kept)); err != nil && !e.cannotKeep(lostModes, err) {
 				return err
 			}
 		}
-		if err := meta.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
+		if err := n.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
 			return err
 		}
 		if err := dd.Rename(tmp, dd, en.dstName); err != nil {
 			return err
 		}
-		if n != nil {
-			if cur, err := dd.Lstat(en.dstName); err != nil || cur.Dev != n.Stat().Dev || cur.Ino != n.Stat().Ino {
-				return errDestReplaced
-			}
+		if cur, err := dd.Lstat(en.dstName); err != nil || cur.Dev != n.Stat().Dev || cur.Ino != n.Stat().Ino || cur.Nlink != 1 {
+			return errDestReplaced
 		}
 		return nil
 	}()
@@ -333,22 +330,6 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 	}
 	return err
 }
-
-// metaSetter is what makeNonRegular sets a new entry's metadata through.
-type metaSetter interface {
-	Chown(uid, gid int) error
-	SetTimes(atime, mtime int64) error
-}
-
-// symlinkMeta sets a symlink's owner and times by name, with calls that act
-// on the symlink and never follow it.
-type symlinkMeta struct {
-	d    *fileio.Dir
-	name string
-}
-
-func (s symlinkMeta) Chown(uid, gid int) error          { return s.d.Lchown(s.name, uid, gid) }
-func (s symlinkMeta) SetTimes(atime, mtime int64) error { return s.d.Lutimes(s.name, atime, mtime) }
 
 // copyRegular writes a regular file's data and metadata under its temporary
 // name and returns it for the committer. A source that changes while it is

@@ -268,6 +268,7 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 	// before the rename that follows it, so it needs no flush of its own
 	// (which cost 3x the time and bytes on btrfs); the run's final syncfs
 	// makes both durable.
+	p.placedIn = d.stage // reported once it is published
 	if p.action != ActDedupLink && p.action != ActDedupClone {
 		if err := e.syncTemp(p); err != nil {
 			e.failPending(p, err)
@@ -347,17 +348,15 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 	if tmeta != e.dedupMeta(&d.en.st) || !e.sameXattrs(d, td, tname) {
 		return nil, nil // one inode cannot carry two sets of metadata
 	}
-	if err := dd.Link(td, tname, tmp); err != nil {
+	// linkat names the target: the new name must be the inode checked.
+	if err := linkChecked(dd, tmp, td, tname, devIno{cur.Dev, cur.Ino}); errors.Is(err, errLinkReplaced) {
+		return nil, nil // copied instead
+	} else if err != nil {
 		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
 			e.noteDedup("hard links are not possible for some files here (" + errText(err) + "); those were copied")
 			return nil, nil
 		}
 		return nil, err
-	}
-	// linkat names the target: the new name must be the inode checked.
-	if st, err := dd.Lstat(tmp); err != nil || st.Dev != cur.Dev || st.Ino != cur.Ino {
-		_ = dd.Remove(tmp)
-		return nil, nil
 	}
 	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
 }

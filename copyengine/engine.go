@@ -90,6 +90,7 @@ type linkGroup struct {
 	done      chan struct{}
 	ok        bool       // the leader is in place under its final name
 	sum       verify.Sum // the source's digest, when ok and one was needed (needSum)
+	ino       devIno     // when ok: the leader's inode, as verified or found unchanged (zero: not known)
 }
 
 type linkFollower struct {

@@ -253,11 +253,22 @@ func (e *engine) linkOne(f linkFollower) error {
 		return err
 	}
 	defer fd.Close()
+	// The leader's name is linked only while it holds the inode that was
+	// verified (or found unchanged): a writer of the destination may have
+	// put another file there since, one outside the destination even.
+	want := f.group.ino
 	lst, err := ld.Lstat(lname)
 	if err != nil {
 		return err
 	}
-	if cur, err := fd.Lstat(fname); err == nil && cur.Dev == lst.Dev && cur.Ino == lst.Ino {
+	if want == (devIno{}) {
+		want = devIno{lst.Dev, lst.Ino} // not known: as before the checks
+	}
+	replaced := &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link to %q: %v", f.group.leaderRel, errLinkReplaced)}
+	if (devIno{lst.Dev, lst.Ino}) != want {
+		return replaced
+	}
+	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
 		e.skip(f.rel, f.st.Size, false)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
@@ -267,18 +278,46 @@ func (e *engine) linkOne(f linkFollower) error {
 		tmp = f.tmp
 	}
 	_ = fd.Remove(tmp)
-	if err := fd.Link(ld, lname, tmp); err != nil {
+	if err := linkChecked(fd, tmp, ld, lname, want); err != nil {
+		if errors.Is(err, errLinkReplaced) {
+			return replaced
+		}
 		return err
 	}
 	if err := fd.Rename(tmp, fd, fname); err != nil {
 		_ = fd.Remove(tmp)
 		return err
 	}
-	e.count(func(s *Summary) { s.Linked++ })
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(f.st.Size)
-	e.event(ActLink, f.rel)
-	e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+	if cur, err := fd.Lstat(fname); err != nil || (devIno{cur.Dev, cur.Ino}) != want {
+		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
+	}
+	e.report(f.stage, f.rel, func() {
+		e.count(func(s *Summary) { s.Linked++ })
+		e.stats.FilesDone.Add(1)
+		e.stats.BytesDone.Add(f.st.Size)
+		e.event(ActLink, f.rel)
+		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+	})
+	return nil
+}
+
+// errLinkReplaced says a name to be hard-linked no longer leads to the
+// inode that was verified.
+var errLinkReplaced = errors.New("the name was replaced by another file since its copy was verified; rerun")
+
+// linkChecked makes tmp in dd a hard link to name in od and checks that it
+// leads to want, the inode the caller verified: linkat names what it
+// links, and a writer of the destination can put another file under that
+// name (one outside the destination, hard-linked in) at any moment. A
+// link to anything else is removed, and errLinkReplaced returned.
+func linkChecked(dd *fileio.Dir, tmp string, od *fileio.Dir, name string, want devIno) error {
+	if err := dd.Link(od, name, tmp); err != nil {
+		return err
+	}
+	if st, err := dd.Lstat(tmp); err != nil || (devIno{st.Dev, st.Ino}) != want {
+		_ = dd.Remove(tmp)
+		return errLinkReplaced
+	}
 	return nil
 }
 

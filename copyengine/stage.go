@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -33,6 +34,22 @@ import (
 // in it, and its files take temporary names as usual. A run that stops
 // (Ctrl-C, a fatal error) puts every staged directory in place once its
 // workers have removed what they did not finish.
+//
+// A writer of the destination can rename or exchange the temporary name
+// (renameat2 RENAME_EXCHANGE) at any moment, to have a directory of their
+// choosing published under the final name, or to have the run's files
+// written into it. The stage therefore remembers the directory it made, by
+// device and inode, from a descriptor opened right after mkdir (and found
+// empty and the process's own); every open of the directory, or of one
+// below it, goes through a descriptor checked to be that directory
+// (openDst), and the rename that publishes it is checked on both sides:
+// the temporary name must hold it before, the final name after. What was
+// placed in it is reported (counted, cached, listed as verified) only once
+// it is published, and those of its subdirectories published inside it
+// only once it is: a stage that cannot be put in place, or whose name was
+// made to hold another directory, fails with one failure that names the
+// directory and says how many files in it are not in place; nothing in it
+// is counted as copied or verified, or recorded in the hash cache.
 
 // stageMaxFiles and stageMaxBytes bound a directory kept staged while its
 // files are written (tests lower them).
@@ -46,8 +63,19 @@ type stage struct {
 	e      *engine
 	rel    string // its own path, relative to the destination root
 	tmp    string // its name in its parent until it is renamed
+	ino    devIno // the directory made (see stageDir)
 	open   atomic.Int64
 	failed bool // could not be put in place (under stages.mu)
+	// reports are what placing its files reported, held back until it is
+	// published (under stages.mu); see report.
+	reports []stageReport
+}
+
+// stageReport is one entry placed in a staged directory: what to report
+// once the directory is published.
+type stageReport struct {
+	rel    string
+	report func()
 }
 
 // stages maps the path of each directory still under its temporary name to
@@ -60,8 +88,8 @@ type stages struct {
 
 // newStage records rel as made under tmp. The stage holds one reference
 // for its listing, which walkDir settles when it has sent the files.
-func (e *engine) newStage(rel, tmp string) *stage {
-	s := &stage{e: e, rel: rel, tmp: tmp}
+func (e *engine) newStage(rel, tmp string, ino devIno) *stage {
+	s := &stage{e: e, rel: rel, tmp: tmp, ino: ino}
 	s.open.Store(1)
 	e.staged.mu.Lock()
 	if e.staged.m == nil {
@@ -110,13 +138,107 @@ func (e *engine) actualRel(rel string) string {
 func (e *engine) openDst(rel string) (*fileio.Dir, error) {
 	e.staged.mu.Lock()
 	defer e.staged.mu.Unlock()
-	return e.dstRoot.OpenBeneath(e.actualRel(rel))
+	return e.openDstLocked(rel)
+}
+
+// errStageReplaced says a staged directory's name leads to another
+// directory than the one the run made.
+var errStageReplaced = errors.New("the directory the run made there was replaced by another (renamed or exchanged by another writer of the destination)")
+
+// openDstLocked is openDst with staged.mu held. Below a staged directory
+// the path is resolved from the nearest one's descriptor, checked to be
+// the directory made: a path through a temporary name that another writer
+// has made lead elsewhere is refused, not followed.
+func (e *engine) openDstLocked(rel string) (*fileio.Dir, error) {
+	if len(e.staged.m) == 0 || rel == "" || rel == "." {
+		return e.dstRoot.OpenBeneath(rel)
+	}
+	var s *stage
+	end := -1 // where the path of s ends in rel
+	for i := 0; i <= len(rel); i++ {
+		if i == len(rel) || rel[i] == '/' {
+			if st, ok := e.staged.m[rel[:i]]; ok {
+				s, end = st, i
+			}
+		}
+	}
+	if s == nil {
+		return e.dstRoot.OpenBeneath(rel)
+	}
+	sd, err := e.dstRoot.OpenBeneath(e.actualRel(s.rel))
+	if err != nil {
+		return nil, err
+	}
+	if st, err := sd.Stat(); err != nil || (devIno{st.Dev, st.Ino}) != s.ino {
+		sd.Close()
+		if err == nil {
+			err = fmt.Errorf("%q: %w", joinRel(stageParent(s.rel), s.tmp), errStageReplaced)
+		}
+		return nil, err
+	}
+	if end == len(rel) {
+		return sd, nil
+	}
+	d, err := sd.OpenBeneath(rel[end+1:])
+	sd.Close()
+	return d, err
+}
+
+// report runs what placing rel reported (counts, events, the hash cache)
+// once the staged directory s it is in is published: at once when s is
+// nil or published already. Nothing is reported for an entry of a stage
+// that failed already: it is not in place, and the stage's failure says so.
+func (e *engine) report(s *stage, rel string, f func()) {
+	if s != nil {
+		e.staged.mu.Lock()
+		if e.staged.m[s.rel] == s {
+			if s.failed {
+				e.stats.FilesDone.Add(1)
+			} else {
+				s.reports = append(s.reports, stageReport{rel, f})
+			}
+			e.staged.mu.Unlock()
+			return
+		}
+		e.staged.mu.Unlock()
+	}
+	f()
+}
+
+// stageParent is the directory rel is in ("" for the root).
+func stageParent(rel string) string {
+	dir, _ := splitRel(rel)
+	return dir
+}
+
+// nearestStage is the staged directory rel is in, nil if none (staged.mu
+// held).
+func (e *engine) nearestStage(rel string) *stage {
+	for rel != "" {
+		rel = stageParent(rel)
+		if s, ok := e.staged.m[rel]; ok {
+			return s
+		}
+	}
+	return nil
 }
 
 // publish renames a staged directory onto its own name. A directory that
 // cannot be put in place (its name was taken while it was written) stays
 // hidden, the next run removes it, and the failure names it.
+//
+// The rename is checked on both sides: the temporary name must lead to the
+// directory made before it, and the final name after it. A directory whose
+// name was made to lead elsewhere fails: whatever the final name holds
+// then is not the run's, and what was placed in the run's directory is not
+// in place.
 func (e *engine) publish(s *stage) {
+	var reports []stageReport
+	defer func() {
+		for _, r := range reports {
+			r.report()
+		}
+	}()
 	e.staged.mu.Lock()
 	defer e.staged.mu.Unlock()
 	if e.staged.m[s.rel] != s || s.failed {
@@ -124,19 +246,58 @@ func (e *engine) publish(s *stage) {
 	}
 	parent, name := path.Split(s.rel)
 	parent = strings.TrimSuffix(parent, "/")
-	pd, err := e.dstRoot.OpenBeneath(e.actualRel(parent))
+	pd, err := e.openDstLocked(parent)
 	if err == nil {
-		err = pd.RenameDirNoReplace(s.tmp, name) // never onto a directory made meanwhile
+		err = renameStage(pd, s, name)
 		pd.Close()
 	}
 	if err != nil {
 		// Left under its temporary name (and its subdirectories found
 		// there) for the next run to remove.
 		s.failed = true
-		e.fail(s.rel, fmt.Errorf("moving the finished directory into place from %q: %w; remove what is in the way and rerun", joinRel(parent, s.tmp), err))
+		msg := fmt.Sprintf("moving the finished directory into place from %q: %v; remove what is in the way and rerun", joinRel(parent, s.tmp), err)
+		if errors.Is(err, errStageReplaced) {
+			msg = fmt.Sprintf("%v; nothing the run placed in it is in place: check %q and rerun", err, s.rel)
+		}
+		if n := len(s.reports); n > 0 {
+			msg += fmt.Sprintf(" (%d files in it are not in place)", n)
+			e.stats.FilesDone.Add(int64(n))
+		}
+		s.reports = nil
+		if errors.Is(err, errStageReplaced) {
+			// Not the directory written and verified: exit 4.
+			e.fail(s.rel, &MismatchError{Path: s.rel, Cause: msg})
+		} else {
+			e.fail(s.rel, errors.New(msg))
+		}
 		return
 	}
 	delete(e.staged.m, s.rel)
+	if up := e.nearestStage(s.rel); up != nil {
+		// In place only once the directory it is in is.
+		up.reports = append(up.reports, s.reports...)
+	} else {
+		reports = s.reports
+	}
+	s.reports = nil
+}
+
+// renameStage renames s's directory (s.tmp in pd) onto name, checking that
+// the temporary name holds the directory made before and that name holds
+// it after.
+func renameStage(pd *fileio.Dir, s *stage, name string) error {
+	if st, err := pd.Lstat(s.tmp); err != nil {
+		return err
+	} else if (devIno{st.Dev, st.Ino}) != s.ino {
+		return fmt.Errorf("%q: %w", pd.Path()+"/"+s.tmp, errStageReplaced)
+	}
+	if err := pd.RenameDirNoReplace(s.tmp, name); err != nil { // never onto a directory made meanwhile
+		return err
+	}
+	if st, err := pd.Lstat(name); err != nil || (devIno{st.Dev, st.Ino}) != s.ino {
+		return fmt.Errorf("%q, once renamed: %w", pd.Path()+"/"+name, errStageReplaced)
+	}
+	return nil
 }
 
 // spoil keeps s out of sight for good: something in it that did not copy

@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -452,10 +453,12 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			created := en.dstSt == nil
 			var stg *stage
 			if dst != nil && !e.opt.DryRun {
-				if created {
-					stg = e.stageDir(dst.d, dstRel, en.tempName())
-				}
 				var ok bool
+				if created {
+					if stg, ok = e.stageDir(dst.d, dstRel, en.tempName()); !ok {
+						continue
+					}
+				}
 				if !created {
 					e.writable(dst.d, dstName, *en.dstSt) // listed a moment ago: a directory
 				} else if stg == nil {
@@ -544,16 +547,47 @@ func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs
 // stageDir makes the new destination directory rel (name in parent) under
 // its temporary name tmp and returns its stage, or nil where directories are
 // not staged or tmp cannot be made: then it is made under its own name.
-func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) *stage {
+//
+// The stage remembers the directory made by its inode, taken from a
+// descriptor opened right after mkdir, which must be a directory of this
+// process's owner with nothing in it: another writer of the destination
+// who swapped the name in that moment could put there only an empty
+// directory of their own owner (which fails it here), or one of ours that
+// is empty. ok is false when it failed.
+func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bool) {
 	if !fileio.CanStageDirs || e.opt.DryRun || !e.dirRenameKeeps(parent) {
-		return nil
+		return nil, true
 	}
 	if err := parent.Mkdir(tmp, 0o700); err != nil {
-		return nil
+		return nil, true
 	}
 	e.count(func(s *Summary) { s.Dirs++ })
 	e.event(ActMkdir, rel)
-	return e.newStage(rel, tmp)
+	sd, err := parent.OpenSub(tmp)
+	if err != nil {
+		e.fail(rel, err)
+		return nil, false
+	}
+	defer sd.Close()
+	st, err := sd.Stat()
+	if err == nil && (!st.IsDir() || int(st.Uid) != e.euid) {
+		err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
+	}
+	if err == nil {
+		if names, rerr := sd.ReadDir(); rerr != nil {
+			err = rerr
+		} else if len(names) > 0 {
+			err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
+		}
+	}
+	if errors.Is(err, errStageReplaced) {
+		e.fail(rel, &MismatchError{Path: rel, Cause: err.Error()})
+		return nil, false
+	} else if err != nil {
+		e.fail(rel, err)
+		return nil, false
+	}
+	return e.newStage(rel, tmp, devIno{st.Dev, st.Ino}), true
 }
 
 // scanDest goes through an existing destination directory's listing
@@ -663,7 +697,7 @@ func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
 		if e.unchanged(dst, en) {
 			e.skip(dstRel, st.Size, en.fixed)
 			g.sum = e.recordUnchanged(dstRel, en)
-			g.ok = true
+			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 			close(g.done)
 			return false
 		}

@@ -48,6 +48,36 @@ func (d *Dir) OpenNode(name string) (*Node, error) {
 	return &Node{fd: fd, path: p, st: st}, nil
 }
 
+// OpenSymlinkNode opens the symlink name itself (O_PATH|O_NOFOLLOW, which
+// Linux allows on a symlink), for setting its owner, times and extended
+// attributes through the descriptor: they land on the symlink that was
+// opened, whatever its name is made to hold afterwards. Anything but a
+// symlink is refused (EINVAL). Chmod does not apply to a symlink node.
+func (d *Dir) OpenSymlinkNode(name string) (*Node, error) {
+	p := d.join(name)
+	if err := inject(OpOpen, p); err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	var fd int
+	err := ignoringEINTR(func() (err error) {
+		fd, err = unix.Openat(d.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("open", p, err)
+	}
+	st, err := fstat(fd, p)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if !st.IsSymlink() {
+		unix.Close(fd)
+		return nil, pathErr("open", p, unix.EINVAL)
+	}
+	return &Node{fd: fd, path: p, st: st}, nil
+}
+
 // Stat returns the metadata of the node as it was when opened.
 func (n *Node) Stat() Stat { return n.st }
 
@@ -62,8 +92,9 @@ func (n *Node) Close() error { return unix.Close(n.fd) }
 
 // proc names the node's object through its descriptor, for the calls that
 // take no descriptor: following this magic link reaches the opened object
-// itself (never a symlink: OpenNode refuses those), not whatever its name
-// now points to.
+// itself, not whatever its name now points to. For a symlink node it
+// reaches the symlink, which is not followed further (setxattr on it sets
+// the symlink's attributes).
 func (n *Node) proc() string { return "/proc/self/fd/" + strconv.Itoa(n.fd) }
 
 // procErr turns ENOENT from a /proc path (no /proc mounted) into
@@ -96,13 +127,14 @@ func (n *Node) chmodProc(mode uint32) error {
 }
 
 // Chown sets the node's owner and group (-1 leaves one unchanged):
-// fchownat(fd, "", AT_EMPTY_PATH).
+// fchownat(fd, "", AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW), the descriptor's own
+// object, a symlink node's symlink.
 func (n *Node) Chown(uid, gid int) error {
 	if err := inject(OpChown, n.path); err != nil {
 		return pathErr("chown", n.path, err)
 	}
 	return pathErr("chown", n.path, ignoringEINTR(func() error {
-		return unix.Fchownat(n.fd, "", uid, gid, unix.AT_EMPTY_PATH)
+		return unix.Fchownat(n.fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
 	}))
 }
 

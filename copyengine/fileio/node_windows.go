@@ -27,6 +27,20 @@ func (d *Dir) OpenNode(name string) (*Node, error) {
 	return &Node{d: d, name: name, path: d.join(name), st: st}, nil
 }
 
+// OpenSymlinkNode looks up the symlink name, for setting its owner and
+// times: the calls act on the name without following it. Anything but a
+// symlink is refused (EINVAL).
+func (d *Dir) OpenSymlinkNode(name string) (*Node, error) {
+	st, err := d.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsSymlink() {
+		return nil, pathErr("open", d.join(name), syscall.EINVAL)
+	}
+	return &Node{d: d, name: name, path: d.join(name), st: st}, nil
+}
+
 // Stat returns the metadata of the node as it was when opened.
 func (n *Node) Stat() Stat { return n.st }
 
