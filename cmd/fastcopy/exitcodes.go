@@ -14,7 +14,7 @@ const (
 	exitFatal       = 1   // the run could not proceed (I/O error on the destination, ...)
 	exitUsage       = 2   // bad arguments or a refused request; nothing was written
 	exitSomeFailed  = 3   // the run finished, some files failed; the others are in place
-	exitMismatch    = 4   // a file read back different from its source; it was not put in place
+	exitMismatch    = 4   // a file read back different from its source, or was replaced while it was placed; named, not vouched for
 	exitLocked      = 5   // another fastcopy holds the destination (or the hash cache)
 	exitNotKept     = 6   // --strict: every file is in place and verified, but the destination did not keep everything
 	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed, but for large files' (kept to resume)
@@ -26,7 +26,8 @@ const exitHelp = `EXIT STATUS
        what was already in place is kept)
   2    usage error or refused request: nothing was written
   3    some files failed (listed); all others are in place
-  4    verification failed for some files; they were not put in place
+  4    verification failed for some files: they were not put in place, or
+       another writer replaced them under their name as they were placed
   5    the destination or the hash cache is in use by another fastcopy;
        nothing was written, not even a missing parent of DEST
   6    with --strict: every file is in place and verified, but the destination
