@@ -68,7 +68,7 @@ func (e *engine) tooLarge(st *fileio.Stat) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %d bytes, and %s holds files of at most %d bytes (%s); not written",
-		ErrTooLarge, st.Size, e.fsName(), e.caps.maxFile, humanBytes(e.caps.maxFile))
+		ErrTooLarge, st.Size, e.fsName(), e.caps.maxFile, HumanBytes(e.caps.maxFile))
 }
 
 // linksWork reports whether d's filesystem makes hard links: it makes a

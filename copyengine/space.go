@@ -66,7 +66,7 @@ func (e *engine) checkSpace(p *plan) error {
 		}
 	}
 	if sz.need > sp.Free {
-		return refuse(p.dstRoot, fmt.Sprintf("no room for the copy: needs at least %s, %s free on %s", humanBytes(sz.need), humanBytes(sp.Free), at),
+		return refuse(p.dstRoot, fmt.Sprintf("no room for the copy: needs at least %s, %s free on %s", HumanBytes(sz.need), HumanBytes(sp.Free), at),
 			"free some space or choose a larger destination; --no-space-check tries anyway")
 	}
 	return nil
@@ -225,8 +225,9 @@ func (s *sizer) file(dd *fileio.Dir, name string, st *fileio.Stat) {
 	s.need += (n + s.unit - 1) / s.unit * s.unit
 }
 
-// humanBytes is n in binary units: "61.2 GiB".
-func humanBytes(n int64) string {
+// HumanBytes is n in binary units, as messages and reports give sizes:
+// "61.2 GiB".
+func HumanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

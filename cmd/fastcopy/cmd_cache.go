@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/hashcache"
 )
 
@@ -104,7 +105,7 @@ EXIT STATUS
 				return enc.Encode(v)
 			}
 			out.printf(out.stdout, "path:            %s\nentries:         %d\nfile size:       %s\nbytes per entry: %.0f\n",
-				st.Path, st.Entries, humanBytes(st.FileBytes), st.BytesPerEntry)
+				st.Path, st.Entries, copyengine.HumanBytes(st.FileBytes), st.BytesPerEntry)
 			return nil
 		},
 	}

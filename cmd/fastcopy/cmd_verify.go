@@ -141,7 +141,7 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 			if rep.Known > 0 {
 				from = fmt.Sprintf(", %d digests from the hash cache", rep.Known)
 			}
-			out.printf(out.stdout, "verified %d files (%s%s) in %q: %s\n", rep.Files, humanBytes(rep.Bytes), from, checked, verdict)
+			out.printf(out.stdout, "verified %d files (%s%s) in %q: %s\n", rep.Files, copyengine.HumanBytes(rep.Bytes), from, checked, verdict)
 		}
 	}
 	if !rep.OK() {

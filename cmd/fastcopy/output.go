@@ -52,7 +52,7 @@ func (o *output) event(ev copyengine.Event) {
 	case ev.Action == copyengine.ActFail:
 		o.printf(o.stderr, "fastcopy: error: %q: %v\n", ev.Path, cause(ev.Err))
 	case o.verbose && ev.Action == copyengine.ActResume:
-		o.printf(o.stderr, "%-11s %s (resumed at %s)\n", ev.Action, ev.Path, humanBytes(ev.Resumed))
+		o.printf(o.stderr, "%-11s %s (resumed at %s)\n", ev.Action, ev.Path, copyengine.HumanBytes(ev.Resumed))
 	case ev.Action == copyengine.ActRetry && o.verbose:
 		o.printf(o.stderr, "%-11s %s: %v\n", ev.Action, ev.Path, cause(ev.Err))
 	case o.verbose:
@@ -133,7 +133,7 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.DryRun {
 		verb = "would copy"
 	}
-	fmt.Fprintf(&b, "%s %d files (%s", verb, s.Copied, humanBytes(s.Bytes))
+	fmt.Fprintf(&b, "%s %d files (%s", verb, s.Copied, copyengine.HumanBytes(s.Bytes))
 	if s.Cloned > 0 {
 		fmt.Fprintf(&b, ", %d cloned", s.Cloned)
 	}
@@ -146,7 +146,7 @@ func (o *output) summary(s copyengine.Summary, err error) {
 		case s.DedupLinked > 0:
 			how = "hard-linked"
 		}
-		fmt.Fprintf(&b, ", %d duplicates %s (%s not written)", s.Deduped, how, humanBytes(s.BytesNotWritten))
+		fmt.Fprintf(&b, ", %d duplicates %s (%s not written)", s.Deduped, how, copyengine.HumanBytes(s.BytesNotWritten))
 	}
 	if s.Linked > 0 {
 		fmt.Fprintf(&b, ", %d hard links", s.Linked)
@@ -155,14 +155,14 @@ func (o *output) summary(s copyengine.Summary, err error) {
 		fmt.Fprintf(&b, ", %d hard links copied as separate files", s.LinkCopies)
 	}
 	if s.Resumed > 0 {
-		fmt.Fprintf(&b, ", %d resumed (%s kept from an interrupted run)", s.Resumed, humanBytes(s.BytesResumed))
+		fmt.Fprintf(&b, ", %d resumed (%s kept from an interrupted run)", s.Resumed, copyengine.HumanBytes(s.BytesResumed))
 	}
 	if s.Symlinks+s.Specials > 0 {
 		fmt.Fprintf(&b, ", %d symlinks/special", s.Symlinks+s.Specials)
 	}
 	fmt.Fprintf(&b, " in %s", s.Elapsed.Round(time.Millisecond))
 	if secs := s.Elapsed.Seconds(); secs > 0 && s.Bytes > 0 {
-		fmt.Fprintf(&b, " (%s/s)", humanBytes(int64(float64(s.Bytes)/secs)))
+		fmt.Fprintf(&b, " (%s/s)", copyengine.HumanBytes(int64(float64(s.Bytes)/secs)))
 	}
 	switch {
 	case s.DryRun || s.Copied == 0:
@@ -172,7 +172,7 @@ func (o *output) summary(s copyengine.Summary, err error) {
 		fmt.Fprintf(&b, "; verified %d from %s", s.Verified, s.Verify)
 	}
 	if s.CacheHits > 0 || s.BytesHashed > 0 {
-		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, humanBytes(s.BytesHashed))
+		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, copyengine.HumanBytes(s.BytesHashed))
 	}
 	if s.DedupNote != "" {
 		fmt.Fprintf(&b, "; note: %s", s.DedupNote)
@@ -187,19 +187,6 @@ func (o *output) summary(s copyengine.Summary, err error) {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
 	}
 	o.printf(o.stdout, "%s\n", b.String())
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // progress draws a pb/v3 bar on stderr from the engine's counters.

@@ -24,28 +24,7 @@ type Node struct {
 // through the object itself. A symlink is refused (ELOOP): its metadata is
 // set by name with the l* calls, which act on the symlink.
 func (d *Dir) OpenNode(name string) (*Node, error) {
-	p := d.join(name)
-	if err := inject(OpOpen, p); err != nil {
-		return nil, pathErr("open", p, err)
-	}
-	var fd int
-	err := ignoringEINTR(func() (err error) {
-		fd, err = unix.Openat(d.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		return err
-	})
-	if err != nil {
-		return nil, pathErr("open", p, err)
-	}
-	st, err := fstat(fd, p)
-	if err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	if st.IsSymlink() {
-		unix.Close(fd)
-		return nil, pathErr("open", p, unix.ELOOP)
-	}
-	return &Node{fd: fd, path: p, st: st}, nil
+	return d.openNode(name, false)
 }
 
 // OpenSymlinkNode opens the symlink name itself (O_PATH|O_NOFOLLOW, which
@@ -54,6 +33,13 @@ func (d *Dir) OpenNode(name string) (*Node, error) {
 // opened, whatever its name is made to hold afterwards. Anything but a
 // symlink is refused (EINVAL). Chmod does not apply to a symlink node.
 func (d *Dir) OpenSymlinkNode(name string) (*Node, error) {
+	return d.openNode(name, true)
+}
+
+// openNode opens name with O_PATH|O_NOFOLLOW and keeps it when it is a
+// symlink exactly when symlink says so: otherwise ELOOP (a symlink where
+// none was wanted) or EINVAL (anything else where a symlink was).
+func (d *Dir) openNode(name string, symlink bool) (*Node, error) {
 	p := d.join(name)
 	if err := inject(OpOpen, p); err != nil {
 		return nil, pathErr("open", p, err)
@@ -71,9 +57,13 @@ func (d *Dir) OpenSymlinkNode(name string) (*Node, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	if !st.IsSymlink() {
+	if st.IsSymlink() != symlink {
 		unix.Close(fd)
-		return nil, pathErr("open", p, unix.EINVAL)
+		errno := unix.ELOOP
+		if symlink {
+			errno = unix.EINVAL
+		}
+		return nil, pathErr("open", p, errno)
 	}
 	return &Node{fd: fd, path: p, st: st}, nil
 }
