@@ -104,6 +104,7 @@ type dirMeta struct {
 	srcRel  string
 	dstRel  string
 	st      fileio.Stat
+	created bool // made by this run
 }
 
 type engine struct {
