@@ -45,8 +45,8 @@ func (e *engine) probeCaps(d *fileio.Dir, write bool) {
 // answers for the common filesystems; for others (FUSE's fuseblk is
 // exfat-fuse or ntfs-3g) a link is tried in the root: a temporary and a
 // second name for it, both removed, under temporaries' names (a leftover
-// goes with the next run's cleanup). That moves the root's mtime, which
-// its directory metadata sets back at the end of the run.
+// goes with the next run's cleanup). The root's times, which that moves,
+// are put back at once (keepDirTimes).
 func (e *engine) hasLinks() bool {
 	e.caps.linksOnce.Do(func() {
 		switch e.caps.fsType {
@@ -77,6 +77,7 @@ func (e *engine) tooLarge(st *fileio.Stat) error {
 // Any other failure says nothing about links and counts as "they work":
 // the files then fail, or not, as they would without the probe.
 func linksWork(d *fileio.Dir) bool {
+	defer keepDirTimes(d)()
 	a := tempName(fmt.Sprintf("fastcopy-link-probe-%d", os.Getpid()))
 	b := tempName(fmt.Sprintf("fastcopy-link-probe-%d-2", os.Getpid()))
 	f, err := d.CreateTemp(a)

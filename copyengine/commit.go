@@ -280,6 +280,15 @@ func (e *engine) placedAs(p *pending) (fileio.Stat, error) {
 	if err != nil || cur.Dev != held.Dev || cur.Ino != held.Ino {
 		return held, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
 	}
+	if p.action != ActDedupLink && !sameMtime(held.Mtime, p.en.st.Mtime, e.knownResolution(held.Dev)) {
+		// fusefat gives a renamed file the time of the rename: set the
+		// source's again, through the descriptor of the inode verified,
+		// or every rerun would take the file for changed and copy it.
+		if err := e.setTimes(p.held, p.dst.d, p.en.dstName, &p.en.st); err != nil {
+			return held, err
+		}
+		return p.held.Stat()
+	}
 	return held, nil
 }
 

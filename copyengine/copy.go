@@ -662,12 +662,18 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc
 	}
 	// Read once, hash and write as the data streams. A sparse source's holes
 	// stay holes: the destination is sized first and only data is written.
-	if st.Sparse() {
+	sparse := st.Sparse()
+	if sparse {
 		if err := dst.Truncate(size); err != nil {
-			return "", verify.Sum{}, 0, false, err
+			if !fileio.IsPermission(err) && !fileio.IsFallback(err) {
+				return "", verify.Sum{}, 0, false, err
+			}
+			// fusefat cannot extend a file by truncate (EPERM): the
+			// holes are written out as zeros instead.
+			sparse = false
 		}
 	}
-	sum, n, err = verify.Stream(src, size, st.Sparse(), buf, func(p []byte, off int64) error {
+	sum, n, err = verify.Stream(src, size, sparse, buf, func(p []byte, off int64) error {
 		if err := e.ctx.Err(); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}

@@ -21,6 +21,10 @@ type devInfo struct {
 
 	resOnce sync.Once
 	res     atomic.Int64 // timestamp resolution in ns, 0 until probed
+	// modesLost: the resolution probe's file did not show the mode it
+	// was created with (exFAT, FAT, ntfs-3g without a user mapping), so
+	// permission bits are not compared there.
+	modesLost atomic.Bool
 
 	fold foldCache // how its directories compare names
 }
@@ -97,6 +101,28 @@ func (e *engine) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Poli
 	return di.res.Load()
 }
 
+// modesLost reports whether the filesystem dev was found not to keep
+// permission bits (see devInfo.modesLost).
+func (e *engine) modesLost(dev uint64) bool {
+	return e.devs.get(dev).modesLost.Load()
+}
+
+// keepDirTimes returns a function that puts d's times back as they are now
+// if a probe's create and remove in d moved its mtime meanwhile: a
+// directory that was up to date stays so, whatever the resolution its
+// times are compared at. Through d's descriptor, never a name.
+func keepDirTimes(d *fileio.Dir) func() {
+	before, err := d.Stat()
+	if err != nil {
+		return func() {}
+	}
+	return func() {
+		if after, err := d.Stat(); err == nil && after.Mtime != before.Mtime {
+			_ = d.AsFile().SetTimes(before.Atime, before.Mtime)
+		}
+	}
+}
+
 // knownResolution is the resolution timeResolution found for dev, 1 when
 // it was not asked.
 func (e *engine) knownResolution(dev uint64) int64 {
@@ -138,6 +164,14 @@ func (e *engine) probeResolution(d *fileio.Dir, dev uint64) int64 {
 	err = f.SetTimes(probeTime, probeTime)
 	if err == nil {
 		st, err = f.Stat()
+	}
+	if err == nil && st.Dev == dev {
+		// The file was created with mode 0600: a umask or a default ACL
+		// can only take bits away, so one that shows more has modes of
+		// the driver's, not its own.
+		if st.Mode&0o7777&^0o600 != 0 {
+			e.devs.get(dev).modesLost.Store(true)
+		}
 	}
 	f.Close()
 	if err != nil || st.Dev != dev {

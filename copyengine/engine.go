@@ -106,6 +106,7 @@ type dirMeta struct {
 	srcRel  string
 	dstRel  string
 	st      fileio.Stat
+	created bool // made by this run
 }
 
 type engine struct {

@@ -108,7 +108,10 @@ func (e *engine) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner
 	uid, gid, kept := e.owner(s)
 	wantMode = mode(s, kept)
 	needOwner = (uid >= 0 && d.Uid != uint32(uid)) || (gid >= 0 && d.Gid != uint32(gid))
-	return uid, gid, wantMode, needOwner, needOwner || d.Mode&0o7777 != wantMode
+	// Where modes do not stick, the mode shown is the driver's: a chmod
+	// changes nothing, and a hard link replaced for it comes back the same.
+	modeDiffers := d.Mode&0o7777 != wantMode && !e.modesLost(d.Dev)
+	return uid, gid, wantMode, needOwner, needOwner || modeDiffers
 }
 
 // fixMeta brings the mode and owner of an unchanged destination file up to
@@ -334,14 +337,18 @@ func splitRel(rel string) (dir, name string) {
 // in it (a write in it would have moved its mtime): then nothing is
 // applied, which spares a rerun five calls and three opens per directory.
 // As for an unchanged file, its extended attributes are not compared and
-// its access time is left as it is (listing it to compare moves it).
+// its access time is left as it is (listing it to compare moves it). Where
+// the filesystem keeps no permission bits, modes are not compared.
 func (e *engine) dirUpToDate(dm dirMeta) bool {
+	if dm.created {
+		return false // its mtime is the creation's, which a coarse resolution may not tell apart
+	}
 	rel := dm.dstRel
 	if rel == "" {
 		rel = "."
 	}
 	cur, err := e.dstRoot.Lstat(rel)
 	s := &dm.st
-	return err == nil && cur.IsDir() && cur.Mode == s.Mode && cur.Uid == s.Uid && cur.Gid == s.Gid &&
+	return err == nil && cur.IsDir() && (cur.Mode == s.Mode || e.modesLost(cur.Dev)) && cur.Uid == s.Uid && cur.Gid == s.Gid &&
 		sameMtime(cur.Mtime, s.Mtime, e.knownResolution(cur.Dev))
 }

@@ -94,6 +94,7 @@ func (e *engine) learnNameRules(d *fileio.Dir) *nameRules {
 // create failed for another reason). The name is a temporary's, so one
 // left behind by a crash is removed by the next run.
 func probeName(d *fileio.Dir, s string) (refused, ok bool) {
+	defer keepDirTimes(d)()
 	tag := fmt.Sprintf("fastcopy-probe-%016x", rand.Uint64())
 	name := "." + tag + s + tempSuffix
 	f, err := d.CreateTemp(name)

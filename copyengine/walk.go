@@ -104,7 +104,7 @@ func (e *engine) walk(p *plan) {
 				}
 			}
 		}
-		e.recordDir(r, "", r.dstRel)
+		e.recordDir(r, "", r.dstRel, created)
 		q.push(dirWork{root: r, dstRel: r.dstRel, created: created})
 	}
 	walkers := e.sum.Jobs
@@ -193,7 +193,7 @@ func (e *engine) rootName(r *rootSpec) bool {
 	return true
 }
 
-func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string) {
+func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	if e.opt.DryRun {
 		return
 	}
@@ -205,7 +205,7 @@ func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string) {
 	st, err := sd.Stat()
 	if err == nil {
 		e.mu.Lock()
-		e.dirs = append(e.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st})
+		e.dirs = append(e.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
 		e.mu.Unlock()
 	}
 }
@@ -472,7 +472,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			}
 			if !e.opt.DryRun {
 				e.mu.Lock()
-				e.dirs = append(e.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: st})
+				e.dirs = append(e.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created || stg != nil})
 				e.mu.Unlock()
 			}
 			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: here, stage: stg})
