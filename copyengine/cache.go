@@ -259,6 +259,11 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 	same := sameMtime(d.Mtime, s.Mtime, en.gran)
 	c := en.cache
 	switch {
+	case en.contested && s.Size > 0:
+		// The destination file may hold the other name's bytes (fold.go):
+		// read it, whatever its mtime or the cache says.
+		en.check = true
+		return false
 	case s.Size == 0:
 		// Two empty files hold the same (no) bytes: nothing to remember or
 		// read, whatever the cache says.
@@ -383,7 +388,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		srcSum = sum
 	}
 	vouched := en.dstSt // the stat the cache entry was found valid with
-	if dstOK {
+	if dstOK && !en.contested {
 		hits++
 	} else {
 		started := time.Now()

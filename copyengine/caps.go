@@ -26,6 +26,10 @@ type destCaps struct {
 	// seen holds the source inodes with several names met so far, when
 	// noLinks: the first name is copied, the others are copied again.
 	seen map[devIno]bool
+	// further counts the names met after the first of a source inode, when
+	// noLinks, whether copied or found unchanged by a rerun: separate files
+	// either way.
+	further int64
 }
 
 // probeCaps learns what the destination root d can keep from its type.
@@ -111,6 +115,7 @@ func (e *engine) linkCopy(st *fileio.Stat) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.caps.seen[k] {
+		e.caps.further++
 		return true
 	}
 	e.caps.seen[k] = true
@@ -124,6 +129,9 @@ func (e *engine) noteNotKept() {
 	defer e.mu.Unlock()
 	if n := e.sum.LinkCopies; n > 0 {
 		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files were copied as separate verified files", e.fsName(), n))
+	} else if n := e.caps.further; n > 0 {
+		// A rerun that found them all in place: they are still not links.
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files are separate files", e.fsName(), n))
 	}
 	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs} {
 		l := e.lost[kind]
@@ -166,6 +174,18 @@ const (
 type lostKind struct {
 	n     int64
 	first string
+}
+
+// modeKept checks, after the mode of a destination file was set to want
+// without an error, that the file shows it (st, from its descriptor): a
+// filesystem that stores no modes (exFAT and FAT through FUSE) may accept
+// the change and keep nothing. One that does not is recorded as a
+// permission bits not kept.
+func (e *engine) modeKept(st *fileio.Stat, want uint32) {
+	if st.Mode&0o7777 == want {
+		return
+	}
+	e.cannotKeep(lostModes, fmt.Errorf("mode %04o set, the file shows %04o: %w", want, st.Mode&0o7777, fileio.ErrUnsupported))
 }
 
 // cannotKeep reports whether err, from setting metadata of kind on the

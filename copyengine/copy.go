@@ -419,7 +419,9 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 				return nil, errNameTaken(tmp, err)
 			}
 			// A leftover of an interrupted run.
-			_ = dd.Remove(tmp)
+			if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {
+				return nil, fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
+			}
 			dst, err = dd.CreateTempMode(tmp, perm)
 		}
 		if err != nil {

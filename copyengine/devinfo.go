@@ -171,6 +171,7 @@ func (e *engine) probeResolution(d *fileio.Dir, dev uint64) int64 {
 		// the driver's, not its own.
 		if st.Mode&0o7777&^0o600 != 0 {
 			e.devs.get(dev).modesLost.Store(true)
+			e.modeKept(&st, 0o600) // said not kept, on reruns too
 		}
 	}
 	f.Close()

@@ -64,6 +64,9 @@ type entry struct {
 	// own because the destination has no hard links.
 	linkCopy bool
 	resume   bool // a temporary of an earlier run was kept to take up (see resumer)
+	// contested: copied for a set of source names that are one name on
+	// the destination; its content decides whether it is unchanged.
+	contested bool
 }
 
 // tempName is the name en is written under before it takes dstName: the

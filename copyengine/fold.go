@@ -27,6 +27,12 @@ package copyengine
 //     rerun keeps what the first run copied and never flips;
 //   - else the first in byte order ("README" before "readme").
 //
+// The one copied is compared with the destination file by content, never
+// by size and mtime alone (foldPlan.contested): where the listing shows
+// one spelling for whatever was created (lowntfs-3g -o ignore_case lists
+// names in lower case), the winner can change from one run to the next,
+// and the destination file then holds the other name's bytes.
+//
 // A source name that the destination holds under another spelling only
 // (the source has "readme", the destination "README") is that destination
 // entry: it is compared with it and, when it differs, replaced under the
@@ -296,6 +302,12 @@ func (p *foldProbe) close() {
 type foldPlan struct {
 	spelling map[string]string // source name -> the destination's spelling, where it differs
 	lost     map[string]string // source name -> the source name it is one name with, which is copied
+	// contested holds the source names copied for a set of names that are
+	// one destination name (those in lost's values). Which spelling the
+	// destination shows is no proof of which file it holds (lowntfs-3g
+	// with ignore_case lists every name in lower case), so such a file is
+	// never found unchanged by size and mtime: both sides are read.
+	contested map[string]bool
 }
 
 // dstName is the name src takes in the destination directory.
@@ -402,6 +414,12 @@ func planFold(dd *fileio.Dir, fi foldInfo, src []string, dest []fileio.DirEntry)
 					}
 					fp.lost[n] = win
 				}
+			}
+			if len(c) > 1 {
+				if fp.contested == nil {
+					fp.contested = map[string]bool{}
+				}
+				fp.contested[win] = true
 			}
 			if exact[win] {
 				continue

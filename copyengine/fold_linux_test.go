@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
@@ -281,5 +282,56 @@ func TestFoldProbeListedNonASCII(t *testing.T) {
 	wantCollision(t, "run", err, fails, map[string]string{"readme": "README"})
 	if got := readString(t, filepath.Join(dst, "README")); got != "upper" {
 		t.Errorf("README holds %q", got)
+	}
+}
+
+// TestFoldListedLowerCase: lowntfs-3g with ignore_case folds case and lists
+// every name in lower case, so the spelling the destination shows says
+// nothing of which source file it holds. README and readme (same size and
+// mtime, readme with two more names) are one name there: the first run
+// copies README and fails readme; the rerun sees "readme" listed, so
+// readme is the one copied now, and the file (holding README's bytes) must
+// be compared by content and replaced, not skipped by size and mtime, with
+// readme's other names linked to readme's bytes, never README's.
+func TestFoldListedLowerCase(t *testing.T) {
+	fs := loopfs.MountFUSE(t, loopfs.LowNTFS(16<<20, "ignore_case"))
+	src := t.TempDir()
+	upper, lower := []byte("UPPER-CONTENT\n"), []byte("lower-content\n")
+	writeFile(t, filepath.Join(src, "README"), upper)
+	writeFile(t, filepath.Join(src, "readme"), lower)
+	mt := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range []string{"README", "readme"} {
+		if err := os.Chtimes(filepath.Join(src, n), mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(src, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"sub/other", "zz"} {
+		if err := os.Link(filepath.Join(src, "readme"), filepath.Join(src, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := fs.Path("dst")
+	for run := 1; run <= 3; run++ {
+		_, fails, err := foldRun(t, src, dst)
+		if !errors.Is(err, copyengine.ErrSomeFailed) || len(fails) != 1 {
+			t.Fatalf("run %d: %v, failures %v; want one collision", run, err, fails)
+		}
+		got := readString(t, filepath.Join(dst, "readme"))
+		t.Logf("run %d: failures %v; the destination lists %q, holding %q", run, fails, listing(t, dst), got)
+		want := string(lower) // the copied one is the one that did not fail
+		if _, ok := fails["readme"]; ok {
+			want = string(upper)
+		}
+		if got != want {
+			t.Errorf("run %d: the destination file holds %q, want %q (the source copied there)", run, got, want)
+		}
+		for _, n := range []string{"sub/other", "zz"} {
+			if got := readString(t, filepath.Join(dst, n)); got != string(lower) {
+				t.Errorf("run %d: %s holds %q, want readme's %q", run, n, got, lower)
+			}
+		}
 	}
 }

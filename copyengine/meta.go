@@ -92,11 +92,19 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born) error 
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 	}
-	if b.mode {
-		return nil
+	want := mode(st, kept)
+	if !b.mode {
+		if err := f.Chmod(want); err != nil {
+			if !e.cannotKeep(lostModes, err) {
+				return fmt.Errorf("setting mode: %w", err)
+			}
+			return nil
+		}
 	}
-	if err := f.Chmod(mode(st, kept)); err != nil && !e.cannotKeep(lostModes, err) {
-		return fmt.Errorf("setting mode: %w", err)
+	// Whether set now or at its creation, the mode must show: a filesystem
+	// that stores none (exFAT through FUSE) accepts it and keeps nothing.
+	if cur, err := f.Stat(); err == nil {
+		e.modeKept(&cur, want)
 	}
 	return nil
 }
@@ -151,8 +159,11 @@ func (e *engine) fixMeta(dst *handle, en *entry) {
 		}
 		return
 	}
-	if st, err := n.Restat(); err == nil && st.Mode&0o7777 != wantMode && !needOwner {
-		return // the filesystem cannot hold modes (exFAT, FAT): nothing was updated
+	if st, err := n.Restat(); err == nil && st.Mode&0o7777 != wantMode {
+		e.modeKept(&st, wantMode)
+		if !needOwner {
+			return // the filesystem cannot hold modes (exFAT, FAT): nothing was updated
+		}
 	}
 	en.fixed = true // reported with the skip
 }

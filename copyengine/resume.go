@@ -74,7 +74,7 @@ func (e *engine) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resume
 		return nil // none, a symlink (ELOOP), or not ours to write
 	}
 	cur, err := f.Stat()
-	if err != nil || !cur.IsRegular() || cur.Nlink != 1 || int(cur.Uid) != e.euid || cur.Size == 0 {
+	if err != nil || !cur.IsRegular() || cur.Nlink != 1 || int(cur.Uid) != e.euid || cur.Size == 0 || !bareTemp(f) {
 		f.Close()
 		return nil
 	}
@@ -98,6 +98,26 @@ func (e *engine) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resume
 		limit = st.Size
 	}
 	return &resumer{f: f, limit: limit}
+}
+
+// bareTemp reports whether the temporary f carries no extended attribute
+// (an ACL is one) but the security label the system gives every new file.
+// The copy only adds the source's attributes to what the file holds, so
+// one left from an earlier run (the source's ACL then, or anyone's since)
+// would stay on the finished file. A temporary that has any is not taken
+// up but written afresh: removing them one by one instead could stop
+// halfway, and would trust names listed by whoever could set them.
+func bareTemp(f *fileio.File) bool {
+	xs, err := fileio.Xattrs(f)
+	if err != nil {
+		return false
+	}
+	for name := range xs {
+		if name != "security.selinux" && name != "security.SMACK64" {
+			return false
+		}
+	}
+	return true
 }
 
 // same reports whether the temporary already holds p at off, the next piece

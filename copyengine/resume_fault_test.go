@@ -478,3 +478,26 @@ func TestResumeLeftoverOfEqual(t *testing.T) {
 	}
 	noTemps(t, dst)
 }
+
+// TestResumeNotWithXattrs: a temporary carrying an extended attribute (an
+// ACL is one) is not taken up: the copy only adds the source's attributes,
+// so the finished file would keep one the source does not have.
+func TestResumeNotWithXattrs(t *testing.T) {
+	defer copyengine.SetResumeMin(resumeMinIn)()
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	tmp, data := interruptedCopy(t, src, dst, 16)
+	if err := syscall.Setxattr(tmp, "user.stale", []byte("1"), 0); err != nil {
+		t.Skipf("skipping: the scratch filesystem takes no user xattr: %v", err)
+	}
+	_, written, at := resumeRun(t, src, dst)
+	if at >= 0 || written != resumeSize+1000 {
+		t.Errorf("resumed at %d, wrote %d bytes: a temporary carrying user.stale was taken up", at, written)
+	}
+	final := filepath.Join(dst, "sub", "big")
+	sameContent(t, final, data)
+	if n, err := syscall.Getxattr(final, "user.stale", make([]byte, 16)); err == nil {
+		t.Errorf("the copy carries user.stale (%d bytes), which its source does not have", n)
+	}
+	noTemps(t, dst)
+}

@@ -341,6 +341,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	// them (see fold.go), and the spelling the destination holds.
 	var fold *foldInfo
 	lost := make([]string, len(names)) // the name that holds this one's destination name
+	contested := make([]bool, len(names))
 	if dd != nil {
 		if fi := e.foldOf(dd, listing); fi.on() {
 			fold = &foldInfo{}
@@ -356,6 +357,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 				if win, ok := fp.lost[dstNames[i]]; ok {
 					lost[i] = win
 				}
+				contested[i] = fp.contested[dstNames[i]]
 				dstNames[i] = fp.dstName(dstNames[i])
 			}
 		}
@@ -429,7 +431,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			e.event(ActOwnCache, dstRel)
 			continue
 		}
-		en := entry{name: n.Name, dstName: dstName, st: st}
+		en := entry{name: n.Name, dstName: dstName, st: st, contested: contested[i]}
 		if taken(tempName(dstName)) {
 			en.tmp = freeTempName(dstName, taken)
 		}

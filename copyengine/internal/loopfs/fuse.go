@@ -15,14 +15,15 @@ import (
 // camera or by Windows looks like to a kernel without the native driver
 // (this one has no exfat, vfat or ntfs3 module).
 const (
-	ExfatFUSE = "exfat" // exfatprogs + exfat-fuse
-	NTFS3G    = "ntfs"  // ntfs-3g (mkntfs)
-	FuseFAT   = "vfat"  // dosfstools + fusefat, FAT32
+	ExfatFUSE = "exfat"   // exfatprogs + exfat-fuse
+	NTFS3G    = "ntfs"    // ntfs-3g (mkntfs)
+	LowNTFS3G = "lowntfs" // ntfs-3g's lowntfs-3g, which can fold case (ignore_case)
+	FuseFAT   = "vfat"    // dosfstools + fusefat, FAT32
 )
 
 // FUSEConfig describes a FUSE filesystem to make.
 type FUSEConfig struct {
-	Type    string   // ExfatFUSE, NTFS3G or FuseFAT
+	Type    string   // ExfatFUSE, NTFS3G, LowNTFS3G or FuseFAT
 	Size    int64    // image size in bytes
 	Options []string // extra mount options, e.g. "windows_names" for ntfs-3g
 }
@@ -44,6 +45,8 @@ func fuseTools(typ string) (fuseTool, error) {
 		return fuseTool{"mkfs.exfat", "exfatprogs", "mount.exfat-fuse", "exfat-fuse"}, nil
 	case NTFS3G:
 		return fuseTool{"mkntfs", "ntfs-3g", "ntfs-3g", "ntfs-3g"}, nil
+	case LowNTFS3G:
+		return fuseTool{"mkntfs", "ntfs-3g", "lowntfs-3g", "ntfs-3g"}, nil
 	case FuseFAT:
 		return fuseTool{"mkfs.vfat", "dosfstools", "fusefat", "fusefat"}, nil
 	}
@@ -85,7 +88,7 @@ func MountFUSE(t testing.TB, c FUSEConfig) *FUSEFS {
 	}
 	var args []string
 	switch c.Type {
-	case NTFS3G:
+	case NTFS3G, LowNTFS3G:
 		args = []string{"-F", "-Q", "-q"}
 	case FuseFAT:
 		args = []string{"-F", "32"}
@@ -244,4 +247,11 @@ func ExFAT(size int64) FUSEConfig { return FUSEConfig{Type: ExfatFUSE, Size: siz
 // mount options opts ("windows_names", say).
 func NTFS(size int64, opts ...string) FUSEConfig {
 	return FUSEConfig{Type: NTFS3G, Size: size, Options: opts}
+}
+
+// LowNTFS is an NTFS image of size bytes mounted through lowntfs-3g with
+// the mount options opts ("ignore_case": names fold case, and are listed
+// in lower case).
+func LowNTFS(size int64, opts ...string) FUSEConfig {
+	return FUSEConfig{Type: LowNTFS3G, Size: size, Options: opts}
 }
