@@ -111,8 +111,15 @@ func (e *engine) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	}
 	info, ok := lookFold(dd, listing)
 	if !ok {
+		// On DEST's own filesystem the probe is made in DEST's root
+		// (unless case-folding is a directory attribute here), whichever
+		// directory asks first, so that a rerun touches no other one.
+		pd := dd
+		if e.dstRoot != nil && st.Dev == e.dstDev && i == 0 && !e.dstRoot.CaseFoldAttr() {
+			pd = e.dstRoot
+		}
 		var err error
-		if info, err = probeFold(dd); err != nil {
+		if info, err = probeFold(pd); err != nil {
 			return foldInfo{}
 		}
 	}

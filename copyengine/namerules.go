@@ -36,6 +36,11 @@ func (e *engine) nameRulesOf(d *fileio.Dir) *nameRules {
 	if e.names.m == nil {
 		e.names.m = map[uint64]*nameRules{}
 	}
+	// On DEST's own filesystem the probe runs in DEST's root, whichever
+	// directory asks first, so that a rerun touches no other directory.
+	if e.dstRoot != nil && st.Dev == e.dstDev {
+		d = e.dstRoot
+	}
 	r := e.learnNameRules(d)
 	e.names.m[st.Dev] = r
 	return r
