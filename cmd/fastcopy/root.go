@@ -77,6 +77,7 @@ another spelling only updates that file and keeps DEST's spelling.
 			if len(args) < 2 {
 				return usageError{errors.New("need a SOURCE and a DEST (see 'fastcopy --help')")}
 			}
+			out.noResume = opts.noResume
 			return runCopy(cmd.Context(), out, opts, args)
 		},
 	}
