@@ -100,10 +100,13 @@ func (e *engine) checkManifestPath(p *plan) error {
 	dst, err := os.Stat(p.dstRoot)
 	if err != nil {
 		m, d := realPath(e.opt.Manifest), realPath(p.dstRoot)
-		if strings.HasPrefix(m, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
+		if m == d || strings.HasPrefix(m, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
 			return inside()
 		}
 		return nil
+	}
+	if st, err := os.Stat(e.opt.Manifest); err == nil && os.SameFile(st, dst) {
+		return inside() // DEST itself
 	}
 	dir := manifestDir(e.opt.Manifest)
 	for {
