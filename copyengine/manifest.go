@@ -59,7 +59,7 @@ func (e *engine) writeManifest() error {
 	if !e.wantManifest() {
 		return nil
 	}
-	dir := filepath.Dir(e.opt.Manifest)
+	dir := manifestDir(e.opt.Manifest)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(e.opt.Manifest)+".*"+tempSuffix)
 	if err != nil {
 		return fmt.Errorf("writing manifest: %w", err)
@@ -82,49 +82,71 @@ func (e *engine) writeManifest() error {
 	return nil
 }
 
-// checkManifestPath refuses a manifest path the copy itself writes: the
-// copy of a source entry (the manifest would replace that copy, or the
-// copy the manifest), or a path below the copy of a source entry that is
-// not a directory. A manifest elsewhere inside DEST is a file of DEST the
-// source does not have, which the copy leaves alone.
+// checkManifestPath refuses a manifest whose directory is DEST or lies
+// inside it: there it is either a file the source does not have (a tree
+// comparison counts it) or the name of a copy (the manifest replaces it).
+// Strings cannot decide this: case folding, a bind mount of DEST or a
+// --names mapping reach one file by several spellings. So when DEST exists,
+// the manifest's nearest existing directory and each of its parents, found
+// by ".." as the kernel resolves it, are compared with DEST by device and
+// inode. A DEST not made yet is compared by its path.
 func (e *engine) checkManifestPath(p *plan) error {
 	if e.opt.Manifest == "" || e.opt.DryRun {
 		return nil
 	}
-	m := realPath(e.opt.Manifest)
-	collides := func(what string) error {
-		return refuse(e.opt.Manifest, "is where the copy of "+quote(what)+" goes: the manifest and the copy would replace each other", "choose a manifest path the copy does not write, outside DEST or on a name the source does not have")
+	inside := func() error {
+		return refuse(e.opt.Manifest, "is inside the destination "+quote(p.dstRoot)+": the copy would count it as a file the source does not have, or it would replace a copy", "write the manifest outside the destination")
 	}
-	for _, r := range p.roots {
-		land := realPath(filepath.Join(p.dstRoot, r.dstRel))
-		if m == land {
-			return collides(r.src) // a file's copy, or a directory the manifest cannot replace
+	dst, err := os.Stat(p.dstRoot)
+	if err != nil {
+		m, d := realPath(e.opt.Manifest), realPath(p.dstRoot)
+		if m == d || strings.HasPrefix(m, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
+			return inside()
 		}
-		if !r.isDir {
-			continue
-		}
-		rel, ok := strings.CutPrefix(m, strings.TrimSuffix(land, string(filepath.Separator))+string(filepath.Separator))
-		if !ok {
-			continue
-		}
-		parts := strings.Split(rel, string(filepath.Separator))
-		src, srcRel := r.srcDir, ""
-		for i, part := range parts {
-			src, srcRel = filepath.Join(src, part), joinRel(srcRel, part)
-			if e.excluded(srcRel) {
-				break
-			}
-			st, err := os.Lstat(src)
-			if err == nil && e.opt.Dereference {
-				st, err = os.Stat(src)
-			}
-			if err != nil {
-				break
-			}
-			if i == len(parts)-1 || !st.IsDir() {
-				return collides(src)
-			}
-		}
+		return nil
 	}
-	return nil
+	if st, err := os.Stat(e.opt.Manifest); err == nil && os.SameFile(st, dst) {
+		return inside() // DEST itself
+	}
+	dir := manifestDir(e.opt.Manifest)
+	for {
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			break
+		}
+		up := manifestDir(dir)
+		if up == dir {
+			return nil
+		}
+		dir = up
+	}
+	prev, err := os.Stat(dir)
+	if err != nil {
+		return nil
+	}
+	for {
+		if os.SameFile(prev, dst) {
+			return inside()
+		}
+		dir += string(filepath.Separator) + ".." // not filepath.Join, which would cut it lexically
+		st, err := os.Stat(dir)
+		if err != nil || os.SameFile(st, prev) {
+			return nil // the root (its ".." is itself), or a parent not searchable
+		}
+		prev = st
+	}
+}
+
+// manifestDir is the directory a manifest path names, cut at its last
+// separator without cleaning: "a/link/../m" is in "a/link/..", which the
+// kernel resolves through the link's target, as it does when the manifest
+// is renamed onto its name.
+func manifestDir(p string) string {
+	i := strings.LastIndexByte(p, filepath.Separator)
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return string(filepath.Separator)
+	}
+	return p[:i]
 }

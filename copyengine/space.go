@@ -22,7 +22,8 @@ import (
 // files whose name at the destination holds no file of the same size, each
 // source inode once, a file that may be a duplicate of another (same size,
 // dedup on) left out, each rounded up to the destination's allocation unit,
-// and one unit per new directory for its entries. Being a lower bound, it
+// and one unit per new directory for its entries. A file's temporary kept
+// by an interrupted run, which the copy takes up, counts as written. Being a lower bound, it
 // refuses only runs that cannot fit; one that passes may still run out of
 // space if dedup finds less than the pass left out, as before.
 func (e *engine) checkSpace(p *plan) error {
@@ -222,7 +223,31 @@ func (s *sizer) file(dd *fileio.Dir, name string, st *fileio.Stat) {
 	if b := st.Blocks * 512; b < n {
 		n = b // holes the destination may keep
 	}
-	s.need += (n + s.unit - 1) / s.unit * s.unit
+	n = s.round(n)
+	n -= s.kept(dd, name, st, n)
+	s.need += n
+}
+
+func (s *sizer) round(n int64) int64 { return (n + s.unit - 1) / s.unit * s.unit }
+
+// kept is the space, at most n, that the temporary an interrupted run kept
+// of name already holds and the copy takes up rather than writing anew
+// (resume.go): a regular file of one link no larger than the source.
+// Without this a rerun that would resume is refused for want of the space
+// its own temporary takes.
+func (s *sizer) kept(dd *fileio.Dir, name string, st *fileio.Stat, n int64) int64 {
+	if dd == nil || !s.e.resumable(st) {
+		return 0
+	}
+	tmp, err := dd.Lstat(tempName(name))
+	if err != nil || !tmp.IsRegular() || tmp.Nlink != 1 || tmp.Size > st.Size {
+		return 0
+	}
+	k := tmp.Size
+	if b := tmp.Blocks * 512; b < k {
+		k = b
+	}
+	return min(s.round(k), n)
 }
 
 // HumanBytes is n in binary units, as messages and reports give sizes:

@@ -22,6 +22,7 @@ type output struct {
 	stdout, stderr io.Writer
 	verbose, quiet bool
 	json           bool
+	noResume       bool // --no-resume: no temporary is kept when interrupted
 	mu             sync.Mutex
 	bar            *pb.ProgressBar
 }
@@ -82,8 +83,10 @@ func (o *output) reportError(err error, code int) {
 		}
 	case code == exitUsage:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+	case code == exitInterrupted && o.noResume:
+		o.printf(o.stderr, "fastcopy: interrupted; rerun to finish (--no-resume: no temporary is kept, a large file is copied again from its first byte)\n")
 	case code == exitInterrupted:
-		o.printf(o.stderr, "fastcopy: interrupted; rerun to finish (a large file's hidden temporary is kept for it to resume)\n")
+		o.printf(o.stderr, "fastcopy: interrupted; rerun to finish (a large file being copied keeps its hidden temporary for the rerun to resume)\n")
 	case code == exitLocked:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: wait for the other run to finish and rerun, or rerun with --no-cache (or another --cache) if only the hash cache is busy\n")

@@ -77,6 +77,7 @@ another spelling only updates that file and keeps DEST's spelling.
 			if len(args) < 2 {
 				return usageError{errors.New("need a SOURCE and a DEST (see 'fastcopy --help')")}
 			}
+			out.noResume = opts.noResume
 			return runCopy(cmd.Context(), out, opts, args)
 		},
 	}
@@ -139,7 +140,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
 	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
-	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file; not a path a source file is copied to")
+	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file, which must lie outside DEST")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
