@@ -130,7 +130,10 @@ func makeDest(dest string) (d *fileio.Dir, release func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	held, err := lockShared(cur, dest, base, true)
+	// base itself is locked shared only when it is above dest: dest, made
+	// meanwhile by another run, is for lockDest to lock exclusively, and a
+	// shared lock of ours on it would refuse both runs.
+	held, err := lockShared(cur, dest, base, len(missing) > 0)
 	if err != nil {
 		cur.Close()
 		return nil, nil, err
