@@ -392,6 +392,9 @@ func (e *engine) run(p *plan) error {
 		if g := e.goneErr(); g != nil {
 			return e.stopGone(g)
 		}
+		if e.ctx.Err() == nil {
+			return e.stopFull()
+		}
 		return e.ctx.Err()
 	}
 	e.rememberHeld()
@@ -425,6 +428,9 @@ func (e *engine) fail(rel string, err error) {
 	}
 	if e.driveGone(rel, err) {
 		return // one error for the drive, not one per file (gone.go)
+	}
+	if e.destFull(rel, err) {
+		return // one error for a full destination (gone.go)
 	}
 	e.mu.Lock()
 	e.sum.Failed++

@@ -99,7 +99,8 @@ type driveWatch struct {
 	roots  []watchedRoot
 	own    []*fileio.Dir // opened by watch, closed by close
 	gone   *DriveGoneError
-	halt   atomic.Bool  // a source is gone: copy nothing more, commit what was read
+	full   *DestFullError
+	halt   atomic.Bool  // a source is gone or the destination full: copy nothing more, commit what was read
 	streak atomic.Int32 // files failed with I/O errors since one was placed
 }
 
@@ -231,7 +232,7 @@ func (e *engine) judgeDrives(rel string, err error, last bool) bool {
 	return true
 }
 
-// halted reports whether a source went away: the walk and the copy stop,
+// halted reports whether a source went away or the destination is full: the walk and the copy stop,
 // the commit of what was written goes on.
 func (e *engine) halted() bool { return e.drives.halt.Load() }
 
@@ -282,4 +283,86 @@ func (e *engine) stopGone(g *DriveGoneError) error {
 		}
 	}
 	return g
+}
+
+// A destination that fills up makes every file after it fail the same way,
+// one after another. The up-front check (space.go) refuses only runs that
+// cannot fit; when dedup finds less than it left out, the first file to fail
+// with ENOSPC or EDQUOT stops the run as a source that went away does
+// (halted): no new file is started, the files written and pending are
+// flushed, read back and put in place, and the run ends with one error.
+
+// DestFullError is the error of a run stopped by a full destination. It
+// counts as ErrSomeFailed (exit 3): some files were not copied, the others
+// are in place.
+type DestFullError struct {
+	Root     string // the destination
+	Copied   int64  // files copied when the run stopped
+	Total    int64  // files found by then
+	Bytes    int64  // bytes copied
+	Free     int64  // free space at the end, -1 if unknown
+	At       string // the file that did not fit
+	Err      error
+	mismatch bool // some file read back different: the run is also an ErrMismatch
+}
+
+func (e *DestFullError) Error() string {
+	free := "unknown"
+	if e.Free >= 0 {
+		free = HumanBytes(e.Free)
+	}
+	return fmt.Sprintf("destination full: %q has no space left after %d of %d files (%s); free space: %s; make room and rerun: what is in place is kept",
+		e.Root, e.Copied, e.Total, HumanBytes(e.Bytes), free)
+}
+
+func (e *DestFullError) Unwrap() error { return e.Err }
+
+// Is makes a full destination an ErrSomeFailed (and an ErrMismatch when a
+// file also read back different).
+func (e *DestFullError) Is(target error) bool {
+	return target == ErrSomeFailed || (target == ErrMismatch && e.mismatch)
+}
+
+// destFull judges the failure err of rel: on the first that says the
+// destination has no room it halts the run and returns false (the file is
+// reported); a later one is fallout of the same and returns true.
+func (e *engine) destFull(rel string, err error) bool {
+	if !fileio.IsNoSpace(err) {
+		return false
+	}
+	w := &e.drives
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.full != nil {
+		return true
+	}
+	w.full = &DestFullError{Root: e.dstRootPath, At: rel, Err: err}
+	w.halt.Store(true)
+	return false
+}
+
+// stopFull ends a run halted by a full destination: what is in place is
+// made durable, and the error says how much that is and what is free.
+func (e *engine) stopFull() error {
+	e.drives.mu.Lock()
+	f := e.drives.full
+	e.drives.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	e.mu.Lock()
+	f.Copied, f.Bytes, f.mismatch = e.sum.Copied, e.sum.Bytes, e.sum.Mismatches > 0
+	e.mu.Unlock()
+	f.Total = e.stats.FilesTotal.Load()
+	f.Free = -1
+	if sp, err := fileio.SpaceOf(e.dstRootPath); err == nil && sp.Known() {
+		f.Free = sp.Free
+	}
+	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
+		if err := e.flushDirs(); err != nil {
+			return fmt.Errorf("%w; and flushing %q to stable storage: %v", f, e.dstRootPath, err)
+		}
+		e.rememberFlushed()
+	}
+	return f
 }

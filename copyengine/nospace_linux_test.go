@@ -13,9 +13,10 @@ import (
 )
 
 // TestDiskFull copies a tree larger than the space left on a small
-// filesystem: the files that do not fit fail with the cause, nothing is left
-// half-written under a final name or as a temporary, and once space is
-// freed a rerun finishes the copy.
+// filesystem: the run stops at the first file that does not fit, with one
+// failure that names the cause and one error that names the destination,
+// nothing is left half-written under a final name or as a temporary, and
+// once space is freed a rerun finishes the copy.
 func TestDiskFull(t *testing.T) {
 	for _, kind := range []string{"ext4", "tmpfs"} {
 		t.Run(kind, func(t *testing.T) {
@@ -43,11 +44,12 @@ func TestDiskFull(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Run succeeded on a filesystem without room for the tree (copied %d)", sum.Copied)
 			}
-			if !errors.Is(err, copyengine.ErrSomeFailed) {
-				t.Logf("Run stopped with a fatal error: %v", err)
+			var full *copyengine.DestFullError
+			if !errors.As(err, &full) || !errors.Is(err, copyengine.ErrSomeFailed) {
+				t.Errorf("Run returned %v, want a full destination (ErrSomeFailed)", err)
 			}
-			if sum.Failed == 0 || len(sum.Failures) == 0 {
-				t.Fatalf("Run returned %v but reports no failed file", err)
+			if sum.Failed != 1 || len(sum.Failures) != 1 {
+				t.Fatalf("Run returned %v and reports %d failed files (%v), want one: the run stops at the first", err, sum.Failed, sum.Failures)
 			}
 			for _, f := range sum.Failures {
 				if !strings.Contains(f.Err, "no space left on device") {

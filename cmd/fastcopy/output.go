@@ -96,6 +96,8 @@ func (o *output) reportError(err error, code int) {
 	case errors.As(err, new(*copyengine.DriveGoneError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: reconnect or remount the drive and rerun: what is in place is checked and skipped, the rest copied\n")
+	case errors.As(err, new(*copyengine.DestFullError)):
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
