@@ -84,16 +84,17 @@ func TestFaultOneFile(t *testing.T) {
 		{"source read EIO", func(src, _ string) *fileio.Fault {
 			return &fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(src, "victim"), Err: syscall.EIO}
 		}, "input/output error"},
-		{"create ENOSPC", func(string, string) *fileio.Fault {
-			return &fileio.Fault{Op: fileio.OpCreate, PathHas: "victim", Err: syscall.ENOSPC}
-		}, "no space left on device"},
+		{"create EACCES", func(string, string) *fileio.Fault {
+			// (ENOSPC stops the whole run: TestFaultCreateNth.)
+			return &fileio.Fault{Op: fileio.OpCreate, PathHas: "victim", Err: syscall.EACCES}
+		}, "permission denied"},
 		{"write EIO", func(string, string) *fileio.Fault {
 			return &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Err: syscall.EIO}
 		}, "input/output error"},
 		{"short write", func(string, string) *fileio.Fault {
 			// Half the buffer reaches the file, then the write fails.
-			return &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Short: true, Err: syscall.ENOSPC}
-		}, "no space left on device"},
+			return &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Short: true, Err: syscall.EFBIG}
+		}, "file too large"},
 		{"read-back EIO", func(_, dst string) *fileio.Fault {
 			return &fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(dst, ".victim"), Err: syscall.EIO}
 		}, "input/output error"},
@@ -182,20 +183,25 @@ func testFaultCorruptWrite(t *testing.T, mode copyengine.VerifyMode) {
 }
 
 // TestFaultCreateNth fails the creation of the fourth file with ENOSPC,
-// whichever file that is.
+// whichever file that is: the destination is full, the run stops there
+// with one failure, keeps what it placed and starts nothing more.
 func TestFaultCreateNth(t *testing.T) {
 	src := filepath.Join(scratchDir(t), "src")
 	for i := 0; i < 10; i++ {
 		writeFile(t, filepath.Join(src, fmt.Sprintf("f%d", i)), pattern(int64(30+i), 1000*i+1))
 	}
 	dst := filepath.Join(scratchDir(t), "dst")
-	setFaults(t, &fileio.Fault{Op: fileio.OpCreate, Nth: 4, Err: syscall.ENOSPC})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
-	if !errors.Is(err, copyengine.ErrSomeFailed) {
-		t.Errorf("Run returned %v, want ErrSomeFailed", err)
+	full := &fileio.Fault{Op: fileio.OpCreate, Nth: 4, Err: syscall.ENOSPC}
+	setFaults(t, full)
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1})
+	if !errors.Is(err, copyengine.ErrSomeFailed) || !errors.As(err, new(*copyengine.DestFullError)) {
+		t.Errorf("Run returned %v, want a full destination (ErrSomeFailed)", err)
 	}
-	if sum.Copied != 9 || len(sum.Failures) != 1 {
+	if sum.Failed != 1 || len(sum.Failures) != 1 {
 		t.Fatalf("copied %d, failures %v; want one file failed", sum.Copied, sum.Failures)
+	}
+	if n := full.Calls(); n != 4 {
+		t.Errorf("%d creations on the destination; want none after the fourth failed", n)
 	}
 	f := sum.Failures[0]
 	if !strings.Contains(f.Err, "no space left on device") {
@@ -205,8 +211,8 @@ func TestFaultCreateNth(t *testing.T) {
 		t.Errorf("%s exists though its creation failed", f.Path)
 	}
 	noTemps(t, dst)
-	if n := finalFilesMatch(t, src, dst); n != 9 {
-		t.Errorf("%d files in place, want 9", n)
+	if n := finalFilesMatch(t, src, dst); int64(n) != sum.Copied {
+		t.Errorf("%d files in place, the summary says %d copied", n, sum.Copied)
 	}
 }
 
