@@ -25,7 +25,8 @@ const exitHelp = `EXIT STATUS
   1    fatal error: the run could not go on (a drive that went away is named;
        what was already in place is kept)
   2    usage error or refused request: nothing was written
-  3    some files failed (listed); all others are in place
+  3    some files failed (listed); all others are in place. A destination
+       that fills up stops the run early, at the first file that does not fit
   4    verification failed for some files: they were not put in place, or
        another writer replaced them under their name as they were placed
   5    the destination or the hash cache is in use by another fastcopy;
