@@ -197,7 +197,7 @@ type heldEntry struct {
 
 // heldBatch is how many source entries are held before a flush of their
 // filesystems stores them.
-const heldBatch = 4096
+const heldBatch = 1 << 16
 
 // rememberHeld stores the source entries still held, at the end of the run.
 func (e *engine) rememberHeld() {
