@@ -269,27 +269,34 @@ func (e *engine) reportPlaced(p *pending) {
 }
 
 // placedAs checks that p's final name leads to the inode that was read
-// back (p.held) and returns that inode's stat, taken through the
-// descriptor after the rename (which may move its ctime).
+// back (p.held) and returns that inode's stat, taken after the rename
+// (which may move its ctime). Where the inode written is known (p.ino:
+// the read-back checked p.held against it), the lookup of the name is
+// that stat: it is of the same inode, which p.held keeps from being
+// reused, so no fstat of p.held is needed.
 func (e *engine) placedAs(p *pending) (fileio.Stat, error) {
-	held, err := p.held.Stat()
-	if err != nil {
-		return held, err
+	want := p.ino
+	if want == (devIno{}) {
+		held, err := p.held.Stat()
+		if err != nil {
+			return held, err
+		}
+		want = devIno{held.Dev, held.Ino}
 	}
 	cur, err := p.dst.d.Lstat(p.en.dstName)
-	if err != nil || cur.Dev != held.Dev || cur.Ino != held.Ino {
-		return held, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
+	if err != nil || cur.Dev != want.dev || cur.Ino != want.ino {
+		return cur, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
 	}
-	if p.action != ActDedupLink && !sameMtime(held.Mtime, p.en.st.Mtime, e.knownResolution(held.Dev)) {
+	if p.action != ActDedupLink && !sameMtime(cur.Mtime, p.en.st.Mtime, e.knownResolution(cur.Dev)) {
 		// fusefat gives a renamed file the time of the rename: set the
 		// source's again, through the descriptor of the inode verified,
 		// or every rerun would take the file for changed and copy it.
 		if err := e.setTimes(p.held, p.dst.d, p.en.dstName, &p.en.st); err != nil {
-			return held, err
+			return cur, err
 		}
 		return p.held.Stat()
 	}
-	return held, nil
+	return cur, nil
 }
 
 // readBack hashes the temporary file (from the device when asked: its
