@@ -479,7 +479,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	} else if act == ActCopy && hashed && sc == nil && e.opt.Verify == VerifyCache {
 		e.checkCached(dst, p, en.st.Sparse(), buf)
 	}
-	if err := e.applyMeta(dst, src, &en.st, b); err != nil {
+	if err := e.applyMeta(dst, src, &en.st, b, &made); err != nil {
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {

@@ -396,7 +396,7 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *f
 		return nil, err
 	}
 	defer src.Close()
-	if err = e.applyMeta(f, src, &d.en.st, born{}); err != nil {
+	if err = e.applyMeta(f, src, &d.en.st, born{}, nil); err != nil {
 		return nil, err
 	}
 	if e.opt.Verify == VerifyOff {

@@ -72,9 +72,10 @@ func (e *engine) createMode(dd *fileio.Dir, st *fileio.Stat) (uint32, born) {
 
 // applyMeta gives the open copy f the owner, mode and extended attributes of
 // the source (srcF may be nil when the source is not open), leaving out what
-// its creation already made right (b). Times are set separately, last,
-// because a read-back could move the access time.
-func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born) error {
+// its creation already made right (b). made, when not nil, is f's stat
+// right after its creation, which shows a mode given then. Times are set
+// separately, last, because a read-back could move the access time.
+func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born, made *fileio.Stat) error {
 	uid, gid, kept := e.owner(st)
 	if (uid >= 0 || gid >= 0) && !b.owner {
 		if err := f.Chown(uid, gid); err != nil {
@@ -103,7 +104,10 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born) error 
 	}
 	// Whether set now or at its creation, the mode must show: a filesystem
 	// that stores none (exFAT through FUSE) accepts it and keeps nothing.
-	if cur, err := f.Stat(); err == nil {
+	// A mode given at creation shows in made, the file's stat then.
+	if b.mode && made != nil {
+		e.modeKept(made, want)
+	} else if cur, err := f.Stat(); err == nil {
 		e.modeKept(&cur, want)
 	}
 	return nil
@@ -219,7 +223,7 @@ func (e *engine) applyOneDir(dm dirMeta) error {
 		srcF = sd.AsFile()
 	}
 	f := dd.AsFile()
-	if err := e.applyMeta(f, srcF, &dm.st, born{}); err != nil {
+	if err := e.applyMeta(f, srcF, &dm.st, born{}, nil); err != nil {
 		return err
 	}
 	return f.SetTimes(dm.st.Atime, dm.st.Mtime)
