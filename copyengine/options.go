@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/verify"
 )
 
 // Reflink says when the data path may clone blocks instead of copying them.
@@ -142,10 +142,7 @@ func (f Failure) MarshalJSON() ([]byte, error) {
 	v := struct {
 		plain
 		PathBase64 []byte `json:"path_base64,omitempty"`
-	}{plain: plain(f)}
-	if !utf8.ValidString(f.Path) {
-		v.PathBase64 = []byte(f.Path)
-	}
+	}{plain: plain(f), PathBase64: verify.PathBytes(f.Path)}
 	return json.Marshal(v)
 }
 

@@ -39,11 +39,18 @@ func (d Diff) MarshalJSON() ([]byte, error) {
 	v := struct {
 		plain
 		PathBase64 []byte `json:"path_base64,omitempty"`
-	}{plain: plain(d)}
-	if !utf8.ValidString(d.Path) {
-		v.PathBase64 = []byte(d.Path)
-	}
+	}{plain: plain(d), PathBase64: PathBytes(d.Path)}
 	return json.Marshal(v)
+}
+
+// PathBytes is what a JSON report gives as "path_base64" beside a path: its
+// exact bytes when it is not valid UTF-8 (a JSON string then shows U+FFFD
+// in its place), nil otherwise, so that the field is left out.
+func PathBytes(path string) []byte {
+	if utf8.ValidString(path) {
+		return nil
+	}
+	return []byte(path)
 }
 
 // Report is the outcome of a comparison.

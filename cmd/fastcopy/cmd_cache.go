@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/verify"
 )
 
 func newCacheCommand(out *output) *cobra.Command {
@@ -96,10 +96,7 @@ EXIT STATUS
 				v := struct {
 					hashcache.Stats
 					PathBase64 []byte `json:"path_base64,omitempty"`
-				}{Stats: st}
-				if !utf8.ValidString(st.Path) {
-					v.PathBase64 = []byte(st.Path)
-				}
+				}{Stats: st, PathBase64: verify.PathBytes(st.Path)}
 				enc := json.NewEncoder(out.stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(v)
