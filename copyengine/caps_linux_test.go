@@ -74,7 +74,7 @@ func TestLinksWithoutHardLinks(t *testing.T) {
 // large one is refused by name before any byte is written, exit 3 for it
 // alone, and the small one is copied.
 func TestTooLargeForFAT(t *testing.T) {
-	fs := loopfs.Mount(t, loopfs.Config{Type: "vfat", Size: 64 << 20, Mkfs: []string{"-F", "32"}, FUSE: []string{"fusefat", "-o", "rw+"}})
+	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.FuseFAT, Size: 64 << 20})
 	src := filepath.Join(scratchDir(t), "src")
 	writeFile(t, filepath.Join(src, "small"), pattern(51, 3000))
 	big := filepath.Join(src, "big.mkv")
@@ -122,7 +122,7 @@ func TestNotKeptOnFAT(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: giving files another owner needs root")
 	}
-	fs := loopfs.Mount(t, loopfs.Config{Type: "vfat", Size: 64 << 20, Mkfs: []string{"-F", "32"}, FUSE: []string{"fusefat", "-o", "rw+"}})
+	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.FuseFAT, Size: 64 << 20})
 	src := filepath.Join(scratchDir(t), "src")
 	for i, n := range []string{"a", "sub/b", "sub/c"} {
 		p := filepath.Join(src, n)

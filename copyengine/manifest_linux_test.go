@@ -50,7 +50,7 @@ func TestManifestInsideDestByAnotherName(t *testing.T) {
 		manifestRefused(t, opt, filepath.Join(dst, "sub", "a"))
 	})
 	t.Run("exFAT case", func(t *testing.T) {
-		fs := loopfs.Mount(t, loopfs.Config{Type: "exfat", Size: 64 << 20, FUSE: []string{"mount.exfat-fuse"}})
+		fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
 		base := scratchDir(t)
 		src, dst := filepath.Join(base, "src"), filepath.Join(fs.Dir, "dst")
 		writeFile(t, filepath.Join(src, "manifest.txt"), []byte("important user data\n"))

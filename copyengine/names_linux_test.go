@@ -21,7 +21,7 @@ import (
 // the kernel's exfat, vfat and ntfs3 modules has.
 type windowsFS struct {
 	name   string // the subtest
-	cfg    loopfs.Config
+	cfg    loopfs.FUSEConfig
 	label  string // how the messages name it
 	utf16  bool   // only names that are UTF-8 (plain NTFS: no other rule)
 	ascii  bool   // the driver takes only printable ASCII names (fusefat)
@@ -33,13 +33,13 @@ type windowsFS struct {
 }
 
 var windowsFilesystems = []windowsFS{
-	{name: "exFAT", cfg: loopfs.Config{Type: "exfat", Size: 64 << 20, FUSE: []string{"mount.exfat-fuse"}},
+	{name: "exFAT", cfg: loopfs.ExFAT(64 << 20),
 		label: "exFAT", encode: true},
-	{name: "NTFS windows_names", cfg: loopfs.Config{Type: "ntfs", Size: 64 << 20, FUSE: []string{"ntfs-3g", "-o", "windows_names"}},
+	{name: "NTFS windows_names", cfg: loopfs.NTFS(64<<20, "windows_names"),
 		label: "NTFS mounted with windows_names", encode: true},
-	{name: "FAT32", cfg: loopfs.Config{Type: "vfat", Size: 64 << 20, Mkfs: []string{"-F", "32"}, FUSE: []string{"fusefat", "-o", "rw+"}},
+	{name: "FAT32", cfg: loopfs.FUSEConfig{Type: loopfs.FuseFAT, Size: 64 << 20},
 		label: "FAT", ascii: true, others: true},
-	{name: "NTFS plain", cfg: loopfs.Config{Type: "ntfs", Size: 64 << 20, FUSE: []string{"ntfs-3g"}},
+	{name: "NTFS plain", cfg: loopfs.NTFS(64 << 20),
 		label: "NTFS", utf16: true, encode: true},
 }
 
@@ -68,7 +68,7 @@ const lookAlikeName = "sub/pre\uFF1Aquoted"
 func TestWindowsNames(t *testing.T) {
 	for _, wfs := range windowsFilesystems {
 		t.Run(wfs.name, func(t *testing.T) {
-			mnt := loopfs.Mount(t, wfs.cfg)
+			mnt := loopfs.MountFUSE(t, wfs.cfg)
 			src := filepath.Join(scratchDir(t), "src")
 			files := map[string][]byte{}
 			all := append(append(slices.Clone(namesTree.good), namesTree.bad...), lookAlikeName)

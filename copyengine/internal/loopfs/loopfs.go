@@ -1,8 +1,8 @@
 // Package loopfs gives tests real filesystems of a chosen type: an image
 // file made with truncate, formatted with mkfs, attached to a loop device and
-// mounted (with the mount options it names, or through a FUSE driver) in a
-// temporary directory, or a tmpfs of a set size. Cleanup unmounts and
-// detaches.
+// mounted (with the mount options it names) in a temporary directory, or a
+// tmpfs of a set size; or, with MountFUSE, an image mounted through a FUSE
+// driver (exfat-fuse, ntfs-3g, fusefat). Cleanup unmounts and detaches.
 //
 // It needs Linux, root, losetup, mount and the mkfs of the type. Where any is
 // missing the test is skipped with the reason, so a run elsewhere says what
@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,11 +37,6 @@ type Config struct {
 	// reads and writes go to the disk under the image instead of through
 	// the page cache of the image file.
 	DirectIO bool
-	// FUSE, when set, mounts through a FUSE driver instead of the kernel:
-	// the command and its arguments before the device and the mount point,
-	// e.g. {"ntfs-3g", "-o", "windows_names"}, {"fusefat", "-o", "rw+"},
-	// {"mount.exfat-fuse"}. Options is then unused.
-	FUSE []string
 }
 
 // FS is a mounted filesystem.
@@ -59,9 +53,6 @@ type FS struct {
 func Mount(t testing.TB, c Config) *FS {
 	t.Helper()
 	if err := Available(c.Type); err != nil {
-		skip(t, err.Error())
-	}
-	if err := availableFUSE(c.FUSE); err != nil {
 		skip(t, err.Error())
 	}
 	img := filepath.Join(t.TempDir(), c.Type+".img")
@@ -116,9 +107,6 @@ func Attach(c Config, img, mnt string) (*FS, error) {
 	tool, margs := "mount", []string{"-t", c.Type}
 	if len(c.Options) > 0 {
 		margs = append(margs, "-o", strings.Join(c.Options, ","))
-	}
-	if len(c.FUSE) > 0 {
-		tool, margs = c.FUSE[0], slices.Clone(c.FUSE[1:])
 	}
 	if out, err := command(tool, append(margs, fs.Dev, mnt)...); err != nil {
 		_, _ = command("losetup", "-d", fs.Dev)
@@ -189,7 +177,7 @@ func (fs *FS) unmount() error {
 	return fmt.Errorf("umount %s: %v\n%s", fs.Dir, err, out)
 }
 
-// needFuse reports why the FUSE driver tool cannot mount here.
+// mkfsDefaults are the mkfs arguments a type needs to format an image.
 func mkfsDefaults(typ string) []string {
 	switch typ {
 	case "xfs", "btrfs":
@@ -198,8 +186,6 @@ func mkfsDefaults(typ string) []string {
 		// No blocks reserved for root: the tests run as root and want
 		// "full" to mean full.
 		return []string{"-q", "-F", "-m", "0"}
-	case "ntfs":
-		return []string{"-q", "-F", "-Q"} // -F: an image, not a partition
 	}
 	return nil
 }
@@ -212,21 +198,6 @@ func Available(fstype string) error {
 	}
 	if _, err := os.Stat("/dev/loop-control"); err != nil {
 		return errors.New("no /dev/loop-control: this kernel or container offers no loop devices")
-	}
-	return nil
-}
-
-// availableFUSE reports why the FUSE driver command cannot mount here, or
-// nil when it can (or when there is none).
-func availableFUSE(cmd []string) error {
-	if len(cmd) == 0 {
-		return nil
-	}
-	if err := need(cmd[0]); err != nil {
-		return err
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return errors.New("no /dev/fuse: this kernel or container offers no FUSE")
 	}
 	return nil
 }
