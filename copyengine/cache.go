@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/verify"
 )

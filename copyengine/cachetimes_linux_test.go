@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"github.com/fastcopy/fastcopy/verify"
 )
 

@@ -2,7 +2,7 @@ package copyengine_test
 
 import (
 	"errors"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"os"
 	"os/exec"
 	"path/filepath"

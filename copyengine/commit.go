@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/verify"
 )

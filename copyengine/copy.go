@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 

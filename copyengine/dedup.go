@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/verify"

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/verify/treecmp"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/treecmp"
 )
 
 // TestRerunLeavesUpToDateDirsAlone: a rerun that changes nothing in a

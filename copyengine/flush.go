@@ -5,7 +5,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // filesystems maps every filesystem the run writes in to a directory on

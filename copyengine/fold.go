@@ -51,8 +51,8 @@ import (
 	"github.com/zeebo/xxh3"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/copyengine/namefold"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/namefold"
 	"github.com/fastcopy/fastcopy/hashcache"
 )
 

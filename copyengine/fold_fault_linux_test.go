@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // TestFaultFoldTempTakenByAnother: on exFAT, another writer creates

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // TestMeasureFUSEWriters copies one tree to each FUSE driver with 1, 2, 4

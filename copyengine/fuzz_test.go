@@ -12,7 +12,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // The fuzz targets of the engine's path handling. CI runs each for a few

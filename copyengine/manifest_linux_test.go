@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // manifestRefused runs a copy of src into dst with --manifest m and wants it

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // owner returns the uid and gid to set on a copy of st (-1 = leave as

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // TestDestFullStopsEarly copies twelve 5 MiB files of one size onto 38 MiB:

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // TestVerifyDeviceReadsFromStorage proves that --verify device reads the

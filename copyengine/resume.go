@@ -3,7 +3,7 @@ package copyengine
 import (
 	"bytes"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // A large file whose copy is interrupted (Ctrl-C, a fatal error, a kill, a

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // DefaultRetries is how many times a file whose source fails to read (EIO:

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // TestFaultWholeSecondSourceRewrittenDuringRead: on a source with

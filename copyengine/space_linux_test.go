@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // TestSpaceCheckedFirst copies 12 MiB of files to an 8 MiB tmpfs: the run

@@ -3,7 +3,7 @@ package copyengine
 import (
 	"time"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // TestWholeSecondDestRerun: ext4 with 128-byte inodes (the layout of old

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // TestTimesFixWriteBeforeUtimes: a destination file is written by someone

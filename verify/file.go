@@ -3,7 +3,7 @@ package verify
 import (
 	"bytes"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // BufSize is the size of the read buffers the package expects: large enough

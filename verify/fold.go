@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/copyengine/namefold"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
 // pairing says where each source path is in a destination tree that may

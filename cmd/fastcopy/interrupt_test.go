@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fastcopy/fastcopy/verify/treecmp"
+	"github.com/fastcopy/fastcopy/internal/treecmp"
 )
 
 // These tests run the real binary, built by the test, and stop it the

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fastcopy/fastcopy/verify/treecmp"
+	"github.com/fastcopy/fastcopy/internal/treecmp"
 )
 
 // TestPathBeyondPathMax copies a tree whose deepest paths are longer than

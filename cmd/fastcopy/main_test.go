@@ -21,8 +21,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
-	"github.com/fastcopy/fastcopy/verify/treecmp"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/treecmp"
 )
 
 // TestMain makes the test binary act as fastcopy when it is run under that

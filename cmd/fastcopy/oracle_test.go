@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fastcopy/fastcopy/verify/treecmp"
+	"github.com/fastcopy/fastcopy/internal/treecmp"
 )
 
 // The oracle: cp -a is what "archive semantics" means on Linux. A tree of

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/fastcopy/fastcopy/copyengine/fileio"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // TestFaultsAllCount checks the fault seam itself: a fault that only
