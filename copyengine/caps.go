@@ -211,7 +211,7 @@ func (e *engine) cannotKeep(kind string, err error) bool {
 	}
 	l := e.lost[kind]
 	if l == nil {
-		l = &lostKind{first: errText(err)}
+		l = &lostKind{first: ErrText(err)}
 		e.lost[kind] = l
 	}
 	l.n++

@@ -353,7 +353,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		return nil, nil // copied instead
 	} else if err != nil {
 		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
-			e.noteDedup("hard links are not possible for some files here (" + errText(err) + "); those were copied")
+			e.noteDedup("hard links are not possible for some files here (" + ErrText(err) + "); those were copied")
 			return nil, nil
 		}
 		return nil, err

@@ -173,28 +173,8 @@ type engine struct {
 // promptly, removes its temporaries and returns ctx's error.
 func Run(ctx context.Context, opt Options) (Summary, error) {
 	start := time.Now()
-	if opt.Reflink == "" {
-		opt.Reflink = ReflinkAuto
-	}
-	if opt.Verify == "" {
-		opt.Verify = VerifyDevice
-	}
-	if opt.Stats == nil {
-		opt.Stats = &Stats{}
-	}
-	if opt.Dedup == "" {
-		opt.Dedup = dedup.Auto
-	}
-	if opt.Names == "" {
-		opt.Names = NamesStrict
-	}
-	if err := opt.Names.Set(string(opt.Names)); err != nil {
-		return Summary{}, refuse(string(opt.Names), "is not a --names mode: "+err.Error(), "use strict, encode or decode")
-	}
-	for _, g := range opt.Excludes {
-		if _, err := path.Match(g, ""); err != nil {
-			return Summary{}, refuse(g, "is not a valid --exclude pattern", "see 'fastcopy --help' for the pattern syntax")
-		}
+	if err := opt.Check(); err != nil {
+		return Summary{}, err
 	}
 	p, err := makePlan(opt.Sources, opt.Dest)
 	if err != nil {
@@ -216,10 +196,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		e.ix = dedup.NewIndex()
 	}
 	e.sum.DryRun = opt.DryRun
-	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason
-	if opt.Jobs <= 0 || opt.JobsReason == "" {
-		e.sum.Jobs, e.sum.JobsReason = ChooseJobsFor(opt.Jobs, opt.Sources[0], opt.Dest)
-	}
+	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason // chosen by Check
 
 	if err := e.checkManifestPath(p); err != nil {
 		return Summary{}, err
@@ -236,7 +213,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		if errors.Is(err, ErrLocked) {
 			return Summary{}, err
 		} else if err != nil {
-			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")
+			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+ErrText(err), "check the parent directory exists and is writable")
 		}
 		defer release()
 		made = d
@@ -264,7 +241,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		if d == nil {
 			d, err = fileio.OpenDir(p.dstRoot)
 			if err != nil {
-				return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
+				return Summary{}, refuse(p.dstRoot, "cannot open destination: "+ErrText(err), "check it is a directory you can write to")
 			}
 		}
 		defer d.Close()
@@ -434,7 +411,7 @@ func (e *engine) fail(rel string, err error) {
 	}
 	e.mu.Lock()
 	e.sum.Failed++
-	e.sum.Failures = append(e.sum.Failures, Failure{Path: rel, Err: errText(err)})
+	e.sum.Failures = append(e.sum.Failures, newFailure(rel, err))
 	var mm *MismatchError
 	if errors.As(err, &mm) {
 		e.sum.Mismatches++

@@ -54,9 +54,9 @@ func (e *DriveGoneError) Error() string {
 		fs = " (" + e.FSType + ")"
 	}
 	if e.At == "" {
-		return fmt.Sprintf("the %s filesystem of %q%s is gone at the end of the run: %s; the %d files copied or unchanged are not where they should be", e.Side, e.Root, fs, errText(e.Err), e.Kept)
+		return fmt.Sprintf("the %s filesystem of %q%s is gone at the end of the run: %s; the %d files copied or unchanged are not where they should be", e.Side, e.Root, fs, ErrText(e.Err), e.Kept)
 	}
-	return fmt.Sprintf("the %s filesystem of %q%s stopped answering at %q: %s; stopped, keeping the %d files already in place", e.Side, e.Root, fs, e.At, errText(e.Err), e.Kept)
+	return fmt.Sprintf("the %s filesystem of %q%s stopped answering at %q: %s; stopped, keeping the %d files already in place", e.Side, e.Root, fs, e.At, ErrText(e.Err), e.Kept)
 }
 
 // destStillThere checks, before a run reports success, that the
@@ -279,7 +279,7 @@ func (e *engine) stopGone(g *DriveGoneError) error {
 	e.mu.Unlock()
 	if g.Side != "destination" && !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
 		if err := e.flushDirs(); err != nil {
-			return fmt.Errorf("%w; and flushing %q to stable storage: %v", g, e.dstRootPath, err)
+			return fmt.Errorf("%w; and flushing %q to stable storage: %w", g, e.dstRootPath, err)
 		}
 	}
 	return g
@@ -360,7 +360,7 @@ func (e *engine) stopFull() error {
 	}
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
 		if err := e.flushDirs(); err != nil {
-			return fmt.Errorf("%w; and flushing %q to stable storage: %v", f, e.dstRootPath, err)
+			return fmt.Errorf("%w; and flushing %q to stable storage: %w", f, e.dstRootPath, err)
 		}
 		e.rememberFlushed()
 	}

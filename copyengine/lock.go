@@ -39,7 +39,7 @@ func lockDest(d *fileio.Dir, name string) (release func(), err error) {
 	if err := d.Lock(); err != nil {
 		release()
 		if errors.Is(err, fileio.ErrLocked) {
-			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, ErrLocked)
+			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, errDestLocked)
 		}
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func lockDest(d *fileio.Dir, name string) (release func(), err error) {
 func lockShared(d *fileio.Dir, dest, abs string, self bool) (held []*fileio.Dir, err error) {
 	locked := func(at string) error {
 		closeAll(held)
-		return fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrLocked, at)
+		return fmt.Errorf("%q: %w: it writes into %q, above it", dest, errDestLocked, at)
 	}
 	if self {
 		if err := d.LockShared(); errors.Is(err, fileio.ErrLocked) {
@@ -158,7 +158,7 @@ func makeDest(dest string) (d *fileio.Dir, release func(), err error) {
 		if err := next.LockShared(); errors.Is(err, fileio.ErrLocked) {
 			next.Close()
 			release()
-			return nil, nil, fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrLocked, at)
+			return nil, nil, fmt.Errorf("%q: %w: it writes into %q, above it", dest, errDestLocked, at)
 		}
 		held = append(held, next)
 		cur = next

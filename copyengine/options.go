@@ -2,6 +2,9 @@ package copyengine
 
 import (
 	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +14,8 @@ import (
 )
 
 // Reflink says when the data path may clone blocks instead of copying them.
+// It is a pflag.Value: Set parses and validates, so a flag and a library
+// caller get the same checks.
 type Reflink string
 
 // The --reflink modes.
@@ -20,7 +25,29 @@ const (
 	ReflinkNever  Reflink = "never"  // always write independent blocks
 )
 
+// String returns the mode's name ("auto" for the zero value).
+func (r Reflink) String() string {
+	if r == "" {
+		return string(ReflinkAuto)
+	}
+	return string(r)
+}
+
+// Set parses s as a mode: auto, always or never.
+func (r *Reflink) Set(s string) error {
+	switch v := Reflink(s); v {
+	case ReflinkAuto, ReflinkAlways, ReflinkNever:
+		*r = v
+		return nil
+	}
+	return fmt.Errorf("must be auto, always or never, not %q", s)
+}
+
+// Type names the value's kind for help text.
+func (r *Reflink) Type() string { return "mode" }
+
 // VerifyMode says how a written file is read back before it takes its name.
+// It is a pflag.Value, as Reflink is.
 type VerifyMode string
 
 // The --verify modes.
@@ -30,14 +57,36 @@ const (
 	VerifyOff    VerifyMode = "off"    // no read-back
 )
 
+// String returns the mode's name ("device" for the zero value).
+func (v VerifyMode) String() string {
+	if v == "" {
+		return string(VerifyDevice)
+	}
+	return string(v)
+}
+
+// Set parses s as a mode: device, cache or off.
+func (v *VerifyMode) Set(s string) error {
+	switch m := VerifyMode(s); m {
+	case VerifyDevice, VerifyCache, VerifyOff:
+		*v = m
+		return nil
+	}
+	return fmt.Errorf("must be device, cache or off, not %q", s)
+}
+
+// Type names the value's kind for help text.
+func (v *VerifyMode) Type() string { return "mode" }
+
 // Options configure one run. The zero value of every field but Sources and
-// Dest is a sensible default.
+// Dest is a sensible default; Run applies the defaults and refuses values
+// it does not know (see Check).
 type Options struct {
 	Sources []string // files or directories to copy
 	Dest    string   // the destination (see Run for the rules)
 
-	Jobs        int    // copy workers; 0 chooses from the devices (ChooseJobs)
-	JobsReason  string // why Jobs is what it is, for the summary
+	Jobs        int    // copy workers; 0 chooses from the devices (ChooseJobsFor)
+	JobsReason  string // why Jobs is what it is, for the summary ("" = Check asks ChooseJobsFor)
 	Reflink     Reflink
 	Verify      VerifyMode
 	Dereference bool       // follow symlinks inside the tree (-L)
@@ -127,11 +176,25 @@ type Stats struct {
 	ScanDone      atomic.Bool
 }
 
-// Failure is one file that could not be copied.
+// Failure is one file that could not be copied. It is an error that wraps
+// the file's cause, for errors.Is and errors.As (a MismatchError, a
+// fileio sentinel, a syscall.Errno); JSON carries only Path and Err.
 type Failure struct {
 	Path string `json:"path"`
-	Err  string `json:"error"`
+	Err  string `json:"error"` // the cause, without the path (ErrText)
+	err  error
 }
+
+func newFailure(path string, err error) Failure {
+	return Failure{Path: path, Err: ErrText(err), err: err}
+}
+
+// Error returns the path, quoted, and the cause, as the command line
+// prints a failure.
+func (f Failure) Error() string { return fmt.Sprintf("%q: %s", f.Path, f.Err) }
+
+// Unwrap returns the error the file failed with.
+func (f Failure) Unwrap() error { return f.err }
 
 // MarshalJSON writes f as {"path", "error"}, and "path_base64" (the name's
 // exact bytes) when Path is not valid UTF-8: JSON strings hold only
@@ -188,4 +251,65 @@ type Summary struct {
 	Verify          VerifyMode    `json:"verify"`
 	DryRun          bool          `json:"dry_run"`
 	Failures        []Failure     `json:"failures"`
+}
+
+// Check applies the defaults to the fields left zero and refuses a request
+// Run cannot carry out as given, with a *RefusalError, before anything is
+// read or written: a mode no flag knows, --dedup=clone with
+// --reflink=never, a negative Jobs, an empty path, a malformed --exclude
+// pattern. It chooses Jobs (ChooseJobsFor) unless both Jobs and JobsReason
+// are set. Run calls it first; a caller may call it sooner, to refuse a bad
+// request before it opens a cache or prints anything. Calling it again
+// changes nothing.
+func (o *Options) Check() error {
+	if o.Reflink == "" {
+		o.Reflink = ReflinkAuto
+	}
+	if o.Verify == "" {
+		o.Verify = VerifyDevice
+	}
+	if o.Stats == nil {
+		o.Stats = &Stats{}
+	}
+	if o.Dedup == "" {
+		o.Dedup = dedup.Auto
+	}
+	if o.Names == "" {
+		o.Names = NamesStrict
+	}
+	if err := o.Reflink.Set(string(o.Reflink)); err != nil {
+		return refuse(string(o.Reflink), "is not a --reflink mode: "+err.Error(), "use auto, always or never")
+	}
+	if err := o.Verify.Set(string(o.Verify)); err != nil {
+		return refuse(string(o.Verify), "is not a --verify mode: "+err.Error(), "use device, cache or off")
+	}
+	if err := o.Dedup.Set(string(o.Dedup)); err != nil {
+		return refuse(string(o.Dedup), "is not a --dedup mode: "+err.Error(), "use auto, clone, hardlink or off")
+	}
+	if err := o.Names.Set(string(o.Names)); err != nil {
+		return refuse(string(o.Names), "is not a --names mode: "+err.Error(), "use strict, encode or decode")
+	}
+	if o.Dedup == dedup.Clone && o.Reflink == ReflinkNever {
+		return &RefusalError{Msg: "--dedup=clone needs clones, which --reflink=never forbids; use --dedup=hardlink or --dedup=off"}
+	}
+	if o.Jobs < 0 {
+		return &RefusalError{Msg: fmt.Sprintf("--jobs must be 1 or more, not %d", o.Jobs)}
+	}
+	for _, p := range o.Sources {
+		if strings.TrimSpace(p) == "" {
+			return &RefusalError{Msg: "an argument is empty; name a path"}
+		}
+	}
+	if len(o.Sources) > 0 && strings.TrimSpace(o.Dest) == "" {
+		return &RefusalError{Msg: "an argument is empty; name a path"}
+	}
+	for _, g := range o.Excludes {
+		if _, err := path.Match(g, ""); err != nil {
+			return refuse(g, "is not a valid --exclude pattern", "see 'fastcopy --help' for the pattern syntax")
+		}
+	}
+	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {
+		o.Jobs, o.JobsReason = ChooseJobsFor(o.Jobs, o.Sources[0], o.Dest)
+	}
+	return nil
 }

@@ -50,7 +50,7 @@ func makePlan(sources []string, dest string) (*plan, error) {
 			if _, lerr := os.Lstat(s); lerr == nil {
 				return nil, refuse(s, "is a symlink whose target does not exist", "name the target, or copy its directory")
 			}
-			return nil, refuse(s, "source does not exist or cannot be read: "+errText(err), "check the path")
+			return nil, refuse(s, "source does not exist or cannot be read: "+ErrText(err), "check the path")
 		}
 		if !st.IsDir() && !st.Mode().IsRegular() {
 			// Special files are copied inside trees; as a SOURCE they are
@@ -63,7 +63,7 @@ func makePlan(sources []string, dest string) (*plan, error) {
 	dstSt, dstErr := os.Stat(dst)
 	dstExists := dstErr == nil
 	if dstErr != nil && !errors.Is(dstErr, os.ErrNotExist) {
-		return nil, refuse(dest, "cannot read destination: "+errText(dstErr), "check the path and its permissions")
+		return nil, refuse(dest, "cannot read destination: "+ErrText(dstErr), "check the path and its permissions")
 	}
 	p := &plan{}
 	if len(srcs) == 1 {
@@ -234,24 +234,3 @@ func checkNotSame(src, dst string) error {
 }
 
 func quote(s string) string { return `"` + s + `"` }
-
-// errText is the cause of err without the path (which the message names).
-// Context wrapped around a path error ("--reflink=always: ", "flushing to
-// stable storage: ") is kept: only the "op path: " part is cut to "op: ".
-func errText(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		if pe == err {
-			return pe.Err.Error()
-		}
-		return strings.Replace(err.Error(), pe.Error(), pe.Op+": "+pe.Err.Error(), 1)
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		if le == err {
-			return le.Err.Error()
-		}
-		return strings.Replace(err.Error(), le.Error(), le.Op+": "+le.Err.Error(), 1)
-	}
-	return err.Error()
-}

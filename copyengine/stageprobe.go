@@ -63,7 +63,7 @@ func (e *engine) dirRenameKeeps(parent *fileio.Dir) bool {
 			a := digestTemp("fastcopy-rename-probe", id)
 			b := digestTemp("fastcopy-rename-probe-renamed", id)
 			if err := parent.ProbeDirRename(a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id))); err != nil {
-				why = errText(err)
+				why = ErrText(err)
 			}
 		}
 		p.ok = why == ""

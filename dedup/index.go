@@ -1,31 +1,10 @@
 package dedup
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/fastcopy/fastcopy/verify"
 )
-
-// Mode is the --dedup setting.
-type Mode string
-
-// The --dedup modes.
-const (
-	Auto     Mode = "auto"     // clone where the destination can, otherwise hard-link
-	Clone    Mode = "clone"    // reflink only; where it cannot, copy
-	Hardlink Mode = "hardlink" // hard-link files whose preserved metadata is identical too
-	Off      Mode = "off"
-)
-
-// ParseMode checks a --dedup value.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case Auto, Clone, Hardlink, Off:
-		return m, nil
-	}
-	return "", fmt.Errorf("--dedup must be auto, clone, hardlink or off, not %q", s)
-}
 
 // Meta is the metadata a copy keeps. Two files may share one inode only when
 // it is identical, or one of them would lose its own.

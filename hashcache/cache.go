@@ -155,7 +155,7 @@ func (c *Cache) open(opt Options) (done bool, err error) {
 		if waited <= time.Nanosecond {
 			waited = 0 // tried once
 		}
-		return false, fmt.Errorf("hash cache %q: %w (waited %v)", c.path, ErrLocked, waited)
+		return false, fmt.Errorf("hash cache %q: %w (waited %v)", c.path, errCacheLocked, waited)
 	case o.openErr != nil:
 		return false, fmt.Errorf("hash cache: %w", o.openErr)
 	case o.err != nil:

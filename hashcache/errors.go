@@ -1,11 +1,25 @@
 package hashcache
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+)
 
 // ErrLocked is returned (wrapped) by Open and Clear when another process
-// holds the cache file's lock for longer than the lock timeout. The caller
-// goes on without a cache.
-var ErrLocked = errors.New("hash cache is in use by another fastcopy")
+// holds the cache file's lock for longer than the lock timeout. It is
+// fileio.ErrLocked, the one sentinel for a lock another process holds (a
+// destination's too: copyengine.ErrLocked).
+var ErrLocked = fileio.ErrLocked
+
+// errCacheLocked is ErrLocked in the words the cache's messages use.
+var errCacheLocked error = lockedMsg("hash cache is in use by another fastcopy")
+
+// lockedMsg is ErrLocked with a message of its own.
+type lockedMsg string
+
+func (m lockedMsg) Error() string { return string(m) }
+func (m lockedMsg) Unwrap() error { return ErrLocked }
 
 // ErrCorrupt wraps the warnings (Cache.Warnings) about a cache file that could
 // not be read: garbage, truncated, the wrong format, or a page that made the

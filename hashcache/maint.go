@@ -137,7 +137,7 @@ func Clear(path string) error {
 	o := openDB(path, Options{LockTimeout: clearLockTimeout})
 	switch {
 	case errors.Is(o.err, berrors.ErrTimeout):
-		return fmt.Errorf("hash cache %q: %w", path, ErrLocked)
+		return fmt.Errorf("hash cache %q: %w", path, errCacheLocked)
 	case o.openErr != nil:
 		return fmt.Errorf("hash cache: %w", o.openErr)
 	}

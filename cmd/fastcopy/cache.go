@@ -39,7 +39,7 @@ func (c *cacheFlags) open(out *output, readOnly bool) (*hashcache.Cache, error) 
 	}
 	hc, err := hashcache.Open(path, hashcache.Options{LockTimeout: wait, ReadOnly: readOnly})
 	if errors.Is(err, hashcache.ErrLocked) {
-		return nil, lockedError{err}
+		return nil, err // exit 5
 	}
 	if err != nil {
 		out.warn("%v; running without a hash cache", err)
@@ -67,8 +67,3 @@ func closeCache(out *output, hc *hashcache.Cache) {
 		out.warn("%v", w)
 	}
 }
-
-// lockedError is a resource held by another fastcopy (exit 5).
-type lockedError struct{ error }
-
-func (e lockedError) Unwrap() error { return e.error }

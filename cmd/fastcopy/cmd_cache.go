@@ -55,10 +55,7 @@ EXIT STATUS
 				out.printf(out.stdout, "%s\n", path)
 				return nil
 			case "clear":
-				err := hashcache.Clear(path)
-				if errors.Is(err, hashcache.ErrLocked) {
-					return lockedError{err}
-				}
+				err := hashcache.Clear(path) // one wrapping hashcache.ErrLocked is exit 5
 				if err == nil {
 					out.printf(out.stdout, "removed %s\n", path)
 				}

@@ -55,7 +55,7 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.As(err, &refusal), errors.As(err, &usage):
 		return exitUsage
-	case errors.Is(err, copyengine.ErrLocked), errors.As(err, new(lockedError)):
+	case errors.Is(err, copyengine.ErrLocked): // the hash cache's too: one sentinel
 		return exitLocked
 	case errors.Is(err, copyengine.ErrMismatch):
 		return exitMismatch

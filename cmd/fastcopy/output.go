@@ -51,26 +51,14 @@ func (o *output) info(format string, a ...any) {
 func (o *output) event(ev copyengine.Event) {
 	switch {
 	case ev.Action == copyengine.ActFail:
-		o.printf(o.stderr, "fastcopy: error: %q: %v\n", ev.Path, cause(ev.Err))
+		o.printf(o.stderr, "fastcopy: error: %q: %v\n", ev.Path, copyengine.ErrText(ev.Err))
 	case o.verbose && ev.Action == copyengine.ActResume:
 		o.printf(o.stderr, "%-11s %s (resumed at %s)\n", ev.Action, ev.Path, copyengine.HumanBytes(ev.Resumed))
 	case ev.Action == copyengine.ActRetry && o.verbose:
-		o.printf(o.stderr, "%-11s %s: %v\n", ev.Action, ev.Path, cause(ev.Err))
+		o.printf(o.stderr, "%-11s %s: %v\n", ev.Action, ev.Path, copyengine.ErrText(ev.Err))
 	case o.verbose:
 		o.printf(o.stderr, "%-11s %s\n", ev.Action, ev.Path)
 	}
-}
-
-// cause drops the path an error repeats, since the message names it already.
-func cause(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		s := err.Error()
-		if i := strings.Index(s, pe.Error()); i >= 0 {
-			return s[:i] + pe.Op + ": " + pe.Err.Error()
-		}
-	}
-	return err.Error()
 }
 
 func (o *output) reportError(err error, code int) {

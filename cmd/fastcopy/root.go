@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -94,8 +93,8 @@ another spelling only updates that file and keeps DEST's spelling.
 
 type copyOptions struct {
 	jobs        int
-	reflink     string
-	verify      string
+	reflink     copyengine.Reflink
+	verify      copyengine.VerifyMode
 	dereference bool
 	noSync      bool
 	noResume    bool
@@ -103,7 +102,7 @@ type copyOptions struct {
 	dryRun      bool
 	excludes    []string
 	manifest    string
-	dedup       string
+	dedup       dedup.Mode
 	checksum    bool
 	noSpace     bool
 	strict      bool
@@ -121,8 +120,10 @@ type copyOptions struct {
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device, at most 4 to a FUSE destination; -v says which)")
-	f.StringVar(&o.reflink, "reflink", "auto", "clone data blocks: auto (where the filesystem can), always, never")
-	f.StringVar(&o.verify, "verify", "device", "read back each file before it takes its name: device, cache, off")
+	o.reflink = copyengine.ReflinkAuto
+	f.Var(&o.reflink, "reflink", "clone data blocks: auto (where the filesystem can), always, never")
+	o.verify = copyengine.VerifyDevice
+	f.Var(&o.verify, "verify", "read back each file before it takes its name: device, cache, off")
 	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree (one that leads to DEST or into it fails: a directory is not copied into itself)")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the renames to reach stable storage (each file's data is still flushed before it takes its name)")
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
@@ -131,7 +132,8 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.noResume, "no-resume", false, "copy large files from their first byte: neither take up nor keep the temporary of an interrupted copy")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
 	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
-	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
+	o.dedup = dedup.Auto
+	f.Var(&o.dedup, "dedup", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
 	f.StringVar(&o.dedupVerify, "dedup-verify", "hash", "before sharing a duplicate: hash (equal xxh128) or bytes (compare every byte)")
 	o.names = copyengine.NamesStrict
 	f.Var(&o.names, "names", "names the destination cannot hold (FAT, exFAT, NTFS with Windows names): strict (fail each such file), encode (look-alike characters, reversibly), decode (undo encode when copying back)")
@@ -150,38 +152,23 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 
 func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) error {
 	eo := copyengine.Options{
-		Sources:     args[:len(args)-1],
-		Dest:        args[len(args)-1],
-		Jobs:        o.jobs,
-		Reflink:     copyengine.Reflink(o.reflink),
-		Verify:      copyengine.VerifyMode(o.verify),
-		Dereference: o.dereference,
-		NoSync:      o.noSync,
-		NoResume:    o.noResume,
-		Force:       o.force,
-		DryRun:      o.dryRun,
-		Excludes:    o.excludes,
-		Manifest:    o.manifest,
-		Names:       o.names,
-		Stats:       &copyengine.Stats{},
-	}
-	switch eo.Reflink {
-	case copyengine.ReflinkAuto, copyengine.ReflinkAlways, copyengine.ReflinkNever:
-	default:
-		return usageError{fmt.Errorf("--reflink must be auto, always or never, not %q", o.reflink)}
-	}
-	switch eo.Verify {
-	case copyengine.VerifyDevice, copyengine.VerifyCache, copyengine.VerifyOff:
-	default:
-		return usageError{fmt.Errorf("--verify must be device, cache or off, not %q", o.verify)}
-	}
-	dm, err := dedup.ParseMode(o.dedup)
-	if err != nil {
-		return usageError{err}
-	}
-	eo.Dedup = dm
-	if dm == dedup.Clone && eo.Reflink == copyengine.ReflinkNever {
-		return usageError{errors.New("--dedup=clone needs clones, which --reflink=never forbids; use --dedup=hardlink or --dedup=off")}
+		Sources:      args[:len(args)-1],
+		Dest:         args[len(args)-1],
+		Jobs:         o.jobs,
+		Reflink:      o.reflink,
+		Verify:       o.verify,
+		Dedup:        o.dedup,
+		Dereference:  o.dereference,
+		NoSync:       o.noSync,
+		NoResume:     o.noResume,
+		Force:        o.force,
+		DryRun:       o.dryRun,
+		Excludes:     o.excludes,
+		Manifest:     o.manifest,
+		Names:        o.names,
+		Checksum:     o.checksum,
+		NoSpaceCheck: o.noSpace,
+		Stats:        &copyengine.Stats{},
 	}
 	switch o.dedupVerify {
 	case "hash":
@@ -197,28 +184,26 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	if o.retries == 0 {
 		eo.Retries = -1 // none; 0 would mean the default
 	}
-	if o.jobs < 0 {
-		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
-	}
 	if o.quiet && o.verbose {
 		return usageError{errors.New("-q and -v cannot be used together")}
 	}
 	if o.progress && o.noProgress {
 		return usageError{errors.New("--progress and --no-progress cannot be used together")}
 	}
-	for _, a := range args {
-		if strings.TrimSpace(a) == "" {
-			return usageError{errors.New("an argument is empty; name a path")}
-		}
-	}
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
+	// The engine's own checks (Run makes them again), before the cache
+	// is opened: a bad request is refused (exit 2) whether or not another
+	// fastcopy holds the cache. Check also chooses the jobs.
+	if err := eo.Check(); err != nil {
+		if o.json {
+			out.summary(copyengine.Summary{}, err)
+		}
+		return err
+	}
 	eo.OnEvent = out.event
-	eo.Jobs, eo.JobsReason = copyengine.ChooseJobsFor(o.jobs, eo.Sources[0], eo.Dest)
 	if o.verbose {
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
 	}
-	eo.Checksum = o.checksum
-	eo.NoSpaceCheck = o.noSpace
 	hc, err := o.cache.open(out, o.dryRun)
 	if err != nil {
 		if o.json {
