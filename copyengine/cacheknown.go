@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -19,23 +19,18 @@ func CacheKnown(hc *hashcache.Cache, roots ...string) func(string, *fileio.Stat)
 	if hc == nil {
 		return nil
 	}
+	// The same rules as a run's lookups (cache.go): the key is the
+	// path below the root's real path, the policy the root filesystem's.
 	type root struct {
+		side   cacheSide
 		prefix string
-		policy hashcache.Policy
 		vol    hashcache.VolumeInfo
 	}
 	var rs []root
 	for _, r := range roots {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			continue
-		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		}
-		fsType, _ := hashcache.FSType(abs)
-		vol, _ := hashcache.Identify(abs)
-		rs = append(rs, root{prefix: abs + string(filepath.Separator), policy: hashcache.PolicyFor(fsType), vol: vol})
+		side := newCacheSide(r)
+		vol, _ := hashcache.Identify(side.abs)
+		rs = append(rs, root{side: side, prefix: side.abs + string(filepath.Separator), vol: vol})
 	}
 	return func(path string, st *fileio.Stat) (verify.Sum, bool) {
 		for _, r := range rs {
@@ -46,7 +41,7 @@ func CacheKnown(hc *hashcache.Cache, roots ...string) func(string, *fileio.Stat)
 				return verify.Sum{}, false
 			}
 			e, ok := hc.Get(path)
-			if ok && e.Valid(hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Volume: r.vol.Volume}, r.policy) {
+			if ok && e.Valid(fileState(st, r.vol.Volume), r.side.policy) {
 				return e.Sum, true
 			}
 			return verify.Sum{}, false
