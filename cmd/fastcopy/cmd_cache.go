@@ -13,9 +13,17 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
+// cacheExitHelp is the EXIT STATUS of the cache commands that open the
+// cache; each lists the codes it can return.
+const cacheExitHelp = `EXIT STATUS
+  0    done
+  1    the cache could not be read or written
+  2    usage error
+  5    another fastcopy is using the cache
+`
+
 func newCacheCommand(out *output) *cobra.Command {
 	flags := &cacheFlags{}
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "cache path|stats|prune|clear",
 		Short: "Inspect or maintain the hash cache",
@@ -25,64 +33,97 @@ skips unchanged files without reading them. It lives in
 $XDG_CACHE_HOME/fastcopy/hashes.db (~/.cache/fastcopy/hashes.db) unless
 --cache names another file.
 
-  path    print where the cache is
-  stats   entries, file size, bytes per entry
-  prune   remove entries whose files no longer exist
-  clear   delete the cache file
-
-EXIT STATUS
-  0    done
-  1    the cache could not be read or written
-  2    usage error
-  5    another fastcopy is using the cache
-`,
-		Args: func(cmd *cobra.Command, args []string) error {
+` + cacheExitHelp,
+		Example: `  fastcopy cache stats
+  fastcopy cache prune
+  fastcopy cache clear --cache /tmp/other.db`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Reached only without an action, or with one no subcommand has.
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{errors.New("cache takes one action: path, stats, prune or clear")}
 			}
+			return usageError{fmt.Errorf("unknown cache action %q: use path, stats, prune or clear", args[0])}
+		},
+	}
+	f := cmd.PersistentFlags()
+	f.StringVar(&flags.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
+	f.DurationVar(&flags.lockTimeout, "cache-wait", 0, "how long to wait for a cache another fastcopy is using")
+	cmd.AddCommand(
+		newCachePathCommand(out, flags),
+		newCacheStatsCommand(out, flags),
+		newCachePruneCommand(out, flags),
+		newCacheClearCommand(out, flags),
+	)
+	return cmd
+}
+
+// cacheAction is what the four cache subcommands share: no arguments, and
+// errors and usage left to Main.
+func cacheAction(use, short, long, example string, run func() error) *cobra.Command {
+	return &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Long:    long,
+		Example: example,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("cache %s takes no arguments, not %q", cmd.Name(), args[0])}
+			}
 			return nil
 		},
-		ValidArgs:     []string{"path", "stats", "prune", "clear"},
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE:          func(*cobra.Command, []string) error { return run() },
+	}
+}
+
+func newCachePathCommand(out *output, flags *cacheFlags) *cobra.Command {
+	return cacheAction("path", "Print where the hash cache is",
+		`path prints the file the hash cache is in: what --cache names, or
+$XDG_CACHE_HOME/fastcopy/hashes.db (~/.cache/fastcopy/hashes.db). The file
+need not exist yet.
+
+EXIT STATUS
+  0    done
+  1    there is no user cache directory (set XDG_CACHE_HOME or HOME)
+  2    usage error
+`,
+		`  fastcopy cache path
+  du -h "$(fastcopy cache path)"`,
+		func() error {
 			path, err := flags.resolve()
 			if err != nil {
 				return err
 			}
-			switch args[0] {
-			case "path":
-				out.printf(out.stdout, "%s\n", path)
-				return nil
-			case "clear":
-				err := hashcache.Clear(path) // one wrapping hashcache.ErrLocked is exit 5
-				if err == nil {
-					out.printf(out.stdout, "removed %s\n", path)
-				}
-				return err
-			case "stats", "prune":
-			default:
-				return usageError{fmt.Errorf("unknown cache action %q: use path, stats, prune or clear", args[0])}
-			}
-			hc, err := flags.open(out, args[0] == "stats")
+			out.printf(out.stdout, "%s\n", path)
+			return nil
+		})
+}
+
+func newCacheStatsCommand(out *output, flags *cacheFlags) *cobra.Command {
+	var asJSON bool
+	cmd := cacheAction("stats", "Show the hash cache's entries and size",
+		`stats prints the cache's path, how many entries it holds (a copied file
+has two: its source and its copy), the size of its file and the bytes
+per entry. It opens the cache read-only and creates nothing: before any
+run, it reports 0 entries.
+
+`+cacheExitHelp,
+		`  fastcopy cache stats
+  fastcopy cache stats --json --cache /tmp/other.db`,
+		func() error {
+			path, err := flags.resolve()
 			if err != nil {
 				return err
 			}
-			if hc == nil {
-				return fmt.Errorf("no hash cache to %s at %q", args[0], path)
+			hc, err := openForAction(out, flags, "stats", path, true)
+			if err != nil {
+				return err
 			}
 			defer closeCache(out, hc)
-			if args[0] == "prune" {
-				n, err := hc.Prune(func(p string) bool {
-					_, err := os.Lstat(p)
-					return err == nil || !errors.Is(err, os.ErrNotExist)
-				})
-				if err != nil {
-					return err
-				}
-				out.printf(out.stdout, "removed %d entries of files that no longer exist\n", n)
-				return nil
-			}
 			st, err := hc.Stats()
 			if err != nil {
 				return err
@@ -101,11 +142,76 @@ EXIT STATUS
 			out.printf(out.stdout, "path:            %s\nentries:         %d\nfile size:       %s\nbytes per entry: %.0f\n",
 				st.Path, st.Entries, copyengine.HumanBytes(st.FileBytes), st.BytesPerEntry)
 			return nil
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&flags.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
-	f.DurationVar(&flags.lockTimeout, "cache-wait", 0, "how long to wait for a cache another fastcopy is using")
-	f.BoolVar(&asJSON, "json", false, "stats as JSON")
+		})
+	cmd.Flags().BoolVar(&asJSON, "json", false, "stats as JSON")
 	return cmd
+}
+
+func newCachePruneCommand(out *output, flags *cacheFlags) *cobra.Command {
+	return cacheAction("prune", "Remove the entries of files that no longer exist",
+		`prune removes the entry of each file that no longer exists, and prints how
+many it removed. A file that cannot be looked up for another reason (no
+permission) keeps its entry. Run it with every drive the cache knows files
+of mounted: the entries of the files on a drive that is not are removed
+too.
+
+`+cacheExitHelp,
+		`  fastcopy cache prune
+  fastcopy cache prune --cache-wait 30s`,
+		func() error {
+			path, err := flags.resolve()
+			if err != nil {
+				return err
+			}
+			hc, err := openForAction(out, flags, "prune", path, false)
+			if err != nil {
+				return err
+			}
+			defer closeCache(out, hc)
+			n, err := hc.Prune(func(p string) bool {
+				_, err := os.Lstat(p)
+				return err == nil || !errors.Is(err, os.ErrNotExist)
+			})
+			if err != nil {
+				return err
+			}
+			out.printf(out.stdout, "removed %d entries of files that no longer exist\n", n)
+			return nil
+		})
+}
+
+func newCacheClearCommand(out *output, flags *cacheFlags) *cobra.Command {
+	return cacheAction("clear", "Delete the hash cache file",
+		`clear deletes the cache file, and the copies of unreadable caches set
+aside next to it, and prints the path it removed. A missing cache is not
+an error. It waits `+hashcache.DefaultLockTimeout.String()+` for a fastcopy that has the cache open
+(whatever --cache-wait says). The next run starts a new cache.
+
+`+cacheExitHelp,
+		`  fastcopy cache clear
+  fastcopy cache clear --cache /tmp/other.db`,
+		func() error {
+			path, err := flags.resolve()
+			if err != nil {
+				return err
+			}
+			if err := hashcache.Clear(path); err != nil {
+				return err // one wrapping hashcache.ErrLocked is exit 5
+			}
+			out.printf(out.stdout, "removed %s\n", path)
+			return nil
+		})
+}
+
+// openForAction opens the cache at path for a cache subcommand: an error
+// when there is none to act on.
+func openForAction(out *output, flags *cacheFlags, action, path string, readOnly bool) (*hashcache.Cache, error) {
+	hc, err := flags.open(out, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	if hc == nil {
+		return nil, fmt.Errorf("no hash cache to %s at %q", action, path)
+	}
+	return hc, nil
 }
