@@ -7,7 +7,8 @@
 //   - One file, by default os.UserCacheDir()/fastcopy/hashes.db (DefaultPath),
 //     keyed by absolute path as raw bytes (not necessarily UTF-8). One process
 //     at a time may write it; Open waits Options.LockTimeout for another and
-//     then fails with ErrLocked, and the caller goes on without a cache.
+//     then fails with an error wrapping ErrLocked (fileio.ErrLocked, the
+//     one sentinel for a lock another process holds).
 //   - The cache is an optimisation and never a source of truth: a missing,
 //     unreadable, truncated or foreign file is moved aside and replaced
 //     (Open warns, see ErrCorrupt); each value carries a check over its key
