@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // destCaps is what the destination's filesystem can keep, learned before
