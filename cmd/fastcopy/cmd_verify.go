@@ -52,6 +52,8 @@ EXIT STATUS
   1    fatal error (a tree or the manifest could not be read)
   2    usage error
   4    differences found (listed)
+  5    the hash cache is in use by another fastcopy (--no-cache reads
+       without it)
   130  interrupted
 `,
 		Example: `  fastcopy verify ~/Photos /media/usb/Photos
