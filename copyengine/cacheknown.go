@@ -33,7 +33,7 @@ func CacheKnown(hc *hashcache.Cache, roots ...string) func(string, *fileio.Stat)
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			abs = real
 		}
-		fsType, _ := hashcache.FSType(abs)
+		fsType, _ := fileio.FSType(abs)
 		vol, _ := hashcache.Identify(abs)
 		rs = append(rs, root{prefix: abs + string(filepath.Separator), policy: hashcache.PolicyFor(fsType), vol: vol})
 	}

@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
-	"github.com/fastcopy/fastcopy/hashcache"
 )
 
 // A drive that goes away (a USB stick pulled, a FUSE driver that died, a
@@ -123,7 +122,7 @@ func (w *driveWatch) watch(side, path string, d *fileio.Dir) {
 			return
 		}
 	}
-	t, _ := hashcache.FSType(path)
+	t, _ := fileio.FSType(path)
 	w.roots = append(w.roots, watchedRoot{side: side, path: path, d: d, key: devIno{st.Dev, st.Ino}, fstype: t})
 }
 
