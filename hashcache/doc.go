@@ -12,7 +12,10 @@
 //   - One file, by default os.UserCacheDir()/fastcopy/hashes.db (DefaultPath),
 //     keyed by absolute path as raw bytes (not necessarily UTF-8). One process
 //     at a time may write it; Open waits Options.LockTimeout for another and
-//     then fails with ErrLocked, and the caller goes on without a cache.
+//     then fails with ErrLocked. The caller decides what that means:
+//     fastcopy stops before it writes anything (exit status 5) and hints at
+//     --no-cache or another --cache; it is any other failure to open that
+//     fastcopy runs on without a cache from, with a warning.
 //   - The cache is an optimisation and never a source of truth: a missing,
 //     unreadable, truncated or foreign file is moved aside and replaced
 //     (Open warns, see ErrCorrupt); each value carries a check over its key

@@ -3,8 +3,8 @@ package hashcache
 import "errors"
 
 // ErrLocked is returned (wrapped) by Open and Clear when another process
-// holds the cache file's lock for longer than the lock timeout. The caller
-// goes on without a cache.
+// holds the cache file's lock for longer than the lock timeout. fastcopy
+// stops on it, before writing anything, with exit status 5.
 var ErrLocked = errors.New("hash cache is in use by another fastcopy")
 
 // ErrCorrupt wraps the warnings (Cache.Warnings) about a cache file that could
