@@ -96,8 +96,8 @@ func DefaultPath() (string, error) {
 // Open opens the cache at path, creating it and its directories (mode 0700)
 // if needed. It fails only when no cache can be had: another process holds
 // the lock past opt.LockTimeout (an error wrapping ErrLocked), or the file or
-// its directory cannot be created or opened at all. The caller then runs
-// without a cache.
+// its directory cannot be created or opened at all. fastcopy stops on the
+// first (exit status 5) and runs without a cache after the second.
 //
 // A file that is not a readable cache of this fastcopy (garbage, truncated,
 // not a bbolt database, a page that makes bbolt fail) is moved aside to
