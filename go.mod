@@ -1,6 +1,6 @@
 module github.com/fastcopy/fastcopy
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/cheggaaa/pb/v3 v3.3.0

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -19,7 +19,7 @@ type cacheSide struct {
 
 func newCacheSide(dir string) cacheSide {
 	abs := realPath(dir)
-	fsType, _ := hashcache.FSType(abs)
+	fsType, _ := fileio.FSType(abs)
 	return cacheSide{abs: abs, policy: hashcache.PolicyFor(fsType)}
 }
 
@@ -133,7 +133,7 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 func (e *engine) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
 	p := e.dstSide.policy
 	if dev != e.dstDev {
-		fsType, _ := hashcache.FSType(d.Path()) // a filesystem mounted inside DEST
+		fsType, _ := fileio.FSType(d.Path()) // a filesystem mounted inside DEST
 		p = hashcache.PolicyFor(fsType)
 	}
 	p.MtimeGranularity = time.Duration(e.timeResolution(d, dev, p))

@@ -10,7 +10,7 @@ import (
 )
 
 // CacheKnown answers digests from the hash cache for files below roots, as
-// verify.TreeOptions.Known: where an entry is valid for the file as it is
+// treeverify.TreeOptions.Known: where an entry is valid for the file as it is
 // now (by the policy of the root's filesystem) and was recorded on the
 // volume the root is on now. A file on another filesystem than its root's
 // (a mount point below it), or below a root whose volume has no identity, is

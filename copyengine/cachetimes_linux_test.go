@@ -9,7 +9,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/internal/loopfs"
-	"github.com/fastcopy/fastcopy/verify"
+	"github.com/fastcopy/fastcopy/internal/treeverify"
 )
 
 // rewriteKeepingTimes overwrites the start of the file at p with data, in
@@ -161,7 +161,7 @@ func TestSourcePowerCutCacheEntry(t *testing.T) {
 		map[bool]string{true: "the rewrite's", false: "the old"}[string(got) == string(pattern(72, 1<<20))])
 
 	cached := verifyCached(t, db, src, dst)
-	plain, err := verify.CompareTrees(context.Background(), src, dst, verify.TreeOptions{})
+	plain, err := treeverify.CompareTrees(context.Background(), src, dst, treeverify.TreeOptions{})
 	noErr(t, err)
 	if cached.OK() != plain.OK() {
 		t.Errorf("verify with the cache says identical=%v (%d digests from it), reading the files says identical=%v: a cache entry vouches for bytes the source no longer holds",

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
@@ -14,7 +13,7 @@ import (
 // the first byte it concerns is written, so that what it cannot keep is
 // decided up front instead of failing file after file.
 type destCaps struct {
-	fsType  string // as hashcache.FSType names it ("vfat", "fuseblk", ...), "" when unknown
+	fsType  string // as fileio.FSType names it ("vfat", "fuseblk", ...), "" when unknown
 	maxFile int64  // the largest file it holds, 0 for no limit a file could reach
 	// noLinks: link(2) is refused, further names of a source inode are
 	// copied separately. Decided once (linksOnce), when the first source
@@ -36,7 +35,7 @@ type destCaps struct {
 // With write, hard links may be tried there later (hasLinks).
 func (e *engine) probeCaps(d *fileio.Dir, write bool) {
 	e.caps.seen = map[devIno]bool{}
-	if t, err := hashcache.FSType(e.dstRootPath); err == nil {
+	if t, err := fileio.FSType(e.dstRootPath); err == nil {
 		e.caps.fsType = t
 	}
 	e.caps.maxFile = maxFileSize(e.caps.fsType)
@@ -150,7 +149,7 @@ func (e *engine) noteNotKept() {
 func isACLErr(err error) bool { return strings.Contains(err.Error(), "system.posix_acl_") }
 
 // maxFileSize is the largest file a filesystem of type fsType (as
-// hashcache.FSType names it) holds, or 0 when it sets no limit a file
+// fileio.FSType names it) holds, or 0 when it sets no limit a file
 // could reach: FAT keeps a file's size in 32 bits.
 func maxFileSize(fsType string) int64 {
 	switch fsType {

@@ -14,8 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // exfatFS is an exFAT image on a loop device, mounted through FUSE
@@ -214,7 +215,7 @@ func renumbered(t *testing.T, db string, now map[string]uint64) int {
 func TestExfatFuseCache(t *testing.T) {
 	fs := mountExfat(t)
 
-	typ, err := hashcache.FSType(fs.dir)
+	typ, err := fileio.FSType(fs.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,6 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/namefold"
-	"github.com/fastcopy/fastcopy/hashcache"
 )
 
 // foldInfo is how a destination directory compares names.
@@ -125,7 +124,7 @@ func (e *engine) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	}
 	fc.known[i], fc.info[i] = true, info
 	if info.on() && fc.fsType == "" {
-		fc.fsType, _ = hashcache.FSType(dd.Path())
+		fc.fsType, _ = fileio.FSType(dd.Path())
 		if fc.fsType == "" {
 			fc.fsType = "unknown type"
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/internal/loopfs"
-	"github.com/fastcopy/fastcopy/verify"
+	"github.com/fastcopy/fastcopy/internal/treeverify"
 )
 
 // foldRun copies src into dst (which exists) and returns its summary and
@@ -70,11 +70,11 @@ func wantCollision(t *testing.T, run string, err error, fails map[string]error, 
 	}
 }
 
-// compare runs verify.CompareTrees from the device and returns its
+// compare runs treeverify.CompareTrees from the device and returns its
 // differences.
-func compare(t *testing.T, src, dst string) []verify.Diff {
+func compare(t *testing.T, src, dst string) []treeverify.Diff {
 	t.Helper()
-	r, err := verify.CompareTrees(context.Background(), src, dst, verify.TreeOptions{})
+	r, err := treeverify.CompareTrees(context.Background(), src, dst, treeverify.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestFoldCollisionsExfat(t *testing.T) {
 		var paths []string
 		for _, d := range diffs {
 			paths = append(paths, d.Path)
-			if d.Kind != verify.Missing || !strings.Contains(d.Detail, "one name") {
+			if d.Kind != treeverify.Missing || !strings.Contains(d.Detail, "one name") {
 				t.Errorf("%s: verify: %+v, want it missing as one name with another", run, d)
 			}
 		}
@@ -173,7 +173,7 @@ func TestFoldKeepsDestSpelling(t *testing.T) {
 			t.Errorf("%s: Photo.JPG holds %q, want the source photo.jpg's data", run, got)
 		}
 		diffs := compare(t, src, dst)
-		if len(diffs) != 1 || diffs[0].Path != "README" || diffs[0].Kind != verify.Missing {
+		if len(diffs) != 1 || diffs[0].Path != "README" || diffs[0].Kind != treeverify.Missing {
 			t.Errorf("%s: verify reports %+v, want README missing and nothing else", run, diffs)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // fuseMaxJobs is the most copy workers a run uses, unless --jobs says
@@ -35,7 +35,7 @@ func ChooseJobsFor(jobs int, src, dst string) (int, string) {
 func destFSType(dst string) string {
 	p := dst
 	for {
-		if t, err := hashcache.FSType(p); err == nil {
+		if t, err := fileio.FSType(p); err == nil {
 			return t
 		}
 		parent := filepath.Dir(p)

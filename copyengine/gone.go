@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
@@ -123,7 +122,7 @@ func (w *driveWatch) watch(side, path string, d *fileio.Dir) {
 			return
 		}
 	}
-	t, _ := hashcache.FSType(path)
+	t, _ := fileio.FSType(path)
 	w.roots = append(w.roots, watchedRoot{side: side, path: path, d: d, key: devIno{st.Dev, st.Ino}, fstype: t})
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/internal/treeverify"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -86,7 +87,7 @@ func TestManifestFromSource(t *testing.T) {
 	if sum.Copied < 2 {
 		t.Errorf("copied %d files; want at least the two rotted ones", sum.Copied)
 	}
-	rep, err := verify.CheckManifest(context.Background(), entries, dst, verify.TreeOptions{})
+	rep, err := treeverify.CheckManifest(context.Background(), entries, dst, treeverify.TreeOptions{})
 	noErr(t, err)
 	if !rep.OK() {
 		t.Errorf("DEST against the manifest: %+v", rep.Diffs)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/internal/loopfs"
-	"github.com/fastcopy/fastcopy/verify"
+	"github.com/fastcopy/fastcopy/internal/treeverify"
 )
 
 // removableFS is one row of the removable-drive matrix: a filesystem as a
@@ -389,13 +389,13 @@ func wantVerify(t *testing.T, stage, src, dst string, name func(string) string, 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := verify.CompareTrees(ctx, src, dst, verify.TreeOptions{DestName: name})
+	rep, err := treeverify.CompareTrees(ctx, src, dst, treeverify.TreeOptions{DestName: name})
 	if err != nil {
 		t.Fatalf("%s: verify: %v", stage, err)
 	}
 	var got []string
 	for _, d := range rep.Diffs {
-		if d.Kind != verify.Missing || !slices.Contains(missing, d.Path) {
+		if d.Kind != treeverify.Missing || !slices.Contains(missing, d.Path) {
 			t.Errorf("%s: verify: %s %q %s", stage, d.Kind, d.Path, d.Detail)
 		}
 		got = append(got, d.Path)

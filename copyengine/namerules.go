@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
-	"github.com/fastcopy/fastcopy/hashcache"
 )
 
 // destNames holds the name rules learned per destination filesystem
@@ -57,7 +56,7 @@ func (e *engine) nameRulesOf(d *fileio.Dir) *nameRules {
 // A dry run writes nothing, so it goes by the filesystem's type: FAT and
 // exFAT have Windows' rules, NTFS only where it was mounted so.
 func (e *engine) learnNameRules(d *fileio.Dir) *nameRules {
-	fs := hashcache.FSName(d.Path())
+	fs := fileio.FSName(d.Path())
 	byType := func() *nameRules {
 		switch fs {
 		case "FAT", "FAT32", "exFAT":

@@ -51,7 +51,7 @@ func (m *NamesMode) Set(s string) error {
 func (m *NamesMode) Type() string { return "mode" }
 
 // DestName returns the function that maps a source name to the name its
-// copy has in a destination written in mode m (for verify.TreeOptions), nil
+// copy has in a destination written in mode m (for treeverify.TreeOptions), nil
 // for strict, which keeps names.
 func (m NamesMode) DestName() func(string) string {
 	switch m {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/internal/loopfs"
-	"github.com/fastcopy/fastcopy/verify"
+	"github.com/fastcopy/fastcopy/internal/treeverify"
 )
 
 // windowsFS is a filesystem with Windows' name rules (or, for plain NTFS,
@@ -201,7 +201,7 @@ func TestWindowsNames(t *testing.T) {
 				t.Errorf("encode rerun: err %v, copied %d, skipped %d; want nil, 0, %d", err, sum.Copied, sum.Skipped, len(all))
 			}
 			// fastcopy verify --names=encode src enc
-			rep, err := verify.CompareTrees(context.Background(), src, enc, verify.TreeOptions{DestName: copyengine.NamesEncode.DestName()})
+			rep, err := treeverify.CompareTrees(context.Background(), src, enc, treeverify.TreeOptions{DestName: copyengine.NamesEncode.DestName()})
 			if err != nil || !rep.OK() || rep.Files != int64(len(all)) {
 				t.Errorf("verify --names=encode: err %v, %d files, differences %v", err, rep.Files, rep.Diffs)
 			}

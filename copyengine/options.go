@@ -10,7 +10,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
-	"github.com/fastcopy/fastcopy/verify"
+	"github.com/fastcopy/fastcopy/internal/pathjson"
 )
 
 // Reflink says when the data path may clone blocks instead of copying them.
@@ -205,7 +205,7 @@ func (f Failure) MarshalJSON() ([]byte, error) {
 	v := struct {
 		plain
 		PathBase64 []byte `json:"path_base64,omitempty"`
-	}{plain: plain(f), PathBase64: verify.PathBytes(f.Path)}
+	}{plain: plain(f), PathBase64: pathjson.Bytes(f.Path)}
 	return json.Marshal(v)
 }
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // Resuming, in process: a run is cancelled while it writes a large file

@@ -5,9 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
-	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // checkSpace refuses a run that cannot fit on the destination, before the
@@ -36,7 +35,7 @@ func (e *engine) checkSpace(p *plan) error {
 		return nil
 	}
 	maxFile := int64(0)
-	if t, err := hashcache.FSType(at); err == nil {
+	if t, err := fileio.FSType(at); err == nil {
 		maxFile = maxFileSize(t)
 	}
 	sz := &sizer{e: e, unit: sp.Block, maxFile: maxFile, inodes: map[devIno]bool{}, dirs: map[devIno]bool{}, sizes: map[int64]bool{}}

@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"github.com/fastcopy/fastcopy/hashcache"
-	"github.com/fastcopy/fastcopy/verify"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
+	"github.com/fastcopy/fastcopy/internal/treeverify"
 )
 
 // volKind is a filesystem the volume identity is measured on: how to make
@@ -356,11 +356,11 @@ func TestCacheTwoExfatVolumes(t *testing.T) {
 
 // verifyCached compares src and dst as `fastcopy verify` does with the
 // hash cache db.
-func verifyCached(t *testing.T, db, src, dst string) verify.Report {
+func verifyCached(t *testing.T, db, src, dst string) treeverify.Report {
 	t.Helper()
 	hc, err := hashcache.Open(db, hashcache.Options{ReadOnly: true})
 	noErr(t, err)
-	rep, err := verify.CompareTrees(context.Background(), src, dst, verify.TreeOptions{Known: copyengine.CacheKnown(hc, src, dst)})
+	rep, err := treeverify.CompareTrees(context.Background(), src, dst, treeverify.TreeOptions{Known: copyengine.CacheKnown(hc, src, dst)})
 	noErr(t, hc.Close())
 	noErr(t, err)
 	return rep

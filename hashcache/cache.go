@@ -96,8 +96,8 @@ func DefaultPath() (string, error) {
 // Open opens the cache at path, creating it and its directories (mode 0700)
 // if needed. It fails only when no cache can be had: another process holds
 // the lock past opt.LockTimeout (an error wrapping ErrLocked), or the file or
-// its directory cannot be created or opened at all. The caller then runs
-// without a cache.
+// its directory cannot be created or opened at all. fastcopy stops on the
+// first (exit status 5) and runs without a cache after the second.
 //
 // A file that is not a readable cache of this fastcopy (garbage, truncated,
 // not a bbolt database, a page that makes bbolt fail) is moved aside to
@@ -399,15 +399,13 @@ func removeCorrupt(path, keep string) {
 	}
 }
 
-// readAhead reads the file once, sequentially. bbolt maps its file with
-// MADV_RANDOM, so the first pass over a cold cache would fault its pages in
-// one by one. Measured on a VM with a virtio disk, cache dropped, Open plus a
-// lookup of every entry: 100k entries (16 MiB) 0.48 s without, 0.11 s with
-// (the read itself 15 ms); 1M entries (150 MiB) 5.6 s without, 1.2 s with
-// (0.14 s). posix_fadvise(WILLNEED) instead made it slower (0.57 s, 11 s),
-// and so did reading in the background while the lookups run (0.21 s,
-// 3.1 s). When the file is already in the page cache the read costs about
-// 0.45 ms per MiB, against 25-30 ms per MiB it saves when it is not.
+// readAhead reads the file once, sequentially, before the first lookup.
+// bbolt maps its file with MADV_RANDOM, so the first pass over a cold cache
+// would fault its pages in one by one. A plain read in the foreground was
+// measured against none, posix_fadvise(WILLNEED) and a read in the
+// background, and beat them all; docs/benchmarks.md ("Hash cache: one read
+// of the file at Open") gives the numbers; BenchmarkColdOpenLookup and
+// BenchmarkOpenWarm measure the read against none again.
 func readAhead(path string) {
 	f, err := os.Open(path)
 	if err != nil {

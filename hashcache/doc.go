@@ -2,13 +2,22 @@
 // and the stat fields it saw, so that a rerun can skip reading files that did
 // not change. It is the only package of fastcopy that uses bbolt.
 //
+// It makes no system calls of its own: what a filesystem is (fileio.FSType)
+// and which volume it is (fileio.IdentifyVolume) are probed by
+// internal/fileio; hashcache decides what to trust of each (PolicyFor,
+// Policy.Vouches) and digests a volume's identity into a Volume.
+//
 // # Contract
 //
 //   - One file, by default os.UserCacheDir()/fastcopy/hashes.db (DefaultPath),
 //     keyed by absolute path as raw bytes (not necessarily UTF-8). One process
 //     at a time may write it; Open waits Options.LockTimeout for another and
 //     then fails with an error wrapping ErrLocked (fileio.ErrLocked, the
-//     one sentinel for a lock another process holds).
+//     one sentinel for a lock another process holds). The caller decides
+//     what that means: fastcopy stops before it writes anything (exit
+//     status 5) and hints at --no-cache or another --cache; it is any other
+//     failure to open that fastcopy runs on without a cache from, with a
+//     warning.
 //   - The cache is an optimisation and never a source of truth: a missing,
 //     unreadable, truncated or foreign file is moved aside and replaced
 //     (Open warns, see ErrCorrupt); each value carries a check over its key
@@ -17,9 +26,9 @@
 //     the cache for the run.
 //   - Whether an entry may be used is decided by Entry.Valid, a pure function
 //     of the entry, the file's current stat and the filesystem's Policy
-//     (PolicyFor, FSType): the same volume (Identify; a volume without an
-//     identity has no valid entries), size and mtime at the filesystem's
-//     granularity, inode and ctime, and git's racy-timestamp rule, applied
+//     (PolicyFor, of the type fileio.FSType names): the same volume
+//     (Identify; a volume without an identity has no valid entries), size
+//     and mtime at the filesystem's granularity, inode and ctime, and git's racy-timestamp rule, applied
 //     to the mtime and to a coarse ctime. On a filesystem without a change
 //     time (Policy.Vouches: FAT, exFAT, NTFS, SMB, FUSE) no entry is valid.
 //     The engine should set Entry.HashedAt to the time it started reading.

@@ -7,7 +7,8 @@ import (
 )
 
 // ErrLocked is returned (wrapped) by Open and Clear when another process
-// holds the cache file's lock for longer than the lock timeout. It is
+// holds the cache file's lock for longer than the lock timeout; fastcopy
+// stops on it, before writing anything, with exit status 5. It is
 // fileio.ErrLocked, the one sentinel for a lock another process holds (a
 // destination's too: copyengine.ErrLocked).
 var ErrLocked = fileio.ErrLocked

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// PolicyFor returns the validity policy for a filesystem type name, as FSType
-// or /proc/self/mountinfo spell it.
+// PolicyFor returns the validity policy for a filesystem type name, as
+// fileio.FSType or /proc/self/mountinfo spell it.
 //
 //   - Local POSIX filesystems (ext2/3/4, xfs, btrfs, f2fs, zfs, bcachefs,
 //     tmpfs, ramfs, overlay) and virtiofs and nfs: inode and ctime checked,

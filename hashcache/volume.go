@@ -1,10 +1,9 @@
 package hashcache
 
 import (
-	"encoding/binary"
-	"fmt"
-
 	"github.com/zeebo/xxh3"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // Volume identifies a filesystem volume: a 64-bit digest of its UUID or
@@ -26,35 +25,24 @@ type VolumeInfo struct {
 	Why string
 }
 
+// Identify finds the identity of the volume holding the directory path:
+// what fileio.IdentifyVolume reads from the filesystem (see there for how,
+// filesystem by filesystem), digested into a Volume.
+func Identify(path string) (VolumeInfo, error) {
+	v, err := fileio.IdentifyVolume(path)
+	if err != nil {
+		return VolumeInfo{}, err
+	}
+	if v.ID == "" {
+		return VolumeInfo{Dev: v.Dev, Why: v.Why}, nil
+	}
+	return identified(v.Dev, v.ID), nil
+}
+
 func identified(dev uint64, id string) VolumeInfo {
 	v := Volume(xxh3.HashString(id))
 	if v == 0 {
 		v = 1
 	}
 	return VolumeInfo{Volume: v, Dev: dev, ID: id}
-}
-
-// bootSerial reads the volume serial number from the first sector of an
-// NTFS, exFAT or FAT volume, spelled as blkid spells the UUID of such a
-// volume ("0123456789ABCDEF" for NTFS, "0123-4567" for the others), so that
-// the serial read from the device and the name of its /dev/disk/by-uuid link
-// agree. It reports false for anything else.
-func bootSerial(b []byte) (string, bool) {
-	if len(b) < 512 {
-		return "", false
-	}
-	fat := func(v uint32) string { return fmt.Sprintf("%04X-%04X", v>>16, v&0xffff) }
-	switch {
-	case string(b[3:11]) == "NTFS    ":
-		return fmt.Sprintf("%016X", binary.LittleEndian.Uint64(b[0x48:])), true
-	case string(b[3:11]) == "EXFAT   ":
-		return fat(binary.LittleEndian.Uint32(b[0x64:])), true
-	case b[510] != 0x55 || b[511] != 0xAA:
-		return "", false
-	case string(b[0x52:0x5a]) == "FAT32   " && (b[0x42] == 0x29 || b[0x42] == 0x28):
-		return fat(binary.LittleEndian.Uint32(b[0x43:])), true
-	case (b[0x26] == 0x29 || b[0x26] == 0x28) && string(b[0x36:0x39]) == "FAT":
-		return fat(binary.LittleEndian.Uint32(b[0x27:])), true
-	}
-	return "", false
 }

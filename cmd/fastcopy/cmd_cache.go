@@ -10,7 +10,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/hashcache"
-	"github.com/fastcopy/fastcopy/verify"
+	"github.com/fastcopy/fastcopy/internal/pathjson"
 )
 
 // cacheExitHelp is the EXIT STATUS of the cache commands that open the
@@ -134,7 +134,7 @@ run, it reports 0 entries.
 				v := struct {
 					hashcache.Stats
 					PathBase64 []byte `json:"path_base64,omitempty"`
-				}{Stats: st, PathBase64: verify.PathBytes(st.Path)}
+				}{Stats: st, PathBase64: pathjson.Bytes(st.Path)}
 				enc := json.NewEncoder(out.stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(v)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/internal/treeverify"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -81,7 +82,7 @@ EXIT STATUS
 }
 
 func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string) error {
-	topt := verify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache, DestName: o.names.DestName()}
+	topt := treeverify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache, DestName: o.names.DestName()}
 	if o.jobs < 1 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
 	}
@@ -93,7 +94,7 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		return err
 	}
 	defer closeCache(out, hc)
-	var rep verify.Report
+	var rep treeverify.Report
 	var checked string
 	switch {
 	case o.manifest != "" && len(args) == 1:
@@ -108,11 +109,11 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 			return fmt.Errorf("reading manifest %q: %w", o.manifest, perr)
 		}
 		topt.Known = copyengine.CacheKnown(hc, checked)
-		rep, err = verify.CheckManifest(ctx, entries, checked, topt)
+		rep, err = treeverify.CheckManifest(ctx, entries, checked, topt)
 	case o.manifest == "" && len(args) == 2:
 		checked = args[1]
 		topt.Known = copyengine.CacheKnown(hc, args[0], args[1])
-		rep, err = verify.CompareTrees(ctx, args[0], args[1], topt)
+		rep, err = treeverify.CompareTrees(ctx, args[0], args[1], topt)
 	default:
 		return usageError{errors.New("verify takes SOURCE DEST, or --manifest FILE DIR (see 'fastcopy verify --help')")}
 	}
@@ -121,7 +122,7 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 	}
 	if o.json {
 		if rep.Diffs == nil {
-			rep.Diffs = []verify.Diff{}
+			rep.Diffs = []treeverify.Diff{}
 		}
 		enc := json.NewEncoder(out.stdout)
 		enc.SetIndent("", "  ")

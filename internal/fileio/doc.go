@@ -15,6 +15,12 @@
 //   - File offers the data-path primitives: FICLONE (clonefile on darwin),
 //     copy_file_range, SEEK_DATA/SEEK_HOLE, posix_fadvise and syncfs where
 //     the platform has them, each returning ErrUnsupported where it does not.
+//   - FSType, FSName and IdentifyVolume probe the filesystem under a path:
+//     its type (statfs, /proc/self/mountinfo), the name people call it by
+//     (a boot sector), and what identifies its volume (f_fsid, ioctls, a
+//     boot sector's serial, /dev/disk/by-uuid). What to trust of each is
+//     hashcache's policy, not theirs. They return "" (no identity) where
+//     the platform has no way to tell yet.
 //
 // Platform code sits in files named by suffix: _unix.go for what all Unix
 // systems share, _linux.go, _darwin.go and _freebsd.go for what each has of

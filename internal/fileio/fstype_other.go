@@ -1,7 +1,8 @@
 //go:build !linux
 
-package hashcache
+package fileio
 
 // FSType returns "" on this platform: no filesystem detection yet, so
-// PolicyFor gives the conservative policy for an unknown filesystem.
+// hashcache.PolicyFor gives the conservative policy for an unknown
+// filesystem.
 func FSType(path string) (string, error) { return "", nil }

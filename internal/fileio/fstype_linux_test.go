@@ -1,4 +1,4 @@
-package hashcache
+package fileio
 
 import (
 	"strings"
@@ -65,7 +65,7 @@ func TestFSType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("FSType(%q) = %q, policy %+v", dir, ft, PolicyFor(ft))
+	t.Logf("FSType(%q) = %q", dir, ft)
 	if ft == "" {
 		t.Errorf("FSType of the test directory is unknown")
 	}

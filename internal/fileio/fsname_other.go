@@ -1,6 +1,6 @@
 //go:build !linux
 
-package hashcache
+package fileio
 
 // FSName returns "" on this platform: no filesystem detection yet.
 func FSName(path string) string { return "" }

@@ -1,4 +1,4 @@
-package hashcache
+package fileio
 
 import (
 	"encoding/binary"

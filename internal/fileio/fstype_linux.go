@@ -1,4 +1,4 @@
-package hashcache
+package fileio
 
 import (
 	"bufio"
@@ -31,10 +31,8 @@ var fsMagic = map[uint32]string{
 	0xFE534D42: "smb3",
 }
 
-const fuseMagic = 0x65735546
-
 // FSType returns the type of the filesystem holding path, with the names
-// PolicyFor knows ("ext4", "xfs", "vfat", "fuseblk", "fuse.sshfs", ...), or ""
+// hashcache.PolicyFor knows ("ext4", "xfs", "vfat", "fuseblk", "fuse.sshfs", ...), or ""
 // when it is none of them. For FUSE (and virtiofs, which shares FUSE's magic
 // number) the name comes from /proc/self/mountinfo, which carries the
 // subtype.
@@ -44,7 +42,7 @@ func FSType(path string) (string, error) {
 		return "", &os.PathError{Op: "statfs", Path: path, Err: err}
 	}
 	magic := uint32(sfs.Type)
-	if magic != fuseMagic {
+	if magic != fuseSuperMagic {
 		return fsMagic[magic], nil
 	}
 	var st syscall.Stat_t

@@ -1,4 +1,4 @@
-package hashcache
+package fileio
 
 import (
 	"encoding/hex"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Magic numbers of the filesystems Identify treats apart (linux/magic.h).
+// Magic numbers of the filesystems IdentifyVolume treats apart (linux/magic.h).
 const (
 	magicExt4  = 0xEF53
 	magicXFS   = 0x58465342
@@ -33,8 +33,8 @@ var (
 	fatIocGetVolumeID = ior('r', 0x13, 4)  // FAT_IOCTL_GET_VOLUME_ID (Linux 4.4)
 )
 
-// Identify finds the identity of the volume holding the directory path,
-// measured on Linux 6.18 with loop-mounted images (two volumes of each type
+// IdentifyVolume finds what identifies the volume holding the directory
+// path, measured on Linux 6.18 with loop-mounted images (two volumes of each type
 // mounted in turn at one mount point, and one volume mounted again from
 // another loop device):
 //
@@ -58,24 +58,24 @@ var (
 //
 // Two volumes that are block-for-block copies (dd) share an identity, as
 // they share their UUID.
-func Identify(path string) (VolumeInfo, error) {
+func IdentifyVolume(path string) (VolumeID, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return VolumeInfo{}, &os.PathError{Op: "open", Path: path, Err: err}
+		return VolumeID{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return VolumeInfo{}, &os.PathError{Op: "fstat", Path: path, Err: err}
+		return VolumeID{}, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	var sfs unix.Statfs_t
 	if err := unix.Fstatfs(fd, &sfs); err != nil {
-		return VolumeInfo{}, &os.PathError{Op: "statfs", Path: path, Err: err}
+		return VolumeID{}, &os.PathError{Op: "statfs", Path: path, Err: err}
 	}
 	dev := uint64(st.Dev)
 	magic := uint32(sfs.Type)
 	fsid := uint64(uint32(sfs.Fsid.Val[0]))<<32 | uint64(uint32(sfs.Fsid.Val[1]))
-	id := func(kind, v string) VolumeInfo { return identified(dev, fmt.Sprintf("%s:%x:%s", kind, magic, v)) }
+	id := func(kind, v string) VolumeID { return VolumeID{Dev: dev, ID: fmt.Sprintf("%s:%x:%s", kind, magic, v)} }
 	switch magic {
 	case magicExt4, magicBtrfs:
 		if fsid != 0 {
@@ -96,7 +96,7 @@ func Identify(path string) (VolumeInfo, error) {
 	// itself (before Linux 6.8) hands it to the FUSE daemon, which may
 	// answer anything.
 	var u [17]byte // struct fsuuid2: a length, then up to 16 bytes
-	if magic != fuseMagic && ioctlPtr(fd, fsIocGetFSUUID, unsafe.Pointer(&u[0])) == nil && u[0] > 0 && u[0] <= 16 && !allZero(u[1:1+u[0]]) {
+	if magic != fuseSuperMagic && ioctlPtr(fd, fsIocGetFSUUID, unsafe.Pointer(&u[0])) == nil && u[0] > 0 && u[0] <= 16 && !allZero(u[1:1+u[0]]) {
 		return id("uuid", hex.EncodeToString(u[1:1+u[0]])), nil
 	}
 	fsType, source := "", ""
@@ -106,17 +106,17 @@ func Identify(path string) (VolumeInfo, error) {
 	}
 	switch {
 	case magic == magicVfat || magic == magicExfat || magic == magicNTFS || magic == magicNTFS3 ||
-		magic == fuseMagic && fsType == "fuseblk":
+		magic == fuseSuperMagic && fsType == "fuseblk":
 		if s, ok := deviceSerial(source, dev); ok {
 			return id("serial", s), nil
 		}
-		return VolumeInfo{Dev: dev, Why: fmt.Sprintf("the serial number of the volume on %q could not be read", source)}, nil
+		return VolumeID{Dev: dev, Why: fmt.Sprintf("the serial number of the volume on %q could not be read", source)}, nil
 	case magic == magicTmpfs && fsid != 0:
 		return id("fsid", fmt.Sprintf("%016x", fsid)), nil
-	case magic == fuseMagic:
-		return VolumeInfo{Dev: dev, Why: "a FUSE filesystem without a block device has no volume identity"}, nil
+	case magic == fuseSuperMagic:
+		return VolumeID{Dev: dev, Why: "a FUSE filesystem without a block device has no volume identity"}, nil
 	}
-	return VolumeInfo{Dev: dev, Why: fmt.Sprintf("no volume identity known for filesystem type %#x", magic)}, nil
+	return VolumeID{Dev: dev, Why: fmt.Sprintf("no volume identity known for filesystem type %#x", magic)}, nil
 }
 
 func ioctlPtr(fd int, req uintptr, p unsafe.Pointer) error {

@@ -1,4 +1,4 @@
-package hashcache
+package fileio
 
 // bootKind names the filesystem whose first sector is b, as people call it:
 // "exFAT", "NTFS", "FAT32", "FAT"; "" for anything else.

@@ -1,4 +1,4 @@
-package verify
+package treeverify
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/pathjson"
+	"github.com/fastcopy/fastcopy/verify"
 )
 
 // Difference kinds reported by CompareTrees and CheckManifest.
@@ -39,18 +40,8 @@ func (d Diff) MarshalJSON() ([]byte, error) {
 	v := struct {
 		plain
 		PathBase64 []byte `json:"path_base64,omitempty"`
-	}{plain: plain(d), PathBase64: PathBytes(d.Path)}
+	}{plain: plain(d), PathBase64: pathjson.Bytes(d.Path)}
 	return json.Marshal(v)
-}
-
-// PathBytes is what a JSON report gives as "path_base64" beside a path: its
-// exact bytes when it is not valid UTF-8 (a JSON string then shows U+FFFD
-// in its place), nil otherwise, so that the field is left out.
-func PathBytes(path string) []byte {
-	if utf8.ValidString(path) {
-		return nil
-	}
-	return []byte(path)
 }
 
 // Report is the outcome of a comparison.
@@ -74,7 +65,7 @@ type TreeOptions struct {
 	FromCache bool
 	// Known, when set, may supply the digest of a file (by absolute path
 	// and its current stat) without reading it: a hash cache's valid entry.
-	Known func(path string, st *fileio.Stat) (Sum, bool)
+	Known func(path string, st *fileio.Stat) (verify.Sum, bool)
 	// DestName, when set, maps a source name (one path element) to the
 	// name its copy has in the destination (a copy made with names
 	// encoded); CompareTrees then compares each source entry with the
@@ -140,7 +131,7 @@ func walkDir(d *fileio.Dir, rel string, out map[string]treeEntry) error {
 // hashAt hashes the regular file rel below root, without following symlinks.
 // With known set and vouching for the file as it is, nothing is read and
 // cached reports true.
-func hashAt(root *fileio.Dir, rel string, dropCache bool, buf []byte, known func(string, *fileio.Stat) (Sum, bool)) (_ Sum, _ int64, cached bool, _ error) {
+func hashAt(root *fileio.Dir, rel string, dropCache bool, buf []byte, known func(string, *fileio.Stat) (verify.Sum, bool)) (_ verify.Sum, _ int64, cached bool, _ error) {
 	sum, n, err := hashAtRead(root, rel, dropCache, buf, known)
 	if err == errKnown {
 		return sum, n, true, nil
@@ -150,27 +141,27 @@ func hashAt(root *fileio.Dir, rel string, dropCache bool, buf []byte, known func
 
 var errKnown = fmt.Errorf("known")
 
-func hashAtRead(root *fileio.Dir, rel string, dropCache bool, buf []byte, known func(string, *fileio.Stat) (Sum, bool)) (Sum, int64, error) {
+func hashAtRead(root *fileio.Dir, rel string, dropCache bool, buf []byte, known func(string, *fileio.Stat) (verify.Sum, bool)) (verify.Sum, int64, error) {
 	dir, name := "", rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		dir, name = rel[:i], rel[i+1:]
 	}
 	d, err := root.OpenBeneath(dir)
 	if err != nil {
-		return Sum{}, 0, err
+		return verify.Sum{}, 0, err
 	}
 	defer d.Close()
 	f, err := d.Open(name, false)
 	if err != nil {
-		return Sum{}, 0, err
+		return verify.Sum{}, 0, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return Sum{}, 0, err
+		return verify.Sum{}, 0, err
 	}
 	if !st.IsRegular() {
-		return Sum{}, 0, fmt.Errorf("%q is not a regular file", rel)
+		return verify.Sum{}, 0, fmt.Errorf("%q is not a regular file", rel)
 	}
 	if known != nil {
 		if s, ok := known(filepath.Join(root.Path(), filepath.FromSlash(rel)), &st); ok {
@@ -180,14 +171,14 @@ func hashAtRead(root *fileio.Dir, rel string, dropCache bool, buf []byte, known 
 	if dropCache {
 		_ = f.DropCache()
 	}
-	return HashFile(f, st.Size, st.Sparse(), buf)
+	return verify.HashFile(f, st.Size, st.Sparse(), buf)
 }
 
 // hashJob is one file to hash on one or both sides.
 type hashJob struct {
 	rel    string
-	dstRel string // the destination's spelling of rel, when it differs ("" when not)
-	want   *Sum   // from a manifest; nil when the source is hashed too
+	dstRel string      // the destination's spelling of rel, when it differs ("" when not)
+	want   *verify.Sum // from a manifest; nil when the source is hashed too
 }
 
 // CompareTrees compares the trees src and dst by content: every regular file
@@ -252,7 +243,7 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 // CheckManifest checks the files below dir against a manifest: each listed
 // file must exist and have the listed digest. Files below dir that the
 // manifest does not list are counted in Extra but do not fail the check.
-func CheckManifest(ctx context.Context, entries []ManifestEntry, dir string, opt TreeOptions) (Report, error) {
+func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir string, opt TreeOptions) (Report, error) {
 	de, err := walkTree(dir)
 	if err != nil {
 		return Report{}, err
@@ -302,7 +293,7 @@ func hashAll(ctx context.Context, src, dst *fileio.Dir, jobs []hashJob, opt Tree
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, BufSize)
+			buf := make([]byte, verify.BufSize)
 			for j := range ch {
 				d := compareOne(src, dst, j, opt, buf)
 				mu.Lock()
@@ -339,7 +330,7 @@ type sizedDiff struct {
 }
 
 func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) sizedDiff {
-	var want Sum
+	var want verify.Sum
 	var known int64
 	if j.want != nil {
 		want = *j.want
@@ -365,7 +356,7 @@ func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) si
 		known++
 	}
 	if got != want {
-		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Differ, Detail: fmt.Sprintf("xxh128 %s expected, %s found", Hex(want), Hex(got))}, size: n, known: known}
+		return sizedDiff{Diff: Diff{Path: j.rel, Kind: Differ, Detail: fmt.Sprintf("xxh128 %s expected, %s found", verify.Hex(want), verify.Hex(got))}, size: n, known: known}
 	}
 	return sizedDiff{size: n, known: known}
 }
@@ -377,7 +368,7 @@ func sortDiffs(r *Report) {
 // HashFiles hashes the regular files rels below root (from the page cache:
 // they were just checked or are trusted) and returns them as manifest
 // entries. Files that cannot be read are returned as Diffs of kind Failed.
-func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions) ([]ManifestEntry, []Diff, error) {
+func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions) ([]verify.ManifestEntry, []Diff, error) {
 	d, err := fileio.OpenDir(root)
 	if err != nil {
 		return nil, nil, err
@@ -387,7 +378,7 @@ func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions)
 	if n <= 0 {
 		n = 4
 	}
-	out := make([]ManifestEntry, len(rels))
+	out := make([]verify.ManifestEntry, len(rels))
 	var diffs []Diff
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -396,7 +387,7 @@ func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, BufSize)
+			buf := make([]byte, verify.BufSize)
 			for i := range ch {
 				s, _, _, err := hashAt(d, rels[i], !opt.FromCache, buf, nil)
 				if err != nil {
@@ -405,7 +396,7 @@ func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions)
 					mu.Unlock()
 					continue
 				}
-				out[i] = ManifestEntry{Sum: s, Path: rels[i]}
+				out[i] = verify.ManifestEntry{Sum: s, Path: rels[i]}
 			}
 		}()
 	}

@@ -1,0 +1,163 @@
+//go:build windows
+
+package fileio
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// chown accepts only "leave unchanged" (-1, -1): Windows files have owner
+// SIDs, not numeric ids, and fastcopy does not copy them.
+func chown(uid, gid int) error {
+	if uid == -1 && gid == -1 {
+		return nil
+	}
+	return fmt.Errorf("setting a numeric owner on windows: %w", ErrUnsupported)
+}
+
+// Lchown would set the owner of name; see chown.
+func (d *Dir) Lchown(name string, uid, gid int) error {
+	return pathErr("chown", d.join(name), chown(uid, gid))
+}
+
+// Chmod sets the read-only attribute of name from the owner's write bit of
+// mode, as os.Chmod does; that is all of a mode Windows keeps.
+func (d *Dir) Chmod(name string, mode uint32) error {
+	return osErr("chmod", d.join(name), os.Chmod(d.sys(name), FileMode(mode)))
+}
+
+// Lutimes sets the access and modification times of name, in nanoseconds
+// (kept to 100ns), without following a symlink or junction.
+func (d *Dir) Lutimes(name string, atime, mtime int64) error {
+	h, err := createFile(d.sys(name), windows.FILE_WRITE_ATTRIBUTES, windows.OPEN_EXISTING,
+		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT)
+	if err == nil {
+		err = setTimes(h, atime, mtime)
+		windows.CloseHandle(h)
+	}
+	return pathErr("utimes", d.join(name), err)
+}
+
+func setTimes(h windows.Handle, atime, mtime int64) error {
+	a, m := windows.NsecToFiletime(atime), windows.NsecToFiletime(mtime)
+	return windows.SetFileTime(h, nil, &a, &m)
+}
+
+// AsFile returns a File for the metadata calls shared with files (Chmod,
+// SetTimes, Stat). It has no handle of its own: its methods open the
+// directory by path. Closing it does nothing.
+func (d *Dir) AsFile() *File { return &File{path: d.path, abs: d.abs} }
+
+// withAttrHandle runs fn on a handle that may set f's attributes and times:
+// f's own when f was opened for writing, else a new one (Windows grants
+// FILE_WRITE_ATTRIBUTES on a read-only file too).
+func (f *File) withAttrHandle(fn func(windows.Handle) error) error {
+	if f.writable {
+		return fn(f.handle())
+	}
+	h, err := f.reopen(windows.FILE_READ_ATTRIBUTES | windows.FILE_WRITE_ATTRIBUTES)
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(h)
+	return fn(h)
+}
+
+func getAttrs(h windows.Handle) (uint32, error) {
+	var fi windows.ByHandleFileInformation
+	err := windows.GetFileInformationByHandle(h, &fi)
+	return fi.FileAttributes, err
+}
+
+// setAttrs sets the attributes of h, leaving its times alone (zero times
+// in FILE_BASIC_INFO mean "unchanged", and so would zero attributes).
+func setAttrs(h windows.Handle, attrs uint32) error {
+	if attrs == 0 {
+		attrs = windows.FILE_ATTRIBUTE_NORMAL
+	}
+	bi := fileBasicInfo{FileAttributes: attrs}
+	return windows.SetFileInformationByHandle(h, windows.FileBasicInfo, (*byte)(unsafe.Pointer(&bi)), uint32(unsafe.Sizeof(bi)))
+}
+
+// Chmod sets the file's read-only attribute from the owner's write bit of
+// mode, as os.File.Chmod does; that is all of a mode Windows keeps.
+func (f *File) Chmod(mode uint32) error {
+	if err := inject(OpChmod, f.path); err != nil {
+		return pathErr("chmod", f.path, err)
+	}
+	return pathErr("chmod", f.path, f.withAttrHandle(func(h windows.Handle) error {
+		attrs, err := getAttrs(h)
+		if err != nil {
+			return err
+		}
+		want := attrs &^ windows.FILE_ATTRIBUTE_READONLY
+		if mode&0o200 == 0 {
+			want |= windows.FILE_ATTRIBUTE_READONLY
+		}
+		if want == attrs {
+			return nil
+		}
+		return setAttrs(h, want)
+	}))
+}
+
+// Chown would set the file's owner and group; see chown.
+func (f *File) Chown(uid, gid int) error {
+	if err := inject(OpChown, f.path); err != nil {
+		return pathErr("chown", f.path, err)
+	}
+	return pathErr("chown", f.path, chown(uid, gid))
+}
+
+// SetTimes sets the access and modification times, in nanoseconds (kept to
+// 100ns).
+func (f *File) SetTimes(atime, mtime int64) error {
+	return pathErr("utimes", f.path, f.withAttrHandle(func(h windows.Handle) error {
+		return setTimes(h, atime, mtime)
+	}))
+}
+
+// SetTimesAs sets the times of f, open as name in d; see SetTimes.
+func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
+	return f.SetTimes(atime, mtime)
+}
+
+// CopyXattrs returns an error that IsFallback accepts: NTFS extended
+// attributes and alternate data streams are not copied.
+func CopyXattrs(src, dst *File, all bool) error {
+	return pathErr("listxattr", src.path, ErrUnsupported)
+}
+
+// CopyXattrsAt returns an error that IsFallback accepts; see CopyXattrs.
+func CopyXattrsAt(src *Dir, srcName string, dst *Dir, dstName string, follow, all bool) error {
+	return pathErr("listxattr", src.join(srcName), ErrUnsupported)
+}
+
+// Xattrs reports no extended attributes on Windows, where none are copied.
+func Xattrs(f *File) (map[string][]byte, error) { return nil, nil }
+
+// IsNoAttr reports whether err says an extended attribute does not exist;
+// no call here looks one up, so it is always false.
+func IsNoAttr(err error) bool { return false }
+
+// Inherit reports that what a new file gets cannot be told here: the
+// caller sets every attribute itself.
+func (d *Dir) Inherit() Inherited { return Inherited{} }
+
+// Umask reports that there is no umask here.
+func Umask() (uint32, bool) { return 0, false }
+
+// Geteuid returns -1, as os.Geteuid does on Windows: there are no numeric
+// user ids, and the engine must not take the process for root (uid 0),
+// which would make it set owners.
+func Geteuid() int { return -1 }
+
+// Getegid returns -1, as os.Getegid does on Windows.
+func Getegid() int { return -1 }
+
+// Groups returns nil: Windows has no numeric groups.
+func Groups() []uint32 { return nil }
