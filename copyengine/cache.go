@@ -379,7 +379,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		hits++
 	} else {
 		started := time.Now()
-		sum, err := e.hashSource(c.src.d, en, buf)
+		sum, err := e.dedupe.hashSource(c.src.d, en, buf)
 		if err != nil {
 			return false // copied, which reports a real error
 		}

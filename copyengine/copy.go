@@ -25,28 +25,38 @@ func (e *engine) sendChunk(src, dst *handle, st *stage, entries []entry) {
 		c.dst = dst.retain()
 	}
 	select {
-	case e.chunks <- c:
+	case e.copier.in <- c:
 	case <-e.ctx.Done():
 		c.src.release()
 		c.dst.release()
 	}
 }
 
-func (e *engine) worker() {
+// copier is the stage that copies: its workers take the chunks the walker
+// sends, write each entry (a regular file under its temporary name, see
+// fileCopy), and hand the written files to the committer.
+type copier struct {
+	e  *engine
+	in chan *chunk
+}
+
+// worker copies the chunks it takes until the channel is closed.
+func (cp *copier) worker() {
+	e := cp.e
 	bp := e.buf()
 	defer e.putBuf(bp)
-	for c := range e.chunks {
+	for c := range cp.in {
 		ahead := 0
 		for i := range c.entries {
 			if e.ctx.Err() != nil || e.halted() {
 				break
 			}
-			ahead = e.prefetch(c, i, ahead)
-			e.copyEntry(c, &c.entries[i], *bp)
-			e.closeSrc(&c.entries[i])
+			ahead = cp.prefetch(c, i, ahead)
+			cp.copyEntry(c, &c.entries[i], *bp)
+			cp.closeSrc(&c.entries[i])
 		}
 		for i := range c.entries[:ahead] { // left by a cancel
-			e.closeSrc(&c.entries[i])
+			cp.closeSrc(&c.entries[i])
 		}
 		c.src.release()
 		c.dst.release()
@@ -95,7 +105,8 @@ func (b *aheadBudget) give() { b.n.Add(-1) }
 // this way a worker's next files are in flight while it copies the current
 // one (20,000 files of 4 KiB with cold caches: about half the time). A
 // warm file costs one fadvise call. It returns the new ahead.
-func (e *engine) prefetch(c *chunk, i, ahead int) int {
+func (cp *copier) prefetch(c *chunk, i, ahead int) int {
+	e := cp.e
 	if e.opt.DryRun || !fileio.CanPrefetch {
 		return ahead
 	}
@@ -104,7 +115,7 @@ func (e *engine) prefetch(c *chunk, i, ahead int) int {
 		if !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
 			continue
 		}
-		if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && e.mayClone(&en.st) {
+		if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && cp.mayClone(&en.st) {
 			continue // a clone that needs no digest reads no data
 		}
 		if !e.ahead.take() {
@@ -122,7 +133,8 @@ func (e *engine) prefetch(c *chunk, i, ahead int) int {
 }
 
 // openSrc returns en's source, opened ahead (the entry gives it up) or now.
-func (e *engine) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
+func (cp *copier) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
+	e := cp.e
 	if f := en.src; f != nil {
 		en.src = nil
 		e.ahead.give()
@@ -132,7 +144,8 @@ func (e *engine) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
 }
 
 // closeSrc closes a source opened ahead that the copy did not take.
-func (e *engine) closeSrc(en *entry) {
+func (cp *copier) closeSrc(en *entry) {
+	e := cp.e
 	if en.src != nil {
 		en.src.Close()
 		en.src = nil
@@ -140,7 +153,8 @@ func (e *engine) closeSrc(en *entry) {
 	}
 }
 
-func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
+func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
+	e := cp.e
 	rel := joinRel(c.dstRel(), en.dstName)
 	if e.opt.DryRun {
 		e.count(func(s *Summary) {
@@ -177,33 +191,33 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 		}
 		if en.check && e.checkEntry(c, en, rel, buf) {
 			if en.resume {
-				e.removeKept(c.dst, en.tempName()) // equal after all: a leftover
+				cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
 			}
 			return
 		}
 		size := en.st.Size
 		var pre *preread
 		var w dedupWrite
-		if e.ix != nil && size > 0 {
+		if e.dedupe.ix != nil && size > 0 {
 			var handled bool
-			if handled, w, pre = e.beginDedup(c, en, rel, buf); handled {
+			if handled, w, pre = e.dedupe.beginDedup(c, en, rel, buf); handled {
 				return
 			}
 		}
-		p, err = e.copyRegular(c, en, rel, buf, pre)
+		p, err = cp.copyRegular(c, en, rel, buf, pre)
 		if w.owed() {
-			e.endDedup(p, size, w)
+			e.dedupe.endDedup(p, size, w)
 		}
 		if err == nil {
 			e.drives.placed() // written whole: both drives answer
 			p.stage = c.stage
 			if p.resumed > 0 {
-				e.resumedEvent(rel, p.resumed)
+				cp.resumedEvent(rel, p.resumed)
 			}
 			select {
-			case e.pending <- p:
+			case e.commit.in <- p:
 			case <-e.ctx.Done():
-				e.discard(p)
+				e.commit.discard(p)
 			}
 			return
 		}
@@ -211,26 +225,26 @@ func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
 			close(en.group.done)
 		}
 		if c.stage != nil {
-			e.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
+			e.staged.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
 		}
 	case en.st.IsSymlink():
 		var made error
-		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+		err = cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
 			made = c.dst.d.Symlink(en.target, tmp)
 			return made
 		})
 		if err == nil {
-			e.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
+			e.staged.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
 		} else if made != nil && e.cannotKeep(lostSymlinks, made) {
 			e.done(ActNotKept, rel, 0, func(s *Summary) {})
 			return
 		}
 	default:
-		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+		err = cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
 			return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 		})
 		if err == nil {
-			e.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
+			e.staged.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
 		} else if fileio.IsPermission(err) && !e.root {
 			err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
 		}
@@ -270,7 +284,8 @@ func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
 // no other name, while a hard link to something outside the destination
 // has two or more. After the rename the final name must lead to the held
 // object, still with one link, or the entry fails.
-func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
+func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
+	e := cp.e
 	tmp := en.tempName()
 	e.clearLeftover(dd, tmp)
 	if err := create(tmp); err != nil {
@@ -334,21 +349,22 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 // copyRegular writes a regular file's data and metadata under its temporary
 // name and returns it for the committer. A source that changes while it is
 // read is tried once more, then fails with ErrSourceChanged.
-func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *preread) (*pending, error) {
+func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *preread) (*pending, error) {
+	e := cp.e
 	tmp := en.tempName()
 	if c.stage != nil {
 		tmp = en.dstName // the whole directory is out of sight
 	}
 	reads := 0 // read errors so far (see retry.go)
 	for attempt := 0; ; attempt++ {
-		p, err := e.writeTemp(c.src.d, c.dst.d, en, tmp, buf, pre)
+		p, err := cp.writeTemp(c.src.d, c.dst.d, en, tmp, buf, pre)
 		pre = nil // a second attempt reads afresh
 		if err != nil && sourceReadError(err, c.src.d, en.name) {
 			reads++
-			if reads > e.retries() || e.judgeDrives(rel, err, false) || !e.retryWait(reads) {
+			if reads > cp.retries() || e.judgeDrives(rel, err, false) || !cp.retryWait(reads) {
 				return nil, readFailed(err, reads)
 			}
-			e.retried(rel, err, reads, e.retries())
+			cp.retried(rel, err, reads, cp.retries())
 			attempt--
 			continue
 		}
@@ -368,7 +384,7 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 		case <-e.ctx.Done():
 			return nil, e.ctx.Err()
 		}
-		st, serr := e.restat(c.src.d, en.name)
+		st, serr := cp.restat(c.src.d, en.name)
 		if serr != nil {
 			return nil, serr
 		}
@@ -381,7 +397,8 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 	}
 }
 
-func (e *engine) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
+func (cp *copier) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
+	e := cp.e
 	if e.opt.Dereference {
 		return sd.StatFollow(name)
 	}
@@ -394,21 +411,22 @@ func (e *engine) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
 // With pre, the source was already opened and read for its digest (a file
 // whose size collides with another's): its descriptor is used, and a file
 // that fit in buf is written from there, so its bytes are read once.
-func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte, pre *preread) (_ *pending, err error) {
+func (cp *copier) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte, pre *preread) (_ *pending, err error) {
+	e := cp.e
 	var src *fileio.File
 	if pre != nil {
 		src = pre.f
-	} else if err = e.awaitSettled(&en.st, en.srcRes); err != nil {
+	} else if err = cp.awaitSettled(&en.st, en.srcRes); err != nil {
 		return nil, err
-	} else if src, err = e.openSrc(sd, en); err != nil {
+	} else if src, err = cp.openSrc(sd, en); err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	perm, b := e.createMode(dd, &en.st)
 	var dst *fileio.File
 	var rs *resumer
-	if en.resume && e.resumable(&en.st) {
-		if rs = e.openResume(dd, tmp, &en.st); rs != nil {
+	if en.resume && cp.resumable(&en.st) {
+		if rs = cp.openResume(dd, tmp, &en.st); rs != nil {
 			dst, b = rs.f, born{} // its owner and mode are set afresh
 		}
 	}
@@ -433,7 +451,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 		if !kept {
 			dst.Close()
 		}
-		if err != nil && !e.keepsTemp(en, tmp) {
+		if err != nil && !cp.keepsTemp(en, tmp) {
 			_ = dd.Remove(tmp)
 		}
 	}()
@@ -441,14 +459,14 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	if err != nil {
 		return nil, err
 	}
-	sc := e.newStreamCheck(dd, tmp, dst, &en.st)
+	sc := cp.newStreamCheck(dd, tmp, dst, &en.st)
 	defer sc.close()
 	started := time.Now()
 	var act Action
 	var sum verify.Sum
 	var n int64
 	hashed := true
-	if pre != nil && pre.whole && !e.mayClone(&en.st) {
+	if pre != nil && pre.whole && !cp.mayClone(&en.st) {
 		// Read (and counted), hashed and found stable already: write what
 		// is in buf.
 		act, sum, n, started = ActCopy, pre.sum, pre.n, pre.started
@@ -456,7 +474,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 			return nil, err
 		}
 	} else {
-		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf, sc, rs); err != nil {
+		if act, sum, n, hashed, err = cp.copyData(src, dst, &en.st, buf, sc, rs); err != nil {
 			return nil, err
 		}
 		if hashed {
@@ -477,7 +495,7 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 	if act == ActCopy && hashed && sc.finish(n, sum) && sc.readInode(&made) {
 		p.checked, p.readAt = true, sc.began
 	} else if act == ActCopy && hashed && sc == nil && e.opt.Verify == VerifyCache {
-		e.checkCached(dst, p, en.st.Sparse(), buf)
+		cp.checkCached(dst, p, en.st.Sparse(), buf)
 	}
 	if err := e.applyMeta(dst, src, &en.st, b, &made); err != nil {
 		return nil, err
@@ -514,7 +532,8 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 // file. A file that reads back different is left unchecked: the committer
 // reads it again after the flush and, if it still differs, copies it once
 // more (commitOne).
-func (e *engine) checkCached(dst *fileio.File, p *pending, sparse bool, buf []byte) {
+func (cp *copier) checkCached(dst *fileio.File, p *pending, sparse bool, buf []byte) {
+	e := cp.e
 	began := time.Now()
 	got, n, err := verify.Stream(dst, p.size, sparse, buf, e.ctxSink)
 	if err != nil || n != p.size || got != p.sum {
@@ -577,7 +596,8 @@ func settling(st *fileio.Stat, started time.Time, res int64) bool {
 
 // awaitSettled waits, before a source with stat st is read, until a read
 // begun then can be trusted (see settleWindow).
-func (e *engine) awaitSettled(st *fileio.Stat, res int64) error {
+func (cp *copier) awaitSettled(st *fileio.Stat, res int64) error {
+	e := cp.e
 	now := time.Now().UnixNano()
 	wait := time.Duration(settledAt(st, res, now) - now)
 	if wait <= 0 {
@@ -594,7 +614,8 @@ func (e *engine) awaitSettled(st *fileio.Stat, res int64) error {
 }
 
 // mayClone reports whether the data path would try a clone for st.
-func (e *engine) mayClone(st *fileio.Stat) bool {
+func (cp *copier) mayClone(st *fileio.Stat) bool {
+	e := cp.e
 	if st.Size == 0 || e.opt.Reflink == ReflinkNever || st.Dev != e.dstDev {
 		return false
 	}
@@ -616,7 +637,8 @@ func changed(before, after *fileio.Stat) bool {
 // with the digest computed as the data streams (and, for a large file, its
 // flush and read-back started as it is written: see streamCheck). It
 // returns the action, the source digest and the length.
-func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc *streamCheck, rs *resumer) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
+func (cp *copier) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc *streamCheck, rs *resumer) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
+	e := cp.e
 	size := st.Size
 	sameDev := st.Dev == e.dstDev
 	if size > 0 && e.opt.Reflink != ReflinkNever {

@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -147,24 +147,21 @@ type engine struct {
 	dstSide cacheSide
 	devs    devInfos // per filesystem: volume identity, time resolution
 
-	ix          *dedup.Index // nil with --dedup=off
-	dups        []dupFile    // duplicates waiting to share a placed file's data
-	later       []laterEntry // destination entries stored after the final flush (under mu)
-	held        []heldEntry  // source entries waiting for their filesystem's flush (under mu)
-	read        filesystems  // a directory on each source filesystem an entry may come from
-	destTargets sync.Once    // loadDestTargets, before the first file is written
+	dedupe *deduper
+	later  []laterEntry // destination entries stored after the final flush (under mu)
+	held   []heldEntry  // source entries waiting for their filesystem's flush (under mu)
+	read   filesystems  // a directory on each source filesystem an entry may come from
 
-	staged  stages       // directories made under temporary names, not yet in place
-	renames renameProbes // per filesystem: does a directory rename keep its files
-	drives  driveWatch   // the roots' filesystems, asked after I/O errors (gone.go)
-	written filesystems  // every filesystem a destination directory is on
+	staged  *stager     // directories made under temporary names, not yet in place
+	drives  driveWatch  // the roots' filesystems, asked after I/O errors (gone.go)
+	written filesystems // every filesystem a destination directory is on
 	caps    destCaps
 	lost    map[string]*lostKind // what the destination could not keep (under mu)
 
 	names destNames // per destination filesystem: the names it cannot hold
 
-	chunks  chan *chunk
-	pending chan *pending
+	copier *copier
+	commit *committer
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -201,6 +198,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		return Summary{}, err
 	}
 	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
+	e.staged = &stager{e: e}
+	e.dedupe = &deduper{e: e}
+	e.copier = &copier{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -213,7 +213,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
 	e.sum.Verify = opt.Verify
 	if opt.Dedup != dedup.Off && !opt.DryRun {
-		e.ix = dedup.NewIndex()
+		e.dedupe.ix = dedup.NewIndex()
 	}
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason
@@ -344,31 +344,31 @@ func ChooseJobs(jobs int, src string) (int, string) {
 
 func (e *engine) run(p *plan) error {
 	jobs := e.sum.Jobs
-	e.chunks = make(chan *chunk, jobs*2)
-	e.pending = make(chan *pending, commitBatchFiles)
+	e.copier.in = make(chan *chunk, jobs*2)
+	e.commit = newCommitter(e)
 
 	var workers, committer sync.WaitGroup
 	for i := 0; i < jobs; i++ {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			e.worker()
+			e.copier.worker()
 		}()
 	}
 	committer.Add(1)
 	go func() {
 		defer committer.Done()
-		e.committer()
+		e.commit.run()
 	}()
 
-	if e.ix != nil {
-		stop := context.AfterFunc(e.ctx, e.ix.Close) // wake workers waiting on a duplicate
+	if e.dedupe.ix != nil {
+		stop := context.AfterFunc(e.ctx, e.dedupe.ix.Close) // wake workers waiting on a duplicate
 		defer stop()
 	}
 	e.walk(p)
-	close(e.chunks)
+	close(e.copier.in)
 	workers.Wait()
-	close(e.pending)
+	close(e.commit.in)
 	committer.Wait()
 	if n := e.ahead.n.Load(); n != 0 && fileio.FaultsEnabled {
 		// Test builds check the look-ahead's accounting: every descriptor
@@ -380,9 +380,9 @@ func (e *engine) run(p *plan) error {
 	// Duplicates and further hard-link names are placed before the new
 	// directories they are in are published (each stage counts them), so
 	// that a directory appears whole.
-	e.placeDups() // with a cancelled run, only releases them
+	e.dedupe.placeDups() // with a cancelled run, only releases them
 	e.linkFollowers()
-	e.publishAll() // what is left staged is complete: the copy has stopped
+	e.staged.publishAll() // what is left staged is complete: the copy has stopped
 	if e.ctx.Err() != nil || e.halted() {
 		// The directories already under their own names get their mode
 		// and times now, not 0700 and the time of their last write until
@@ -404,7 +404,7 @@ func (e *engine) run(p *plan) error {
 	}
 	e.applyDirMeta()
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.flushDirs(); err != nil {
+		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
 		e.rememberFlushed()

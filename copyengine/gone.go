@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // A drive that goes away (a USB stick pulled, a FUSE driver that died, a
@@ -278,7 +278,7 @@ func (e *engine) stopGone(g *DriveGoneError) error {
 	g.Kept = e.sum.Copied + e.sum.Deduped + e.sum.Skipped
 	e.mu.Unlock()
 	if g.Side != "destination" && !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.flushDirs(); err != nil {
+		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("%w; and flushing %q to stable storage: %v", g, e.dstRootPath, err)
 		}
 	}
@@ -359,7 +359,7 @@ func (e *engine) stopFull() error {
 		f.Free = sp.Free
 	}
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.flushDirs(); err != nil {
+		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("%w; and flushing %q to stable storage: %v", f, e.dstRootPath, err)
 		}
 		e.rememberFlushed()

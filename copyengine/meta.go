@@ -204,13 +204,13 @@ func (e *engine) applyDirMeta() {
 }
 
 func (e *engine) applyOneDir(dm dirMeta) error {
-	if e.stillStaged(dm.dstRel) {
+	if e.staged.stillStaged(dm.dstRel) {
 		return nil // left for the next run to remove, which a read-only mode would hinder
 	}
 	if e.dirUpToDate(dm) {
 		return nil
 	}
-	dd, err := e.openDst(dm.dstRel)
+	dd, err := e.staged.openDst(dm.dstRel)
 	if err != nil {
 		return err
 	}
@@ -261,12 +261,12 @@ func (e *engine) linkOne(f linkFollower) error {
 	}
 	ldir, lname := splitRel(f.group.leaderRel)
 	fdir, fname := splitRel(f.rel)
-	ld, err := e.openDst(ldir)
+	ld, err := e.staged.openDst(ldir)
 	if err != nil {
 		return err
 	}
 	defer ld.Close()
-	fd, err := e.openDst(fdir)
+	fd, err := e.staged.openDst(fdir)
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func (e *engine) linkOne(f linkFollower) error {
 	if cur, err := fd.Lstat(fname); err != nil || (devIno{cur.Dev, cur.Ino}) != want {
 		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
 	}
-	e.report(f.stage, f.rel, func() {
+	e.staged.report(f.stage, f.rel, func() {
 		e.count(func(s *Summary) { s.Linked++ })
 		e.stats.FilesDone.Add(1)
 		e.stats.BytesDone.Add(f.st.Size)

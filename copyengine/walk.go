@@ -1,7 +1,6 @@
 package copyengine
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -169,7 +168,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 		}
 		// No listing removes leftovers here: one found is taken up, or
 		// replaced, by the copy.
-		en.resume = e.resumable(&st)
+		en.resume = e.copier.resumable(&st)
 	}
 	var c []entry
 	ens := []entry{en}
@@ -305,7 +304,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	var dd *fileio.Dir
 	var listing []fileio.DirEntry // the destination directory's, when it existed
 	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
-		dd, err = e.openDst(w.dstRel)
+		dd, err = e.staged.openDst(w.dstRel)
 		if err != nil {
 			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 			return
@@ -389,7 +388,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		existing, kept = e.scanDest(dd, w.dstRel, names, dstNames, listing, taken)
 	}
 	if len(kept) > 0 {
-		defer e.dropKept(dst, kept)
+		defer e.copier.dropKept(dst, kept)
 	}
 
 	var files []entry // non-directories, planned once the cache is asked
@@ -435,7 +434,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		if taken(tempName(dstName)) {
 			en.tmp = freeTempName(dstName, taken)
 		}
-		if _, ok := kept[dstName]; ok && e.resumable(&st) {
+		if _, ok := kept[dstName]; ok && e.copier.resumable(&st) {
 			en.resume = true
 		}
 		if d, ok := existing[dstName]; ok {
@@ -457,7 +456,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			if dst != nil && !e.opt.DryRun {
 				var ok bool
 				if created {
-					if stg, ok = e.stageDir(dst.d, dstRel, en.tempName()); !ok {
+					if stg, ok = e.staged.stageDir(dst.d, dstRel, en.tempName()); !ok {
 						continue
 					}
 				}
@@ -486,7 +485,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	e.lookupCache(w.root.side, src, dst, w.srcRel, w.dstRel, files)
 	stg := w.stage
 	if stg != nil && !stageable(files) {
-		e.publish(stg) // too much to lose to a crash: temporary names instead
+		e.staged.publish(stg) // too much to lose to a crash: temporary names instead
 		stg = nil
 	}
 	if dst != nil {
@@ -500,12 +499,12 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		delete(kept, en.dstName)
 		if !e.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
 			if isKept {
-				e.removeKept(dst, tmp) // unchanged after all: a leftover
+				e.copier.removeKept(dst, tmp) // unchanged after all: a leftover
 			}
 			continue
 		}
 		if isKept && !en.resume {
-			e.removeKept(dst, tmp) // before a worker writes a temporary of that name
+			e.copier.removeKept(dst, tmp) // before a worker writes a temporary of that name
 		}
 		batch = append(batch, *en)
 		if en.st.IsRegular() {
@@ -544,52 +543,6 @@ func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs
 		}
 		owner[dstNames[i]] = n.Name
 	}
-}
-
-// stageDir makes the new destination directory rel (name in parent) under
-// its temporary name tmp and returns its stage, or nil where directories are
-// not staged or tmp cannot be made: then it is made under its own name.
-//
-// The stage remembers the directory made by its inode, taken from a
-// descriptor opened right after mkdir, which must be a directory of this
-// process's owner with nothing in it: another writer of the destination
-// who swapped the name in that moment could put there only an empty
-// directory of their own owner (which fails it here), or one of ours that
-// is empty. ok is false when it failed.
-func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bool) {
-	if !fileio.CanStageDirs || e.opt.DryRun || !e.dirRenameKeeps(parent) {
-		return nil, true
-	}
-	if err := parent.Mkdir(tmp, 0o700); err != nil {
-		return nil, true
-	}
-	e.count(func(s *Summary) { s.Dirs++ })
-	e.event(ActMkdir, rel)
-	sd, err := parent.OpenSub(tmp)
-	if err != nil {
-		e.fail(rel, err)
-		return nil, false
-	}
-	defer sd.Close()
-	st, err := sd.Stat()
-	if err == nil && (!st.IsDir() || int(st.Uid) != e.euid) {
-		err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
-	}
-	if err == nil {
-		if names, rerr := sd.ReadDir(); rerr != nil {
-			err = rerr
-		} else if len(names) > 0 {
-			err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
-		}
-	}
-	if errors.Is(err, errStageReplaced) {
-		e.fail(rel, &MismatchError{Path: rel, Cause: err.Error()})
-		return nil, false
-	} else if err != nil {
-		e.fail(rel, err)
-		return nil, false
-	}
-	return e.newStage(rel, tmp, devIno{st.Dev, st.Ino}), true
 }
 
 // scanDest goes through an existing destination directory's listing
