@@ -429,7 +429,8 @@ func (c *committer) recopy(p *pending, buf []byte) error {
 	e := c.e
 	p.en.resume = false       // what read back wrong is not taken up again
 	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
-	np, err := e.copier.writeTemp(p.src.d, p.dst.d, &p.en, p.tmp, buf, nil)
+	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, en: &p.en, tmp: p.tmp, buf: buf}
+	np, err := fc.write()
 	if err != nil {
 		return err
 	}

@@ -153,105 +153,133 @@ func (cp *copier) closeSrc(en *entry) {
 	}
 }
 
+// copyEntry copies one entry of c; a failure is counted and the run goes on.
 func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
-	e := cp.e
 	rel := joinRel(c.dstRel(), en.dstName)
-	if e.opt.DryRun {
-		e.count(func(s *Summary) {
-			switch {
-			case en.st.IsRegular():
-				s.Copied++
-				s.Bytes += en.st.Size
-			case en.st.IsSymlink():
-				s.Symlinks++
-			default:
-				s.Specials++
-			}
-		})
-		if en.group != nil {
-			en.group.ok = true
-			close(en.group.done)
-		}
-		e.stats.FilesDone.Add(1)
-		e.stats.BytesDone.Add(en.st.Size)
-		e.event(ActWouldDo, rel)
-		return
-	}
 	var err error
-	var p *pending
 	switch {
+	case cp.e.opt.DryRun:
+		cp.wouldCopy(en, rel)
 	case en.st.IsRegular():
-		if c.stage != nil {
-			// A pending file settles its stage when it is released.
-			defer func() {
-				if p == nil {
-					c.stage.settle()
-				}
-			}()
-		}
-		if en.check && e.checkEntry(c, en, rel, buf) {
-			if en.resume {
-				cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
-			}
-			return
-		}
-		size := en.st.Size
-		var pre *preread
-		var w dedupWrite
-		if e.dedupe.ix != nil && size > 0 {
-			var handled bool
-			if handled, w, pre = e.dedupe.beginDedup(c, en, rel, buf); handled {
-				return
-			}
-		}
-		p, err = cp.copyRegular(c, en, rel, buf, pre)
-		if w.owed() {
-			e.dedupe.endDedup(p, size, w)
-		}
-		if err == nil {
-			e.drives.placed() // written whole: both drives answer
-			p.stage = c.stage
-			if p.resumed > 0 {
-				cp.resumedEvent(rel, p.resumed)
-			}
-			select {
-			case e.commit.in <- p:
-			case <-e.ctx.Done():
-				e.commit.discard(p)
-			}
-			return
-		}
-		if en.group != nil {
-			close(en.group.done)
-		}
-		if c.stage != nil {
-			e.staged.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
-		}
+		cp.copyFile(c, en, rel, buf)
 	case en.st.IsSymlink():
-		var made error
-		err = cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
-			made = c.dst.d.Symlink(en.target, tmp)
-			return made
-		})
-		if err == nil {
-			e.staged.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
-		} else if made != nil && e.cannotKeep(lostSymlinks, made) {
-			e.done(ActNotKept, rel, 0, func(s *Summary) {})
-			return
-		}
+		err = cp.copySymlink(c, en, rel)
 	default:
-		err = cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
-			return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
-		})
-		if err == nil {
-			e.staged.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
-		} else if fileio.IsPermission(err) && !e.root {
-			err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
-		}
+		err = cp.copySpecial(c, en, rel)
 	}
 	if err != nil {
-		e.fail(rel, err)
+		cp.e.fail(rel, err)
 	}
+}
+
+// wouldCopy counts and reports an entry a dry run would copy.
+func (cp *copier) wouldCopy(en *entry, rel string) {
+	e := cp.e
+	e.count(func(s *Summary) {
+		switch {
+		case en.st.IsRegular():
+			s.Copied++
+			s.Bytes += en.st.Size
+		case en.st.IsSymlink():
+			s.Symlinks++
+		default:
+			s.Specials++
+		}
+	})
+	if en.group != nil {
+		en.group.ok = true
+		close(en.group.done)
+	}
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(en.st.Size)
+	e.event(ActWouldDo, rel)
+}
+
+// copyFile copies a regular file (or finds it equal, or leaves it to the
+// placement of duplicates) and hands what it wrote to the committer. A
+// failure is counted before the file's staged directory is settled.
+func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
+	e := cp.e
+	var p *pending
+	var err error
+	if c.stage != nil {
+		// A pending file settles its stage when it is released.
+		defer func() {
+			if p == nil {
+				c.stage.settle()
+			}
+		}()
+	}
+	if en.check && e.checkEntry(c, en, rel, buf) {
+		if en.resume {
+			cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
+		}
+		return
+	}
+	size := en.st.Size
+	var pre *preread
+	var w dedupWrite
+	if e.dedupe.ix != nil && size > 0 {
+		var handled bool
+		if handled, w, pre = e.dedupe.beginDedup(c, en, rel, buf); handled {
+			return
+		}
+	}
+	p, err = cp.copyRegular(c, en, rel, buf, pre)
+	if w.owed() {
+		e.dedupe.endDedup(p, size, w)
+	}
+	if err == nil {
+		e.drives.placed() // written whole: both drives answer
+		p.stage = c.stage
+		if p.resumed > 0 {
+			cp.resumedEvent(rel, p.resumed)
+		}
+		select {
+		case e.commit.in <- p:
+		case <-e.ctx.Done():
+			e.commit.discard(p)
+		}
+		return
+	}
+	if en.group != nil {
+		close(en.group.done)
+	}
+	if c.stage != nil {
+		e.staged.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
+	}
+	e.fail(rel, err)
+}
+
+// copySymlink makes a symlink like the source's.
+func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
+	e := cp.e
+	var made error
+	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+		made = c.dst.d.Symlink(en.target, tmp)
+		return made
+	})
+	if err == nil {
+		e.staged.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
+	} else if made != nil && e.cannotKeep(lostSymlinks, made) {
+		e.done(ActNotKept, rel, 0, func(s *Summary) {})
+		return nil
+	}
+	return err
+}
+
+// copySpecial makes a FIFO, socket or device like the source's.
+func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
+	e := cp.e
+	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
+	})
+	if err == nil {
+		e.staged.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
+	} else if fileio.IsPermission(err) && !e.root {
+		err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
+	}
+	return err
 }
 
 func (c *chunk) dstRel() string {
@@ -357,7 +385,8 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 	}
 	reads := 0 // read errors so far (see retry.go)
 	for attempt := 0; ; attempt++ {
-		p, err := cp.writeTemp(c.src.d, c.dst.d, en, tmp, buf, pre)
+		fc := fileCopy{cp: cp, sd: c.src.d, dd: c.dst.d, en: en, tmp: tmp, buf: buf, pre: pre}
+		p, err := fc.write()
 		pre = nil // a second attempt reads afresh
 		if err != nil && sourceReadError(err, c.src.d, en.name) {
 			reads++
@@ -405,125 +434,6 @@ func (cp *copier) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
 	return sd.Lstat(name)
 }
 
-// writeTemp copies one file to tmp, its temporary name (or its own name in
-// a staged directory), and returns it as pending.
-//
-// With pre, the source was already opened and read for its digest (a file
-// whose size collides with another's): its descriptor is used, and a file
-// that fit in buf is written from there, so its bytes are read once.
-func (cp *copier) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte, pre *preread) (_ *pending, err error) {
-	e := cp.e
-	var src *fileio.File
-	if pre != nil {
-		src = pre.f
-	} else if err = cp.awaitSettled(&en.st, en.srcRes); err != nil {
-		return nil, err
-	} else if src, err = cp.openSrc(sd, en); err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	perm, b := e.createMode(dd, &en.st)
-	var dst *fileio.File
-	var rs *resumer
-	if en.resume && cp.resumable(&en.st) {
-		if rs = cp.openResume(dd, tmp, &en.st); rs != nil {
-			dst, b = rs.f, born{} // its owner and mode are set afresh
-		}
-	}
-	if rs == nil {
-		dst, err = dd.CreateTempMode(tmp, perm)
-		if fileio.IsExist(err) {
-			if !e.ownLeftover(dd, tmp, fileio.ModeRegular) {
-				return nil, errNameTaken(tmp, err)
-			}
-			// A leftover of an interrupted run.
-			if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {
-				return nil, fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
-			}
-			dst, err = dd.CreateTempMode(tmp, perm)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	kept := false // dst is held by the pending file (see hold, below)
-	defer func() {
-		if !kept {
-			dst.Close()
-		}
-		if err != nil && !cp.keepsTemp(en, tmp) {
-			_ = dd.Remove(tmp)
-		}
-	}()
-	made, err := dst.Stat()
-	if err != nil {
-		return nil, err
-	}
-	sc := cp.newStreamCheck(dd, tmp, dst, &en.st)
-	defer sc.close()
-	started := time.Now()
-	var act Action
-	var sum verify.Sum
-	var n int64
-	hashed := true
-	if pre != nil && pre.whole && !cp.mayClone(&en.st) {
-		// Read (and counted), hashed and found stable already: write what
-		// is in buf.
-		act, sum, n, started = ActCopy, pre.sum, pre.n, pre.started
-		if err := dst.WriteAt(buf[:n], 0); err != nil {
-			return nil, err
-		}
-	} else {
-		if act, sum, n, hashed, err = cp.copyData(src, dst, &en.st, buf, sc, rs); err != nil {
-			return nil, err
-		}
-		if hashed {
-			e.stats.BytesRead.Add(n) // copy_file_range and an unhashed clone read nothing here
-		}
-		after, err := src.Stat()
-		if err != nil {
-			return nil, err
-		}
-		if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) || settling(&after, started, en.srcRes) {
-			return nil, errChanged
-		}
-	}
-	if hashed {
-		e.rememberSource(en.srcKey, &en.st, sum, started)
-	}
-	p := &pending{tmp: tmp, sum: sum, size: n, action: act, ino: devIno{made.Dev, made.Ino}, resumed: rs.resumedAt()}
-	if act == ActCopy && hashed && sc.finish(n, sum) && sc.readInode(&made) {
-		p.checked, p.readAt = true, sc.began
-	} else if act == ActCopy && hashed && sc == nil && e.opt.Verify == VerifyCache {
-		cp.checkCached(dst, p, en.st.Sparse(), buf)
-	}
-	if err := e.applyMeta(dst, src, &en.st, b, &made); err != nil {
-		return nil, err
-	}
-	if e.opt.Verify == VerifyOff {
-		if err := dst.SetTimesAs(dd, tmp, en.st.Atime, en.st.Mtime); err != nil {
-			return nil, err
-		}
-	}
-	if p.checked {
-		// The committer needs the inode that was read back: dst is it. A
-		// file that cannot hold it open (too many descriptors held already)
-		// is read back again by the committer instead.
-		if e.ahead.take() {
-			p.hold(dst, &e.ahead)
-			kept = true
-			e.stats.BytesVerified.Add(n)
-			e.stats.BytesRead.Add(n)
-		} else {
-			p.checked = false
-		}
-	}
-	if act == ActCopy {
-		e.stats.BytesWritten.Add(n - p.resumed)
-	}
-	return p, nil
-}
-
 // checkCached is the --verify=cache read-back of a file written by
 // read/write, done by the worker right after the write through the
 // descriptor it wrote with. Through the page cache the read-back reads the
@@ -532,10 +442,9 @@ func (cp *copier) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byt
 // file. A file that reads back different is left unchecked: the committer
 // reads it again after the flush and, if it still differs, copies it once
 // more (commitOne).
-func (cp *copier) checkCached(dst *fileio.File, p *pending, sparse bool, buf []byte) {
-	e := cp.e
+func (fc *fileCopy) checkCached(p *pending) {
 	began := time.Now()
-	got, n, err := verify.Stream(dst, p.size, sparse, buf, e.ctxSink)
+	got, n, err := verify.Stream(fc.dst, p.size, fc.en.st.Sparse(), fc.buf, fc.cp.e.ctxSink)
 	if err != nil || n != p.size || got != p.sum {
 		return
 	}
@@ -629,6 +538,172 @@ func changed(before, after *fileio.Stat) bool {
 		before.Mtime != after.Mtime || before.Ctime != after.Ctime
 }
 
+// fileCopy is the copy of one regular file to tmp, its temporary name (or
+// its own name in a staged directory): the entry, its source and
+// destination, and what the copy found, with the steps as methods.
+//
+// With pre, the source was already opened and read for its digest (a file
+// whose size collides with another's): its descriptor is used, and a file
+// that fit in buf is written from there, so its bytes are read once.
+type fileCopy struct {
+	cp     *copier
+	sd, dd *fileio.Dir // the source's and the destination's directories
+	en     *entry
+	tmp    string
+	buf    []byte
+	pre    *preread
+
+	src, dst *fileio.File
+	rs       *resumer     // the temporary of an earlier run, taken up
+	sc       *streamCheck // a large file's read-back as it is written
+	b        born         // what dst was created with
+	made     fileio.Stat  // dst, as created
+	kept     bool         // dst is held by the pending file (see finish)
+
+	act     Action
+	sum     verify.Sum // of the source
+	n       int64      // bytes copied
+	hashed  bool       // sum was computed from the source's bytes
+	started time.Time  // when the source's read began
+}
+
+// write copies the file and returns it as pending.
+func (fc *fileCopy) write() (_ *pending, err error) {
+	if err := fc.openSource(); err != nil {
+		return nil, err
+	}
+	defer fc.src.Close()
+	if err := fc.create(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !fc.kept {
+			fc.dst.Close()
+		}
+		if err != nil && !fc.cp.keepsTemp(fc.en, fc.tmp) {
+			_ = fc.dd.Remove(fc.tmp)
+		}
+	}()
+	if fc.made, err = fc.dst.Stat(); err != nil {
+		return nil, err
+	}
+	fc.sc = fc.cp.newStreamCheck(fc.dd, fc.tmp, fc.dst, &fc.en.st)
+	defer fc.sc.close()
+	if err := fc.transfer(); err != nil {
+		return nil, err
+	}
+	return fc.finish()
+}
+
+// openSource takes the source opened ahead, or waits until it can be read
+// (awaitSettled) and opens it.
+func (fc *fileCopy) openSource() (err error) {
+	if fc.pre != nil {
+		fc.src = fc.pre.f
+		return nil
+	}
+	if err = fc.cp.awaitSettled(&fc.en.st, fc.en.srcRes); err != nil {
+		return err
+	}
+	fc.src, err = fc.cp.openSrc(fc.sd, fc.en)
+	return err
+}
+
+// create opens the temporary: one an earlier run kept, to take up, or a
+// new one, in place of a leftover of an interrupted run.
+func (fc *fileCopy) create() (err error) {
+	e, dd, tmp := fc.cp.e, fc.dd, fc.tmp
+	var perm uint32
+	perm, fc.b = e.createMode(dd, &fc.en.st)
+	if fc.en.resume && fc.cp.resumable(&fc.en.st) {
+		if fc.rs = fc.cp.openResume(dd, tmp, &fc.en.st); fc.rs != nil {
+			fc.dst, fc.b = fc.rs.f, born{} // its owner and mode are set afresh
+			return nil
+		}
+	}
+	fc.dst, err = dd.CreateTempMode(tmp, perm)
+	if fileio.IsExist(err) {
+		if !e.ownLeftover(dd, tmp, fileio.ModeRegular) {
+			return errNameTaken(tmp, err)
+		}
+		// A leftover of an interrupted run.
+		if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {
+			return fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
+		}
+		fc.dst, err = dd.CreateTempMode(tmp, perm)
+	}
+	return err
+}
+
+// transfer writes the data, and checks that the source held still while
+// it was read.
+func (fc *fileCopy) transfer() error {
+	e, st := fc.cp.e, &fc.en.st
+	fc.started = time.Now()
+	fc.hashed = true
+	if pre := fc.pre; pre != nil && pre.whole && !fc.cp.mayClone(st) {
+		// Read (and counted), hashed and found stable already: write what
+		// is in buf.
+		fc.act, fc.sum, fc.n, fc.started = ActCopy, pre.sum, pre.n, pre.started
+		return fc.dst.WriteAt(fc.buf[:fc.n], 0)
+	}
+	if err := fc.copyData(); err != nil {
+		return err
+	}
+	if fc.hashed {
+		e.stats.BytesRead.Add(fc.n) // copy_file_range and an unhashed clone read nothing here
+	}
+	after, err := fc.src.Stat()
+	if err != nil {
+		return err
+	}
+	if changed(st, &after) || (st.Size != 0 && fc.n != st.Size) || settling(&after, fc.started, fc.en.srcRes) {
+		return errChanged
+	}
+	return nil
+}
+
+// finish records the source's digest, checks the written file where that
+// is done by the worker, gives it the source's metadata and returns it as
+// pending.
+func (fc *fileCopy) finish() (*pending, error) {
+	e, en, dst := fc.cp.e, fc.en, fc.dst
+	if fc.hashed {
+		e.rememberSource(en.srcKey, &en.st, fc.sum, fc.started)
+	}
+	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, ino: devIno{fc.made.Dev, fc.made.Ino}, resumed: fc.rs.resumedAt()}
+	if fc.act == ActCopy && fc.hashed && fc.sc.finish(fc.n, fc.sum) && fc.sc.readInode(&fc.made) {
+		p.checked, p.readAt = true, fc.sc.began
+	} else if fc.act == ActCopy && fc.hashed && fc.sc == nil && e.opt.Verify == VerifyCache {
+		fc.checkCached(p)
+	}
+	if err := e.applyMeta(dst, fc.src, &en.st, fc.b, &fc.made); err != nil {
+		return nil, err
+	}
+	if e.opt.Verify == VerifyOff {
+		if err := dst.SetTimesAs(fc.dd, fc.tmp, en.st.Atime, en.st.Mtime); err != nil {
+			return nil, err
+		}
+	}
+	if p.checked {
+		// The committer needs the inode that was read back: dst is it. A
+		// file that cannot hold it open (too many descriptors held already)
+		// is read back again by the committer instead.
+		if e.ahead.take() {
+			p.hold(dst, &e.ahead)
+			fc.kept = true
+			e.stats.BytesVerified.Add(fc.n)
+			e.stats.BytesRead.Add(fc.n)
+		} else {
+			p.checked = false
+		}
+	}
+	if fc.act == ActCopy {
+		e.stats.BytesWritten.Add(fc.n - p.resumed)
+	}
+	return p, nil
+}
+
 // copyData moves the bytes of src into dst by the first primitive of the
 // ladder that works: FICLONE (same filesystem, --reflink auto or always),
 // copy_file_range (same filesystem, only when no digest is needed and cloning
@@ -636,68 +711,96 @@ func changed(before, after *fileio.Stat) bool {
 // large file that is flushed as it is written), then read/write
 // with the digest computed as the data streams (and, for a large file, its
 // flush and read-back started as it is written: see streamCheck). It
-// returns the action, the source digest and the length.
-func (cp *copier) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc *streamCheck, rs *resumer) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
-	e := cp.e
-	size := st.Size
+// sets the action, the source digest and the length.
+func (fc *fileCopy) copyData() error {
+	e, st := fc.cp.e, &fc.en.st
 	sameDev := st.Dev == e.dstDev
-	if size > 0 && e.opt.Reflink != ReflinkNever {
-		_, broken := e.noClone.Load(st.Dev)
-		if sameDev && !broken {
-			err := dst.Clone(src)
-			if err == nil {
-				e.cloneWorks.Store(st.Dev, true)
-				var sum verify.Sum
-				n := size
-				if e.needSum() {
-					// The clone moved no data through us: read the source once
-					// for its digest, which the read-back is checked against.
-					if sum, n, err = verify.Stream(src, size, st.Sparse(), buf, e.ctxSink); err != nil {
-						return "", sum, 0, false, err
-					}
-				}
-				return ActClone, sum, n, e.needSum(), nil
-			}
-			if e.opt.Reflink == ReflinkAlways {
-				return "", verify.Sum{}, 0, false, fmt.Errorf("--reflink=always: %w", err)
-			}
-			if !fileio.IsFallback(err) {
-				return "", verify.Sum{}, 0, false, err
-			}
-			// EINVAL is about this pair of files (a NOCOW file on btrfs,
-			// say), not the filesystem: the next file may still clone.
-			if !errors.Is(err, syscall.EINVAL) {
-				e.noClone.Store(st.Dev, true)
-			}
-		} else if e.opt.Reflink == ReflinkAlways {
-			return "", verify.Sum{}, 0, false, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
+	if st.Size > 0 && e.opt.Reflink != ReflinkNever {
+		if done, err := fc.clone(sameDev); done || err != nil {
+			return err
 		}
 	}
-	if size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && sc == nil {
-		if _, broken := e.noClone.Load(st.Dev); broken {
-			n, err := dst.CopyRange(src, 0, 0, size)
-			if err == nil {
-				return ActCopy, verify.Sum{}, n, false, nil // no digest: not needed
-			}
-			if !fileio.IsFallback(err) || n > 0 {
-				return "", verify.Sum{}, 0, false, err
-			}
+	if st.Size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && fc.sc == nil {
+		if done, err := fc.copyRange(); done || err != nil {
+			return err
 		}
 	}
-	// Read once, hash and write as the data streams. A sparse source's holes
-	// stay holes: the destination is sized first and only data is written.
+	return fc.stream()
+}
+
+// clone tries FICLONE; done is false when the copy is left to the next
+// primitive.
+func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
+	e, st := fc.cp.e, &fc.en.st
+	if _, broken := e.noClone.Load(st.Dev); !sameDev || broken {
+		if e.opt.Reflink == ReflinkAlways {
+			return false, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
+		}
+		return false, nil
+	}
+	err = fc.dst.Clone(fc.src)
+	if err == nil {
+		e.cloneWorks.Store(st.Dev, true)
+		fc.act, fc.sum, fc.n, fc.hashed = ActClone, verify.Sum{}, st.Size, e.needSum()
+		if e.needSum() {
+			// The clone moved no data through us: read the source once
+			// for its digest, which the read-back is checked against.
+			if fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, st.Sparse(), fc.buf, e.ctxSink); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	if e.opt.Reflink == ReflinkAlways {
+		return false, fmt.Errorf("--reflink=always: %w", err)
+	}
+	if !fileio.IsFallback(err) {
+		return false, err
+	}
+	// EINVAL is about this pair of files (a NOCOW file on btrfs,
+	// say), not the filesystem: the next file may still clone.
+	if !errors.Is(err, syscall.EINVAL) {
+		e.noClone.Store(st.Dev, true)
+	}
+	return false, nil
+}
+
+// copyRange tries copy_file_range where cloning is known not to work.
+func (fc *fileCopy) copyRange() (done bool, err error) {
+	e, st := fc.cp.e, &fc.en.st
+	if _, broken := e.noClone.Load(st.Dev); !broken {
+		return false, nil
+	}
+	n, err := fc.dst.CopyRange(fc.src, 0, 0, st.Size)
+	if err == nil {
+		fc.act, fc.sum, fc.n, fc.hashed = ActCopy, verify.Sum{}, n, false // no digest: not needed
+		return true, nil
+	}
+	if !fileio.IsFallback(err) || n > 0 {
+		return false, err
+	}
+	return false, nil
+}
+
+// stream reads once, hashes and writes as the data streams. A sparse
+// source's holes stay holes: the destination is sized first and only data
+// is written.
+func (fc *fileCopy) stream() (err error) {
+	e, st := fc.cp.e, &fc.en.st
+	dst, rs, sc := fc.dst, fc.rs, fc.sc
 	sparse := st.Sparse()
 	if sparse {
-		if err := dst.Truncate(size); err != nil {
+		if err := dst.Truncate(st.Size); err != nil {
 			if !fileio.IsPermission(err) && !fileio.IsFallback(err) {
-				return "", verify.Sum{}, 0, false, err
+				return err
 			}
 			// fusefat cannot extend a file by truncate (EPERM): the
 			// holes are written out as zeros instead.
 			sparse = false
 		}
 	}
-	sum, n, err = verify.Stream(src, size, sparse, buf, func(p []byte, off int64) error {
+	fc.act, fc.hashed = ActCopy, true
+	fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, sparse, fc.buf, func(p []byte, off int64) error {
 		if err := e.ctx.Err(); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}
@@ -711,7 +814,7 @@ func (cp *copier) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, s
 		sc.wrote(off + int64(len(p)))
 		return nil
 	})
-	return ActCopy, sum, n, true, err
+	return err
 }
 
 // ctxSink is a verify.Sink that only stops a read once the run is
