@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -45,11 +45,12 @@ type cached struct {
 // compared at, and fills in what the cache knows of its regular files, in
 // one read transaction per side. src and dst are the directories (dst nil
 // when there is none yet).
-func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
+func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
+	e := dc.e
 	dstPolicy := e.dstSide.policy
 	if dst != nil {
 		if st, err := dst.d.Stat(); err == nil {
-			dstPolicy = e.dstPolicy(dst.d, st.Dev)
+			dstPolicy = dc.dstPolicy(dst.d, st.Dev)
 			if e.cache != nil {
 				e.volumeOf(dst.d, st.Dev)
 			}
@@ -130,7 +131,8 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 // dstPolicy is the validity policy of the destination filesystem dev (d a
 // directory on it), its mtime granularity the resolution the filesystem
 // was found to store (see timeResolution).
-func (e *engine) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
+func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
+	e := dc.e
 	p := e.dstSide.policy
 	if dev != e.dstDev {
 		fsType, _ := hashcache.FSType(d.Path()) // a filesystem mounted inside DEST
@@ -174,7 +176,7 @@ func floorDiv(a, b int64) int64 {
 // which costs nothing where nothing is dirty (a read-only or idle source).
 // An entry whose filesystem could not be flushed is dropped.
 func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	ent, ok := e.entryFor(key, st, sum, started)
+	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}
@@ -226,14 +228,15 @@ func (e *engine) storeHeld(batch []heldEntry) {
 }
 
 func (e *engine) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	if ent, ok := e.entryFor(key, st, sum, started); ok {
+	if ent, ok := e.decide.entryFor(key, st, sum, started); ok {
 		e.cache.Put(key, ent)
 	}
 }
 
 // entryFor builds the cache entry of a file in the state st: none without
 // a cache, for an empty file, or on a volume with no known identity.
-func (e *engine) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
+func (dc *decider) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
+	e := dc.e
 	if e.cache == nil || key == "" || st.Size == 0 {
 		return hashcache.Entry{}, false
 	}
@@ -251,7 +254,8 @@ func (e *engine) entryFor(key string, st *fileio.Stat, sum verify.Sum, started t
 // (same size and mtime), unless --checksum. Cases the stats and the
 // cache cannot settle are marked for a check by a worker (en.check), which
 // reads what it must.
-func (e *engine) sameContent(dst *handle, en *entry) bool {
+func (dc *decider) sameContent(dst *handle, en *entry) bool {
+	e := dc.e
 	d, s := en.dstSt, &en.st
 	if d.Size != s.Size {
 		return false
@@ -268,7 +272,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		// Two empty files hold the same (no) bytes: nothing to remember or
 		// read, whatever the cache says.
 		if !same {
-			return e.fixTimes(dst, en, verify.Sum{}, en.dstSt, true)
+			return dc.fixTimes(dst, en, verify.Sum{}, en.dstSt, true)
 		}
 		return true
 	case e.cache == nil || c == nil:
@@ -285,7 +289,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		}
 		e.count(func(s *Summary) { s.CacheHits += 2 })
 		if !same {
-			return e.fixTimes(dst, en, c.dst, en.dstSt, true) // the entry vouches that its data was flushed
+			return dc.fixTimes(dst, en, c.dst, en.dstSt, true) // the entry vouches that its data was flushed
 		}
 		return true
 	case !same && !c.dstOK && !e.opt.Checksum:
@@ -308,7 +312,8 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 // change made; and where the platform can watch the file (inotify) no
 // write may have completed in between. A write meanwhile makes the file
 // copied instead, never recorded with a digest of what it held before.
-func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat, flushed bool) bool {
+func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat, flushed bool) bool {
+	e := dc.e
 	if vouched.Nlink > 1 {
 		return false
 	}
@@ -366,7 +371,8 @@ func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, start
 // sameness the stats and the cache could not decide: it takes each side's
 // digest from the cache or by reading it, and reports true when they are
 // equal (the file is then done: skipped, its times brought up to date).
-func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
+func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
+	e := dc.e
 	var srcSum, dstSum verify.Sum
 	var srcOK, dstOK bool
 	if en.cache != nil {
@@ -392,7 +398,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		hits++
 	} else {
 		started := time.Now()
-		sum, st, err := e.hashDest(c.dst.d, en.dstName, buf)
+		sum, st, err := dc.hashDest(c.dst.d, en.dstName, buf)
 		if err != nil {
 			return false
 		}
@@ -404,11 +410,11 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	if srcSum != dstSum {
 		return false
 	}
-	if _, _, _, _, differs := e.metaWanted(en); differs && en.dstSt.Nlink > 1 {
+	if _, _, _, _, differs := dc.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}
 	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
-		if !e.fixTimes(c.dst, en, dstSum, vouched, dstOK) { // it records the file's new state
+		if !dc.fixTimes(c.dst, en, dstSum, vouched, dstOK) { // it records the file's new state
 			return false
 		}
 	} else if found != nil && en.cache != nil {
@@ -416,18 +422,19 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		// (A file that is replaced gets its entry from its copy.)
 		e.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
 	}
-	e.fixMeta(c.dst, en)
+	dc.fixMeta(c.dst, en)
 	if en.group != nil {
 		en.group.ok, en.group.sum, en.group.ino = true, srcSum, devIno{vouched.Dev, vouched.Ino}
 		close(en.group.done)
 	}
 	e.recordSum(rel, srcSum)
-	e.skip(rel, en.st.Size, en.fixed)
+	dc.skip(rel, en.st.Size, en.fixed)
 	return true
 }
 
 // hashDest reads a destination file for its digest, failing if it moved.
-func (e *engine) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, fileio.Stat, error) {
+func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, fileio.Stat, error) {
+	e := dc.e
 	f, err := dd.Open(name, false)
 	if err != nil {
 		return verify.Sum{}, fileio.Stat{}, err
@@ -462,7 +469,7 @@ type laterEntry struct {
 // run did not flush (one found in place and read): it is stored by
 // rememberFlushed, after the run's final flush, and dropped with --no-sync.
 func (e *engine) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	ent, ok := e.entryFor(key, st, sum, started)
+	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}

@@ -14,24 +14,6 @@ import (
 // errChanged is the first-attempt form of ErrSourceChanged.
 var errChanged = errors.New("source changed while it was read")
 
-// sendChunk hands entries to the workers; the chunk holds its own
-// references to the directories.
-func (e *engine) sendChunk(src, dst *handle, st *stage, entries []entry) {
-	if len(entries) == 0 {
-		return
-	}
-	c := &chunk{src: src.retain(), entries: entries, stage: st}
-	if dst != nil {
-		c.dst = dst.retain()
-	}
-	select {
-	case e.copier.in <- c:
-	case <-e.ctx.Done():
-		c.src.release()
-		c.dst.release()
-	}
-}
-
 // copier is the stage that copies: its workers take the chunks the walker
 // sends, write each entry (a regular file under its temporary name, see
 // fileCopy), and hand the written files to the committer.
@@ -210,7 +192,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 			}
 		}()
 	}
-	if en.check && e.checkEntry(c, en, rel, buf) {
+	if en.check && e.decide.checkEntry(c, en, rel, buf) {
 		if en.resume {
 			cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
 		}

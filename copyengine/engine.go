@@ -138,7 +138,6 @@ type engine struct {
 	manifest  []verify.ManifestEntry
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
-	dstDirs    sync.Map    // devIno -> true: a destination directory (destDir)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
 	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
@@ -160,6 +159,8 @@ type engine struct {
 
 	names destNames // per destination filesystem: the names it cannot hold
 
+	walker *walker
+	decide *decider
 	copier *copier
 	commit *committer
 }
@@ -197,10 +198,17 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	return newEngine(opt).runPlan(ctx, p, start)
+}
+
+// newEngine makes a run's shared state and its stages.
+func newEngine(opt Options) *engine {
 	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
 	e.staged = &stager{e: e}
 	e.dedupe = &deduper{e: e}
 	e.copier = &copier{e: e}
+	e.walker = &walker{e: e}
+	e.decide = &decider{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -220,7 +228,13 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if opt.Jobs <= 0 || opt.JobsReason == "" {
 		e.sum.Jobs, e.sum.JobsReason = ChooseJobsFor(opt.Jobs, opt.Sources[0], opt.Dest)
 	}
+	return e
+}
 
+// runPlan checks the plan against the destination, makes or opens the
+// destination and locks it, copies, and sums up.
+func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary, error) {
+	opt := e.opt
 	if err := e.checkManifestPath(p); err != nil {
 		return Summary{}, err
 	}
@@ -230,63 +244,10 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	var made *fileio.Dir // the destination root, when this run made it
-	if p.create && !opt.DryRun {
-		d, release, err := makeDest(p.dstRoot)
-		if errors.Is(err, ErrLocked) {
-			return Summary{}, err
-		} else if err != nil {
-			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")
-		}
-		defer release()
-		made = d
-	}
-	e.dstRootPath = p.dstRoot
-	e.cache = opt.Cache
-	if opt.Cache != nil {
-		// A run backing up the home directory meets its own cache, which
-		// it writes as it goes: copying it would fail as a changed source.
-		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
-			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
-				e.ownFile = devIno{st.Dev, st.Ino}
-			}
-			d.Close()
-		}
-	}
-	if !opt.DryRun || !p.create {
-		e.dstSide = newCacheSide(p.dstRoot)
-	}
-	for i := range p.roots {
-		p.roots[i].side = newCacheSide(p.roots[i].srcDir)
-	}
-	if !p.create || !opt.DryRun {
-		d := made
-		if d == nil {
-			d, err = fileio.OpenDir(p.dstRoot)
-			if err != nil {
-				return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
-			}
-		}
-		defer d.Close()
-		if !opt.DryRun {
-			release, err := lockDest(d, p.dstRoot)
-			if err != nil {
-				return Summary{}, err
-			}
-			defer release()
-		}
-		e.dstRoot = d
-		e.destDir(d)
-		e.probeCaps(d, !opt.DryRun)
-		e.drives.watch("destination", p.dstRoot, d)
-		if st, err := d.Stat(); err == nil {
-			e.dstDev = st.Dev
-			if e.cache != nil {
-				e.volumeOf(d, st.Dev)
-			}
-			e.written.add(st.Dev, d, false)
-		}
-		defer e.written.close()
+	var undo closers
+	defer undo.close()
+	if err := e.openDest(p, &undo); err != nil {
+		return Summary{}, err
 	}
 	defer e.read.close()
 
@@ -297,7 +258,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	defer e.cancel()
-	err = e.run(p)
+	err := e.run(p)
 	if g := e.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
 		err = e.stopGone(g) // found gone after the copy had stopped
 	}
@@ -318,6 +279,92 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		return e.sum, ErrSomeFailed
 	}
 	return e.sum, nil
+}
+
+// closers are the releases of what a run holds, run in reverse order.
+type closers []func()
+
+func (c *closers) add(f func()) { *c = append(*c, f) }
+
+func (c *closers) close() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
+	}
+}
+
+// openDest makes the destination root (when the plan says so) or opens
+// it, locks it and notes what it is; undo gets what is to be released when
+// the run ends.
+func (e *engine) openDest(p *plan, undo *closers) error {
+	opt := e.opt
+	var made *fileio.Dir // the destination root, when this run made it
+	if p.create && !opt.DryRun {
+		d, release, err := makeDest(p.dstRoot)
+		if errors.Is(err, ErrLocked) {
+			return err
+		} else if err != nil {
+			return refuse(p.dstRoot, "cannot create destination: "+errText(err), "check the parent directory exists and is writable")
+		}
+		undo.add(release)
+		made = d
+	}
+	e.dstRootPath = p.dstRoot
+	e.cacheSides(p)
+	if p.create && opt.DryRun {
+		return nil
+	}
+	d := made
+	if d == nil {
+		var err error
+		d, err = fileio.OpenDir(p.dstRoot)
+		if err != nil {
+			return refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
+		}
+	}
+	undo.add(func() { d.Close() })
+	if !opt.DryRun {
+		release, err := lockDest(d, p.dstRoot)
+		if err != nil {
+			return err
+		}
+		undo.add(release)
+	}
+	e.dstRoot = d
+	e.walker.destDir(d)
+	e.probeCaps(d, !opt.DryRun)
+	e.drives.watch("destination", p.dstRoot, d)
+	if st, err := d.Stat(); err == nil {
+		e.dstDev = st.Dev
+		if e.cache != nil {
+			e.volumeOf(d, st.Dev)
+		}
+		e.written.add(st.Dev, d, false)
+	}
+	undo.add(e.written.close)
+	return nil
+}
+
+// cacheSides notes the hash cache, its own file (left out of the source
+// walk) and the sides of the copy it keys entries by.
+func (e *engine) cacheSides(p *plan) {
+	opt := e.opt
+	e.cache = opt.Cache
+	if opt.Cache != nil {
+		// A run backing up the home directory meets its own cache, which
+		// it writes as it goes: copying it would fail as a changed source.
+		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
+			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
+				e.ownFile = devIno{st.Dev, st.Ino}
+			}
+			d.Close()
+		}
+	}
+	if !opt.DryRun || !p.create {
+		e.dstSide = newCacheSide(p.dstRoot)
+	}
+	for i := range p.roots {
+		p.roots[i].side = newCacheSide(p.roots[i].srcDir)
+	}
 }
 
 // ChooseJobs picks the number of copy workers from the source device: one
@@ -365,7 +412,7 @@ func (e *engine) run(p *plan) error {
 		stop := context.AfterFunc(e.ctx, e.dedupe.ix.Close) // wake workers waiting on a duplicate
 		defer stop()
 	}
-	e.walk(p)
+	e.walker.walk(p)
 	close(e.copier.in)
 	workers.Wait()
 	close(e.commit.in)

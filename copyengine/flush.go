@@ -74,17 +74,6 @@ func (f *filesystems) close() {
 	f.own, f.m = nil, nil
 }
 
-// dstHandle shares a destination directory the run writes in, noting the
-// filesystem it is on.
-func (e *engine) dstHandle(d *fileio.Dir, rel string) *handle {
-	h := newHandle(d, rel)
-	if st, err := d.Stat(); err == nil {
-		h.dev, h.devOK = st.Dev, true
-		e.written.add(st.Dev, d, true)
-	}
-	return h
-}
-
 // flushBatch makes a batch's data durable before any of its files is read
 // back or takes its final name, in every mode: one syncfs for each
 // filesystem the batch wrote in (a per-file fsync costs ~15x on many small

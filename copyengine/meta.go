@@ -115,7 +115,8 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born, made *
 
 // metaWanted returns the owner and mode an unchanged destination entry
 // should have, and whether they differ from what it has.
-func (e *engine) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner, differs bool) {
+func (dc *decider) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner, differs bool) {
+	e := dc.e
 	d, s := en.dstSt, &en.st
 	uid, gid, kept := e.owner(s)
 	wantMode = mode(s, kept)
@@ -130,11 +131,12 @@ func (e *engine) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner
 // date without touching its data. The changes go through a descriptor of
 // the inode the walk found (fileio.Node), never through its name, which a
 // writer of the destination could swap for a symlink meanwhile.
-func (e *engine) fixMeta(dst *handle, en *entry) {
+func (dc *decider) fixMeta(dst *handle, en *entry) {
+	e := dc.e
 	if en.st.IsSymlink() {
 		return
 	}
-	uid, gid, wantMode, needOwner, differs := e.metaWanted(en)
+	uid, gid, wantMode, needOwner, differs := dc.metaWanted(en)
 	if !differs {
 		return
 	}
@@ -218,7 +220,7 @@ func (e *engine) applyOneDir(dm dirMeta) error {
 	var srcF *fileio.File
 	// Opened like the walk opened it: below the root, so that a path
 	// longer than PATH_MAX still gets its attributes.
-	if sd, err := e.openSrcDir(dirWork{root: &rootSpec{srcDir: dm.srcRoot}, srcRel: dm.srcRel}); err == nil {
+	if sd, err := e.walker.openSrcDir(dirWork{root: &rootSpec{srcDir: dm.srcRoot}, srcRel: dm.srcRel}); err == nil {
 		defer sd.Close()
 		srcF = sd.AsFile()
 	}
@@ -287,7 +289,7 @@ func (e *engine) linkOne(f linkFollower) error {
 		return replaced
 	}
 	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
-		e.skip(f.rel, f.st.Size, false)
+		e.decide.skip(f.rel, f.st.Size, false)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
 	}
