@@ -9,6 +9,18 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
+// cacheRecorder writes to the hash cache what the run learned: digests of
+// sources as they are read, and of destination files once verified. A
+// source's entry waits for its filesystem's flush (held), a destination's
+// for the run's final flush (later). The decider's lookups are in this file
+// too.
+type cacheRecorder struct {
+	e     *engine
+	later []laterEntry // destination entries stored after the final flush (under e.mu)
+	held  []heldEntry  // source entries waiting for their filesystem's flush (under e.mu)
+	read  filesystems  // a directory on each source filesystem an entry may come from
+}
+
 // cacheSide is one side (a source root, or the destination) as the hash
 // cache sees it: the absolute path its keys start with and the validity
 // policy of its filesystem.
@@ -41,18 +53,16 @@ type cached struct {
 	srcKey, dstKey string
 }
 
-// lookupCache sets the resolution the mtimes of one directory's files are
-// compared at, and fills in what the cache knows of its regular files, in
-// one read transaction per side. src and dst are the directories (dst nil
-// when there is none yet).
-func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
+// resolutions sets the resolution the mtimes of one directory's files are
+// compared at, and returns the destination directory's cache policy.
+func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hashcache.Policy {
 	e := dc.e
 	dstPolicy := e.dstSide.policy
 	if dst != nil {
 		if st, err := dst.d.Stat(); err == nil {
 			dstPolicy = dc.dstPolicy(dst.d, st.Dev)
 			if e.cache != nil {
-				e.volumeOf(dst.d, st.Dev)
+				e.fs.volumeOf(dst.d, st.Dev)
 			}
 		}
 	}
@@ -63,6 +73,16 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		ens[i].gran = g
 		ens[i].srcRes = granularity(srcSide.policy)
 	}
+	return dstPolicy
+}
+
+// lookupCache sets the resolution the mtimes of one directory's files are
+// compared at, and fills in what the cache knows of its regular files, in
+// one read transaction per side. src and dst are the directories (dst nil
+// when there is none yet).
+func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
+	e := dc.e
+	dstPolicy := dc.resolutions(srcSide, dst, ens)
 	if e.cache == nil {
 		return
 	}
@@ -83,9 +103,9 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		if !seen || en.st.Dev != learned {
 			// For the entry stored once the file is read, and the flush
 			// of its filesystem before it is (see rememberSource).
-			e.volumeOf(src.d, en.st.Dev)
+			e.fs.volumeOf(src.d, en.st.Dev)
 			if st, err := src.d.Stat(); err == nil && st.Dev == en.st.Dev {
-				e.read.add(st.Dev, src.d, true)
+				e.record.read.add(st.Dev, src.d, true)
 			}
 			learned, seen = en.st.Dev, true
 		}
@@ -112,7 +132,7 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	volume := func(dev uint64) hashcache.Volume {
 		v, ok := vols[dev]
 		if !ok {
-			v = e.knownVolume(dev)
+			v = e.fs.knownVolume(dev)
 			vols[dev] = v
 		}
 		return v
@@ -138,7 +158,7 @@ func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
 		fsType, _ := hashcache.FSType(d.Path()) // a filesystem mounted inside DEST
 		p = hashcache.PolicyFor(fsType)
 	}
-	p.MtimeGranularity = time.Duration(e.timeResolution(d, dev, p))
+	p.MtimeGranularity = time.Duration(e.fs.timeResolution(d, dev, p))
 	return p
 }
 
@@ -175,19 +195,20 @@ func floorDiv(a, b int64) int64 {
 // filesystem (through a directory on it the walk noted: see lookupCache),
 // which costs nothing where nothing is dirty (a read-only or idle source).
 // An entry whose filesystem could not be flushed is dropped.
-func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+func (cr *cacheRecorder) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	e := cr.e
 	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}
 	e.mu.Lock()
-	e.held = append(e.held, heldEntry{key, st.Dev, ent})
+	cr.held = append(cr.held, heldEntry{key, st.Dev, ent})
 	var batch []heldEntry
-	if len(e.held) >= heldBatch {
-		batch, e.held = e.held, nil
+	if len(cr.held) >= heldBatch {
+		batch, cr.held = cr.held, nil
 	}
 	e.mu.Unlock()
-	e.storeHeld(batch)
+	cr.storeHeld(batch)
 }
 
 // heldEntry is a source's cache entry waiting for its filesystem's flush.
@@ -202,22 +223,24 @@ type heldEntry struct {
 const heldBatch = 1 << 16
 
 // rememberHeld stores the source entries still held, at the end of the run.
-func (e *engine) rememberHeld() {
+func (cr *cacheRecorder) rememberHeld() {
+	e := cr.e
 	e.mu.Lock()
-	batch := e.held
-	e.held = nil
+	batch := cr.held
+	cr.held = nil
 	e.mu.Unlock()
-	e.storeHeld(batch)
+	cr.storeHeld(batch)
 }
 
 // storeHeld flushes each source filesystem of batch once and stores the
 // entries of those that were flushed.
-func (e *engine) storeHeld(batch []heldEntry) {
+func (cr *cacheRecorder) storeHeld(batch []heldEntry) {
+	e := cr.e
 	flushed := map[uint64]bool{}
 	for _, h := range batch {
 		ok, done := flushed[h.dev]
 		if !done {
-			d, known := e.read.dir(h.dev)
+			d, known := cr.read.dir(h.dev)
 			ok = known && d.Syncfs() == nil
 			flushed[h.dev] = ok
 		}
@@ -227,7 +250,8 @@ func (e *engine) storeHeld(batch []heldEntry) {
 	}
 }
 
-func (e *engine) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+func (cr *cacheRecorder) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	e := cr.e
 	if ent, ok := e.decide.entryFor(key, st, sum, started); ok {
 		e.cache.Put(key, ent)
 	}
@@ -240,7 +264,7 @@ func (dc *decider) entryFor(key string, st *fileio.Stat, sum verify.Sum, started
 	if e.cache == nil || key == "" || st.Size == 0 {
 		return hashcache.Entry{}, false
 	}
-	vol := e.knownVolume(st.Dev)
+	vol := e.fs.knownVolume(st.Dev)
 	if vol == 0 {
 		return hashcache.Entry{}, false
 	}
@@ -350,9 +374,9 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 	}
 	if en.cache != nil {
 		if flushed {
-			e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+			e.record.rememberDest(en.cache.dstKey, &st, sum, time.Now())
 		} else {
-			e.rememberDestLater(en.cache.dstKey, &st, sum, time.Now())
+			e.record.rememberDestLater(en.cache.dstKey, &st, sum, time.Now())
 		}
 	}
 	en.fixed = true // reported with the skip
@@ -363,8 +387,8 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 // and whose data is flushed: the cache never holds a destination entry
 // whose data could still be lost to a power cut (the file would then come
 // back empty or zero-filled, maybe with the stat the entry matches).
-func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	e.remember(key, st, sum, started)
+func (cr *cacheRecorder) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	cr.remember(key, st, sum, started)
 }
 
 // checkEntry settles a file whose size matches its destination but whose
@@ -390,7 +414,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 			return false // copied, which reports a real error
 		}
 		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-		e.rememberSource(en.srcKey, &en.st, sum, started)
+		e.record.rememberSource(en.srcKey, &en.st, sum, started)
 		srcSum = sum
 	}
 	vouched := en.dstSt // the stat the cache entry was found valid with
@@ -420,7 +444,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	} else if found != nil && en.cache != nil {
 		// Kept as it was found, and read: its data may not be flushed yet.
 		// (A file that is replaced gets its entry from its copy.)
-		e.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
+		e.record.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
 	}
 	dc.fixMeta(c.dst, en)
 	if en.group != nil {
@@ -468,22 +492,24 @@ type laterEntry struct {
 // rememberDestLater is rememberDest for a destination file whose data this
 // run did not flush (one found in place and read): it is stored by
 // rememberFlushed, after the run's final flush, and dropped with --no-sync.
-func (e *engine) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+func (cr *cacheRecorder) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	e := cr.e
 	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}
 	e.mu.Lock()
-	e.later = append(e.later, laterEntry{key, ent})
+	cr.later = append(cr.later, laterEntry{key, ent})
 	e.mu.Unlock()
 }
 
 // rememberFlushed stores the entries held back, once every filesystem
 // written has been flushed.
-func (e *engine) rememberFlushed() {
+func (cr *cacheRecorder) rememberFlushed() {
+	e := cr.e
 	e.mu.Lock()
-	later := e.later
-	e.later = nil
+	later := cr.later
+	cr.later = nil
 	e.mu.Unlock()
 	for _, l := range later {
 		e.cache.Put(l.key, l.en)

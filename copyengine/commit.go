@@ -57,10 +57,8 @@ type committer struct {
 	batch   []*pending      // gathered, not yet flushed
 	bytes   int64           // in batch
 	oldest  time.Time       // when the first file of batch came
-}
 
-func newCommitter(e *engine) *committer {
-	return &committer{e: e, in: make(chan *pending, commitBatchFiles)}
+	dirs []dirMeta // the directories the walk made or went through (under e.mu), given their metadata last
 }
 
 // run commits what comes in until the channel is closed and every file
@@ -259,7 +257,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 func (c *committer) reportPlaced(p *pending) {
 	e := c.e
 	if p.placed != nil && e.cache != nil && e.opt.Verify != VerifyOff {
-		e.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt)
+		e.record.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt)
 	}
 	e.recordSum(p.rel, p.sum)
 	act := p.action
@@ -315,7 +313,7 @@ func (c *committer) placedAs(p *pending) (fileio.Stat, error) {
 	if err != nil || cur.Dev != want.dev || cur.Ino != want.ino {
 		return cur, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
 	}
-	if p.action != ActDedupLink && !sameMtime(cur.Mtime, p.en.st.Mtime, e.knownResolution(cur.Dev)) {
+	if p.action != ActDedupLink && !sameMtime(cur.Mtime, p.en.st.Mtime, e.fs.knownResolution(cur.Dev)) {
 		// fusefat gives a renamed file the time of the rename: set the
 		// source's again, through the descriptor of the inode verified,
 		// or every rerun would take the file for changed and copy it.

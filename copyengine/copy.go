@@ -30,7 +30,7 @@ func (cp *copier) worker() {
 	for c := range cp.in {
 		ahead := 0
 		for i := range c.entries {
-			if e.ctx.Err() != nil || e.halted() {
+			if e.ctx.Err() != nil || e.drives.halted() {
 				break
 			}
 			ahead = cp.prefetch(c, i, ahead)
@@ -243,7 +243,7 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 	})
 	if err == nil {
 		e.staged.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
-	} else if made != nil && e.cannotKeep(lostSymlinks, made) {
+	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
 		e.done(ActNotKept, rel, 0, func(s *Summary) {})
 		return nil
 	}
@@ -322,17 +322,17 @@ func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp 
 		}
 		uid, gid, kept := e.owner(&en.st)
 		if uid >= 0 || gid >= 0 {
-			if err := n.Chown(uid, gid); err != nil && e.root && !e.cannotKeep(lostOwners, err) {
+			if err := n.Chown(uid, gid); err != nil && e.root && !e.fs.cannotKeep(lostOwners, err) {
 				return err
 			} else if err != nil {
 				kept = false
 			}
 		}
-		if err := fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root); err != nil && !e.cannotKeep(lostXattrs, err) {
+		if err := fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root); err != nil && !e.fs.cannotKeep(lostXattrs, err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 		if !en.st.IsSymlink() {
-			if err := n.Chmod(mode(&en.st, kept)); err != nil && !e.cannotKeep(lostModes, err) {
+			if err := n.Chmod(mode(&en.st, kept)); err != nil && !e.fs.cannotKeep(lostModes, err) {
 				return err
 			}
 		}
@@ -372,7 +372,7 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 		pre = nil // a second attempt reads afresh
 		if err != nil && sourceReadError(err, c.src.d, en.name) {
 			reads++
-			if reads > cp.retries() || e.judgeDrives(rel, err, false) || !cp.retryWait(reads) {
+			if reads > cp.retries() || e.drives.judgeDrives(rel, err, false) || !cp.retryWait(reads) {
 				return nil, readFailed(err, reads)
 			}
 			cp.retried(rel, err, reads, cp.retries())
@@ -651,7 +651,7 @@ func (fc *fileCopy) transfer() error {
 func (fc *fileCopy) finish() (*pending, error) {
 	e, en, dst := fc.cp.e, fc.en, fc.dst
 	if fc.hashed {
-		e.rememberSource(en.srcKey, &en.st, fc.sum, fc.started)
+		e.record.rememberSource(en.srcKey, &en.st, fc.sum, fc.started)
 	}
 	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, ino: devIno{fc.made.Dev, fc.made.Ino}, resumed: fc.rs.resumedAt()}
 	if fc.act == ActCopy && fc.hashed && fc.sc.finish(fc.n, fc.sum) && fc.sc.readInode(&fc.made) {

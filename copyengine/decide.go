@@ -8,7 +8,8 @@ import "github.com/fastcopy/fastcopy/internal/fileio"
 // whether a duplicate may share data). It asks the hash cache what it
 // knows (cache.go) and how the destination folds names (fold.go).
 type decider struct {
-	e *engine
+	e     *engine
+	links map[devIno]*linkGroup // source inodes with several names, met so far (under e.mu)
 }
 
 // plan counts a non-directory entry and decides whether it needs work. It
@@ -29,22 +30,22 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	if st.IsRegular() {
 		e.stats.BytesTotal.Add(st.Size)
 	}
-	if err := e.tooLarge(st); err != nil {
+	if err := e.fs.tooLarge(st); err != nil {
 		e.fail(dstRel, err)
 		return false
 	}
-	links := st.IsRegular() && st.Nlink > 1 && e.hasLinks()
+	links := st.IsRegular() && st.Nlink > 1 && e.fs.hasLinks()
 	if st.IsRegular() && st.Nlink > 1 && !links {
-		en.linkCopy = e.linkCopy(st)
+		en.linkCopy = e.fs.linkCopy(st)
 	}
 	// A source inode seen before becomes a hard link to its first copy.
 	if links {
 		k := devIno{st.Dev, st.Ino}
 		e.mu.Lock()
-		g, seen := e.links[k]
+		g, seen := e.decide.links[k]
 		if !seen {
 			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
-			e.links[k] = g
+			e.decide.links[k] = g
 		} else {
 			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp}
 			if dst != nil && dst.stage != nil {
@@ -52,7 +53,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 				f.stage = dst.stage
 				f.stage.add()
 			}
-			e.followers = append(e.followers, f)
+			e.dedupe.followers = append(e.dedupe.followers, f)
 		}
 		e.mu.Unlock()
 		if seen {

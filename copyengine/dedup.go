@@ -23,6 +23,9 @@ type deduper struct {
 	ix          *dedup.Index // nil with --dedup=off
 	dups        []dupFile    // duplicates waiting to share a placed file's data (under e.mu)
 	destTargets sync.Once    // loadDestTargets, before the first file is written
+	// followers are the further names of source inodes, linked to the
+	// first name once it is placed (under e.mu).
+	followers []linkFollower
 }
 
 // dupFile is a file whose content an earlier file of the run already holds;
@@ -70,7 +73,7 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	if err != nil {
 		return false, dedupWrite{}, nil // copied without dedup; the copy reports a real error
 	}
-	e.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
+	e.record.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
 	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), dp.linkOnly)
 	if mine {
 		return false, dedupWrite{claimed: t}, pre
@@ -353,7 +356,7 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		dp.noteDedup("the destination filesystem cannot clone; duplicates were copied")
 		return nil, nil
 	}
-	if !e.hasLinks() {
+	if !e.fs.hasLinks() {
 		// No hard links here (exFAT, FAT).
 		if e.opt.Dedup == dedup.Hardlink {
 			dp.noteDedup("the destination filesystem has no hard links; duplicates were copied")
@@ -526,12 +529,12 @@ func (dp *deduper) loadDestTargets() {
 		return
 	}
 	prefix := e.dstSide.abs + string(filepath.Separator)
-	vol := e.knownVolume(e.dstDev)
+	vol := e.fs.knownVolume(e.dstDev)
 	if vol == 0 {
 		return // no volume identity: an entry could describe another volume's file
 	}
 	pol := e.dstSide.policy
-	pol.MtimeGranularity = max(pol.MtimeGranularity, time.Duration(e.knownResolution(e.dstDev)))
+	pol.MtimeGranularity = max(pol.MtimeGranularity, time.Duration(e.fs.knownResolution(e.dstDev)))
 	e.cache.Range(prefix, func(p string, ce hashcache.Entry) bool {
 		if ce.Volume != vol || ce.Size < destDedupMin || ce.Racy(pol) {
 			return true

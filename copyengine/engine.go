@@ -112,6 +112,10 @@ type dirMeta struct {
 	created bool // made by this run
 }
 
+// engine is the state of one run that its stages share: the options, the
+// stats, the summary (under mu), the destination root, the process's
+// identity, what is known of the filesystems, and the stages themselves,
+// each a type that owns its own state (see docs/design.md, Pipeline).
 type engine struct {
 	opt    Options
 	stats  *Stats
@@ -130,12 +134,9 @@ type engine struct {
 
 	bufs sync.Pool
 
-	mu        sync.Mutex
-	sum       Summary
-	links     map[devIno]*linkGroup
-	followers []linkFollower
-	dirs      []dirMeta
-	manifest  []verify.ManifestEntry
+	mu       sync.Mutex
+	sum      Summary
+	manifest []verify.ManifestEntry
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
@@ -144,25 +145,20 @@ type engine struct {
 	cache   *hashcache.Cache // nil with --no-cache
 	ownFile devIno           // the cache's file, left out of the source walk
 	dstSide cacheSide
-	devs    devInfos // per filesystem: volume identity, time resolution
 
-	dedupe *deduper
-	later  []laterEntry // destination entries stored after the final flush (under mu)
-	held   []heldEntry  // source entries waiting for their filesystem's flush (under mu)
-	read   filesystems  // a directory on each source filesystem an entry may come from
-
-	staged  *stager     // directories made under temporary names, not yet in place
+	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
 	drives  driveWatch  // the roots' filesystems, asked after I/O errors (gone.go)
 	written filesystems // every filesystem a destination directory is on
-	caps    destCaps
-	lost    map[string]*lostKind // what the destination could not keep (under mu)
+	names   destNames   // per destination filesystem: the names it cannot hold
 
-	names destNames // per destination filesystem: the names it cannot hold
-
+	// The stages.
 	walker *walker
 	decide *decider
 	copier *copier
 	commit *committer
+	staged *stager // directories made under temporary names, not yet in place
+	dedupe *deduper
+	record *cacheRecorder
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -203,12 +199,16 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 
 // newEngine makes a run's shared state and its stages.
 func newEngine(opt Options) *engine {
-	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
+	e := &engine{opt: opt, stats: opt.Stats}
+	e.fs = &fsInfo{e: e}
+	e.drives.e = e
+	e.record = &cacheRecorder{e: e}
 	e.staged = &stager{e: e}
 	e.dedupe = &deduper{e: e}
 	e.copier = &copier{e: e}
 	e.walker = &walker{e: e}
-	e.decide = &decider{e: e}
+	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}
+	e.commit = &committer{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -249,7 +249,7 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	if err := e.openDest(p, &undo); err != nil {
 		return Summary{}, err
 	}
-	defer e.read.close()
+	defer e.record.read.close()
 
 	for i := range p.roots {
 		e.drives.watch("source", p.roots[i].srcDir, nil)
@@ -259,11 +259,11 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	defer e.cancel()
 	err := e.run(p)
-	if g := e.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
-		err = e.stopGone(g) // found gone after the copy had stopped
+	if g := e.drives.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
+		err = e.drives.stopGone(g) // found gone after the copy had stopped
 	}
 	if err == nil && ctx.Err() == nil && !opt.DryRun {
-		err = e.destStillThere()
+		err = e.drives.destStillThere()
 	}
 	e.sum.Elapsed = time.Since(start)
 	e.sum.BytesRead = e.stats.BytesRead.Load()
@@ -331,12 +331,12 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	}
 	e.dstRoot = d
 	e.walker.destDir(d)
-	e.probeCaps(d, !opt.DryRun)
+	e.fs.probeCaps(d, !opt.DryRun)
 	e.drives.watch("destination", p.dstRoot, d)
 	if st, err := d.Stat(); err == nil {
 		e.dstDev = st.Dev
 		if e.cache != nil {
-			e.volumeOf(d, st.Dev)
+			e.fs.volumeOf(d, st.Dev)
 		}
 		e.written.add(st.Dev, d, false)
 	}
@@ -392,7 +392,7 @@ func ChooseJobs(jobs int, src string) (int, string) {
 func (e *engine) run(p *plan) error {
 	jobs := e.sum.Jobs
 	e.copier.in = make(chan *chunk, jobs*2)
-	e.commit = newCommitter(e)
+	e.commit.in = make(chan *pending, commitBatchFiles)
 
 	var workers, committer sync.WaitGroup
 	for i := 0; i < jobs; i++ {
@@ -428,33 +428,33 @@ func (e *engine) run(p *plan) error {
 	// directories they are in are published (each stage counts them), so
 	// that a directory appears whole.
 	e.dedupe.placeDups() // with a cancelled run, only releases them
-	e.linkFollowers()
+	e.dedupe.linkFollowers()
 	e.staged.publishAll() // what is left staged is complete: the copy has stopped
-	if e.ctx.Err() != nil || e.halted() {
+	if e.ctx.Err() != nil || e.drives.halted() {
 		// The directories already under their own names get their mode
 		// and times now, not 0700 and the time of their last write until
 		// the next run.
-		e.applyDirMeta()
-		e.rememberHeld()
-		if g := e.goneErr(); g != nil {
-			return e.stopGone(g)
+		e.commit.applyDirMeta()
+		e.record.rememberHeld()
+		if g := e.drives.goneErr(); g != nil {
+			return e.drives.stopGone(g)
 		}
 		if e.ctx.Err() == nil {
-			return e.stopFull()
+			return e.drives.stopFull()
 		}
 		return e.ctx.Err()
 	}
-	e.rememberHeld()
-	e.noteNotKept()
+	e.record.rememberHeld()
+	e.fs.noteNotKept()
 	if err := e.writeManifest(); err != nil {
 		return err
 	}
-	e.applyDirMeta()
+	e.commit.applyDirMeta()
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
 		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
-		e.rememberFlushed()
+		e.record.rememberFlushed()
 	}
 	return e.ctx.Err()
 }
@@ -473,10 +473,10 @@ func (e *engine) fail(rel string, err error) {
 	if e.ctx.Err() != nil {
 		return // an interrupted run reports the interruption, not its fallout
 	}
-	if e.driveGone(rel, err) {
+	if e.drives.driveGone(rel, err) {
 		return // one error for the drive, not one per file (gone.go)
 	}
-	if e.destFull(rel, err) {
+	if e.drives.destFull(rel, err) {
 		return // one error for a full destination (gone.go)
 	}
 	e.mu.Lock()

@@ -157,7 +157,7 @@ func (c *committer) flushDirs() error {
 	if err := e.dstRoot.AsFile().Sync(); err != nil {
 		return err
 	}
-	for _, dm := range e.dirs {
+	for _, dm := range c.dirs {
 		if dm.dstRel == "" {
 			continue
 		}

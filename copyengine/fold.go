@@ -104,7 +104,7 @@ func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	if dd.CaseFoldAttr() {
 		i = 1
 	}
-	fc := &e.devs.get(st.Dev).fold
+	fc := &e.fs.devs.get(st.Dev).fold
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.known[i] {
@@ -141,7 +141,7 @@ func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
 	if err != nil {
 		return "unknown type"
 	}
-	fc := &e.devs.get(st.Dev).fold
+	fc := &e.fs.devs.get(st.Dev).fold
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	return fc.fsType

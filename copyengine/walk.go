@@ -135,7 +135,7 @@ func (wk *walker) walk(p *plan) {
 				if !ok {
 					return
 				}
-				if e.ctx.Err() == nil && !e.halted() {
+				if e.ctx.Err() == nil && !e.drives.halted() {
 					wk.walkDir(w)
 				}
 				q.done()
@@ -219,7 +219,7 @@ func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	st, err := sd.Stat()
 	if err == nil {
 		e.mu.Lock()
-		e.dirs = append(e.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
+		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
 		e.mu.Unlock()
 	}
 }
@@ -485,7 +485,7 @@ func (l *dirList) taken(t string) bool { return l.tempLike[l.nameKey(t)] }
 func (l *dirList) classify() bool {
 	e, w := l.wk.e, l.w
 	for i, n := range l.names {
-		if e.ctx.Err() != nil || e.halted() {
+		if e.ctx.Err() != nil || e.drives.halted() {
 			return false
 		}
 		if l.excluded[i] {
@@ -590,7 +590,7 @@ func (l *dirList) subdir(en *entry) {
 	}
 	if !e.opt.DryRun {
 		e.mu.Lock()
-		e.dirs = append(e.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
+		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 		e.mu.Unlock()
 	}
 	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg})
