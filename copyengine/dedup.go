@@ -61,7 +61,7 @@ func (dp *deduper) dedupMeta(st *fileio.Stat) dedup.Meta {
 // written as the target Find made for it (w.claimed).
 //
 // When the file is to be written, pre (if not nil) holds the source still
-// open, and its bytes when they fit in buf, for writeTemp to use.
+// open, and its bytes when they fit in buf, for the fileCopy to use.
 func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled bool, w dedupWrite, pre *preread) {
 	e := dp.e
 	size := en.st.Size
