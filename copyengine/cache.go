@@ -9,6 +9,18 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
+// cacheRecorder writes to the hash cache what the run learned: digests of
+// sources as they are read, and of destination files once verified. A
+// source's entry waits for its filesystem's flush (held), a destination's
+// for the run's final flush (later). The decider's lookups are in this file
+// too.
+type cacheRecorder struct {
+	e     *engine
+	later []laterEntry // destination entries stored after the final flush (under e.mu)
+	held  []heldEntry  // source entries waiting for their filesystem's flush (under e.mu)
+	read  filesystems  // a directory on each source filesystem an entry may come from
+}
+
 // cacheSide is one side (a source root, or the destination) as the hash
 // cache sees it: the absolute path its keys start with and the validity
 // policy of its filesystem.
@@ -41,17 +53,16 @@ type cached struct {
 	srcKey, dstKey string
 }
 
-// lookupCache sets the resolution the mtimes of one directory's files are
-// compared at, and fills in what the cache knows of its regular files, in
-// one read transaction per side. src and dst are the directories (dst nil
-// when there is none yet).
-func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
+// resolutions sets the resolution the mtimes of one directory's files are
+// compared at, and returns the destination directory's cache policy.
+func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hashcache.Policy {
+	e := dc.e
 	dstPolicy := e.dstSide.policy
 	if dst != nil {
 		if st, err := dst.d.Stat(); err == nil {
-			dstPolicy = e.dstPolicy(dst.d, st.Dev)
+			dstPolicy = dc.dstPolicy(dst.d, st.Dev)
 			if e.cache != nil {
-				e.volumeOf(dst.d, st.Dev)
+				e.fs.volumeOf(dst.d, st.Dev)
 			}
 		}
 	}
@@ -62,6 +73,16 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 		ens[i].gran = g
 		ens[i].srcRes = granularity(srcSide.policy)
 	}
+	return dstPolicy
+}
+
+// lookupCache sets the resolution the mtimes of one directory's files are
+// compared at, and fills in what the cache knows of its regular files, in
+// one read transaction per side. src and dst are the directories (dst nil
+// when there is none yet).
+func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
+	e := dc.e
+	dstPolicy := dc.resolutions(srcSide, dst, ens)
 	if e.cache == nil {
 		return
 	}
@@ -82,9 +103,9 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 		if !seen || en.st.Dev != learned {
 			// For the entry stored once the file is read, and the flush
 			// of its filesystem before it is (see rememberSource).
-			e.volumeOf(src.d, en.st.Dev)
+			e.fs.volumeOf(src.d, en.st.Dev)
 			if st, err := src.d.Stat(); err == nil && st.Dev == en.st.Dev {
-				e.read.add(st.Dev, src.d, true)
+				e.record.read.add(st.Dev, src.d, true)
 			}
 			learned, seen = en.st.Dev, true
 		}
@@ -111,7 +132,7 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 	volume := func(dev uint64) hashcache.Volume {
 		v, ok := vols[dev]
 		if !ok {
-			v = e.knownVolume(dev)
+			v = e.fs.knownVolume(dev)
 			vols[dev] = v
 		}
 		return v
@@ -130,13 +151,14 @@ func (e *engine) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel
 // dstPolicy is the validity policy of the destination filesystem dev (d a
 // directory on it), its mtime granularity the resolution the filesystem
 // was found to store (see timeResolution).
-func (e *engine) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
+func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
+	e := dc.e
 	p := e.dstSide.policy
 	if dev != e.dstDev {
 		fsType, _ := fileio.FSType(d.Path()) // a filesystem mounted inside DEST
 		p = hashcache.PolicyFor(fsType)
 	}
-	p.MtimeGranularity = time.Duration(e.timeResolution(d, dev, p))
+	p.MtimeGranularity = time.Duration(e.fs.timeResolution(d, dev, p))
 	return p
 }
 
@@ -173,19 +195,20 @@ func floorDiv(a, b int64) int64 {
 // filesystem (through a directory on it the walk noted: see lookupCache),
 // which costs nothing where nothing is dirty (a read-only or idle source).
 // An entry whose filesystem could not be flushed is dropped.
-func (e *engine) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	ent, ok := e.entryFor(key, st, sum, started)
+func (cr *cacheRecorder) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	e := cr.e
+	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}
 	e.mu.Lock()
-	e.held = append(e.held, heldEntry{key, st.Dev, ent})
+	cr.held = append(cr.held, heldEntry{key, st.Dev, ent})
 	var batch []heldEntry
-	if len(e.held) >= heldBatch {
-		batch, e.held = e.held, nil
+	if len(cr.held) >= heldBatch {
+		batch, cr.held = cr.held, nil
 	}
 	e.mu.Unlock()
-	e.storeHeld(batch)
+	cr.storeHeld(batch)
 }
 
 // heldEntry is a source's cache entry waiting for its filesystem's flush.
@@ -200,22 +223,24 @@ type heldEntry struct {
 const heldBatch = 1 << 16
 
 // rememberHeld stores the source entries still held, at the end of the run.
-func (e *engine) rememberHeld() {
+func (cr *cacheRecorder) rememberHeld() {
+	e := cr.e
 	e.mu.Lock()
-	batch := e.held
-	e.held = nil
+	batch := cr.held
+	cr.held = nil
 	e.mu.Unlock()
-	e.storeHeld(batch)
+	cr.storeHeld(batch)
 }
 
 // storeHeld flushes each source filesystem of batch once and stores the
 // entries of those that were flushed.
-func (e *engine) storeHeld(batch []heldEntry) {
+func (cr *cacheRecorder) storeHeld(batch []heldEntry) {
+	e := cr.e
 	flushed := map[uint64]bool{}
 	for _, h := range batch {
 		ok, done := flushed[h.dev]
 		if !done {
-			d, known := e.read.dir(h.dev)
+			d, known := cr.read.dir(h.dev)
 			ok = known && d.Syncfs() == nil
 			flushed[h.dev] = ok
 		}
@@ -225,19 +250,21 @@ func (e *engine) storeHeld(batch []heldEntry) {
 	}
 }
 
-func (e *engine) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	if ent, ok := e.entryFor(key, st, sum, started); ok {
+func (cr *cacheRecorder) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	e := cr.e
+	if ent, ok := e.decide.entryFor(key, st, sum, started); ok {
 		e.cache.Put(key, ent)
 	}
 }
 
 // entryFor builds the cache entry of a file in the state st: none without
 // a cache, for an empty file, or on a volume with no known identity.
-func (e *engine) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
+func (dc *decider) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
+	e := dc.e
 	if e.cache == nil || key == "" || st.Size == 0 {
 		return hashcache.Entry{}, false
 	}
-	vol := e.knownVolume(st.Dev)
+	vol := e.fs.knownVolume(st.Dev)
 	if vol == 0 {
 		return hashcache.Entry{}, false
 	}
@@ -251,7 +278,8 @@ func (e *engine) entryFor(key string, st *fileio.Stat, sum verify.Sum, started t
 // (same size and mtime), unless --checksum. Cases the stats and the
 // cache cannot settle are marked for a check by a worker (en.check), which
 // reads what it must.
-func (e *engine) sameContent(dst *handle, en *entry) bool {
+func (dc *decider) sameContent(dst *handle, en *entry) bool {
+	e := dc.e
 	d, s := en.dstSt, &en.st
 	if d.Size != s.Size {
 		return false
@@ -268,7 +296,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		// Two empty files hold the same (no) bytes: nothing to remember or
 		// read, whatever the cache says.
 		if !same {
-			return e.fixTimes(dst, en, verify.Sum{}, en.dstSt, true)
+			return dc.fixTimes(dst, en, verify.Sum{}, en.dstSt, true)
 		}
 		return true
 	case e.cache == nil || c == nil:
@@ -285,7 +313,7 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 		}
 		e.count(func(s *Summary) { s.CacheHits += 2 })
 		if !same {
-			return e.fixTimes(dst, en, c.dst, en.dstSt, true) // the entry vouches that its data was flushed
+			return dc.fixTimes(dst, en, c.dst, en.dstSt, true) // the entry vouches that its data was flushed
 		}
 		return true
 	case !same && !c.dstOK && !e.opt.Checksum:
@@ -308,7 +336,8 @@ func (e *engine) sameContent(dst *handle, en *entry) bool {
 // change made; and where the platform can watch the file (inotify) no
 // write may have completed in between. A write meanwhile makes the file
 // copied instead, never recorded with a digest of what it held before.
-func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat, flushed bool) bool {
+func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat, flushed bool) bool {
+	e := dc.e
 	if vouched.Nlink > 1 {
 		return false
 	}
@@ -345,9 +374,9 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *filei
 	}
 	if en.cache != nil {
 		if flushed {
-			e.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+			e.record.rememberDest(en.cache.dstKey, &st, sum, time.Now())
 		} else {
-			e.rememberDestLater(en.cache.dstKey, &st, sum, time.Now())
+			e.record.rememberDestLater(en.cache.dstKey, &st, sum, time.Now())
 		}
 	}
 	en.fixed = true // reported with the skip
@@ -358,15 +387,16 @@ func (e *engine) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *filei
 // and whose data is flushed: the cache never holds a destination entry
 // whose data could still be lost to a power cut (the file would then come
 // back empty or zero-filled, maybe with the stat the entry matches).
-func (e *engine) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	e.remember(key, st, sum, started)
+func (cr *cacheRecorder) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	cr.remember(key, st, sum, started)
 }
 
 // checkEntry settles a file whose size matches its destination but whose
 // sameness the stats and the cache could not decide: it takes each side's
 // digest from the cache or by reading it, and reports true when they are
 // equal (the file is then done: skipped, its times brought up to date).
-func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
+func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
+	e := dc.e
 	var srcSum, dstSum verify.Sum
 	var srcOK, dstOK bool
 	if en.cache != nil {
@@ -379,12 +409,12 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		hits++
 	} else {
 		started := time.Now()
-		sum, err := e.hashSource(c.src.d, en, buf)
+		sum, err := e.dedupe.hashSource(c.src.d, en, buf)
 		if err != nil {
 			return false // copied, which reports a real error
 		}
 		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-		e.rememberSource(en.srcKey, &en.st, sum, started)
+		e.record.rememberSource(en.srcKey, &en.st, sum, started)
 		srcSum = sum
 	}
 	vouched := en.dstSt // the stat the cache entry was found valid with
@@ -392,7 +422,7 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 		hits++
 	} else {
 		started := time.Now()
-		sum, st, err := e.hashDest(c.dst.d, en.dstName, buf)
+		sum, st, err := dc.hashDest(c.dst.d, en.dstName, buf)
 		if err != nil {
 			return false
 		}
@@ -404,30 +434,31 @@ func (e *engine) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
 	if srcSum != dstSum {
 		return false
 	}
-	if _, _, _, _, differs := e.metaWanted(en); differs && en.dstSt.Nlink > 1 {
+	if _, _, _, _, differs := dc.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}
 	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
-		if !e.fixTimes(c.dst, en, dstSum, vouched, dstOK) { // it records the file's new state
+		if !dc.fixTimes(c.dst, en, dstSum, vouched, dstOK) { // it records the file's new state
 			return false
 		}
 	} else if found != nil && en.cache != nil {
 		// Kept as it was found, and read: its data may not be flushed yet.
 		// (A file that is replaced gets its entry from its copy.)
-		e.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
+		e.record.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
 	}
-	e.fixMeta(c.dst, en)
+	dc.fixMeta(c.dst, en)
 	if en.group != nil {
 		en.group.ok, en.group.sum, en.group.ino = true, srcSum, devIno{vouched.Dev, vouched.Ino}
 		close(en.group.done)
 	}
 	e.recordSum(rel, srcSum)
-	e.skip(rel, en.st.Size, en.fixed)
+	dc.skip(rel, en.st.Size, en.fixed)
 	return true
 }
 
 // hashDest reads a destination file for its digest, failing if it moved.
-func (e *engine) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, fileio.Stat, error) {
+func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, fileio.Stat, error) {
+	e := dc.e
 	f, err := dd.Open(name, false)
 	if err != nil {
 		return verify.Sum{}, fileio.Stat{}, err
@@ -461,22 +492,24 @@ type laterEntry struct {
 // rememberDestLater is rememberDest for a destination file whose data this
 // run did not flush (one found in place and read): it is stored by
 // rememberFlushed, after the run's final flush, and dropped with --no-sync.
-func (e *engine) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	ent, ok := e.entryFor(key, st, sum, started)
+func (cr *cacheRecorder) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+	e := cr.e
+	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}
 	e.mu.Lock()
-	e.later = append(e.later, laterEntry{key, ent})
+	cr.later = append(cr.later, laterEntry{key, ent})
 	e.mu.Unlock()
 }
 
 // rememberFlushed stores the entries held back, once every filesystem
 // written has been flushed.
-func (e *engine) rememberFlushed() {
+func (cr *cacheRecorder) rememberFlushed() {
+	e := cr.e
 	e.mu.Lock()
-	later := e.later
-	e.later = nil
+	later := cr.later
+	cr.later = nil
 	e.mu.Unlock()
 	for _, l := range later {
 		e.cache.Put(l.key, l.en)

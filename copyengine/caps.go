@@ -9,6 +9,16 @@ import (
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
+// fsInfo is what the run learns of the filesystems it reads and writes:
+// what the destination can keep (here), and per filesystem its volume
+// identity and time resolution (devinfo.go). The stages share it.
+type fsInfo struct {
+	e    *engine
+	caps destCaps
+	devs devInfos             // per filesystem: volume identity, time resolution
+	lost map[string]*lostKind // what the destination could not keep (under e.mu)
+}
+
 // destCaps is what the destination's filesystem can keep, learned before
 // the first byte it concerns is written, so that what it cannot keep is
 // decided up front instead of failing file after file.
@@ -33,14 +43,15 @@ type destCaps struct {
 
 // probeCaps learns what the destination root d can keep from its type.
 // With write, hard links may be tried there later (hasLinks).
-func (e *engine) probeCaps(d *fileio.Dir, write bool) {
-	e.caps.seen = map[devIno]bool{}
+func (fsi *fsInfo) probeCaps(d *fileio.Dir, write bool) {
+	e := fsi.e
+	fsi.caps.seen = map[devIno]bool{}
 	if t, err := fileio.FSType(e.dstRootPath); err == nil {
-		e.caps.fsType = t
+		fsi.caps.fsType = t
 	}
-	e.caps.maxFile = maxFileSize(e.caps.fsType)
+	fsi.caps.maxFile = maxFileSize(fsi.caps.fsType)
 	if write {
-		e.caps.probe = d
+		fsi.caps.probe = d
 	}
 }
 
@@ -50,28 +61,28 @@ func (e *engine) probeCaps(d *fileio.Dir, write bool) {
 // second name for it, both removed, under temporaries' names (a leftover
 // goes with the next run's cleanup). The root's times, which that moves,
 // are put back at once (keepDirTimes).
-func (e *engine) hasLinks() bool {
-	e.caps.linksOnce.Do(func() {
-		switch e.caps.fsType {
+func (fsi *fsInfo) hasLinks() bool {
+	fsi.caps.linksOnce.Do(func() {
+		switch fsi.caps.fsType {
 		case "vfat", "msdos", "exfat", "fuse.fusefat", "fuse.exfat":
-			e.caps.noLinks = true
+			fsi.caps.noLinks = true
 		case "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "f2fs", "zfs", "bcachefs", "overlay", "ntfs3":
 		default:
-			e.caps.noLinks = e.caps.probe != nil && !linksWork(e.caps.probe)
+			fsi.caps.noLinks = fsi.caps.probe != nil && !linksWork(fsi.caps.probe)
 		}
 	})
-	return !e.caps.noLinks
+	return !fsi.caps.noLinks
 }
 
 // tooLarge returns the error of a regular file the destination cannot hold,
 // or nil: it is refused by name before any byte of it is written, instead
 // of failing with EFBIG (or worse) when the write reaches the limit.
-func (e *engine) tooLarge(st *fileio.Stat) error {
-	if e.caps.maxFile <= 0 || !st.IsRegular() || st.Size <= e.caps.maxFile {
+func (fsi *fsInfo) tooLarge(st *fileio.Stat) error {
+	if fsi.caps.maxFile <= 0 || !st.IsRegular() || st.Size <= fsi.caps.maxFile {
 		return nil
 	}
 	return fmt.Errorf("%w: %d bytes, and %s holds files of at most %d bytes (%s); not written",
-		ErrTooLarge, st.Size, e.fsName(), e.caps.maxFile, HumanBytes(e.caps.maxFile))
+		ErrTooLarge, st.Size, fsi.fsName(), fsi.caps.maxFile, HumanBytes(fsi.caps.maxFile))
 }
 
 // linksWork reports whether d's filesystem makes hard links: it makes a
@@ -99,41 +110,44 @@ func linksWork(d *fileio.Dir) bool {
 
 // fsName names the destination's filesystem in messages: by its mount
 // point's path, with its type where known.
-func (e *engine) fsName() string {
-	if e.caps.fsType == "" {
+func (fsi *fsInfo) fsName() string {
+	e := fsi.e
+	if fsi.caps.fsType == "" {
 		return fmt.Sprintf("the filesystem of %q", e.dstRootPath)
 	}
-	return fmt.Sprintf("the filesystem of %q (%s)", e.dstRootPath, e.caps.fsType)
+	return fmt.Sprintf("the filesystem of %q (%s)", e.dstRootPath, fsi.caps.fsType)
 }
 
 // linkCopy reports whether en, a name of a source inode with several, is
 // to be copied as a file of its own because the destination has no hard
 // links: every name after the first one met.
-func (e *engine) linkCopy(st *fileio.Stat) bool {
+func (fsi *fsInfo) linkCopy(st *fileio.Stat) bool {
+	e := fsi.e
 	k := devIno{st.Dev, st.Ino}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.caps.seen[k] {
-		e.caps.further++
+	if fsi.caps.seen[k] {
+		fsi.caps.further++
 		return true
 	}
-	e.caps.seen[k] = true
+	fsi.caps.seen[k] = true
 	return false
 }
 
 // noteNotKept adds to the summary, once, what the destination could not
 // keep.
-func (e *engine) noteNotKept() {
+func (fsi *fsInfo) noteNotKept() {
+	e := fsi.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if n := e.sum.LinkCopies; n > 0 {
-		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files were copied as separate verified files", e.fsName(), n))
-	} else if n := e.caps.further; n > 0 {
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files were copied as separate verified files", fsi.fsName(), n))
+	} else if n := fsi.caps.further; n > 0 {
 		// A rerun that found them all in place: they are still not links.
-		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files are separate files", e.fsName(), n))
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files are separate files", fsi.fsName(), n))
 	}
 	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs} {
-		l := e.lost[kind]
+		l := fsi.lost[kind]
 		if l == nil {
 			continue
 		}
@@ -141,7 +155,7 @@ func (e *engine) noteNotKept() {
 		if kind == lostSymlinks {
 			what = fmt.Sprintf("%d not copied", l.n)
 		}
-		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("%s: %s cannot keep them (%s); %s", kind, e.fsName(), l.first, what))
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("%s: %s cannot keep them (%s); %s", kind, fsi.fsName(), l.first, what))
 	}
 }
 
@@ -180,11 +194,11 @@ type lostKind struct {
 // filesystem that stores no modes (exFAT and FAT through FUSE) may accept
 // the change and keep nothing. One that does not is recorded as a
 // permission bits not kept.
-func (e *engine) modeKept(st *fileio.Stat, want uint32) {
+func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32) {
 	if st.Mode&0o7777 == want {
 		return
 	}
-	e.cannotKeep(lostModes, fmt.Errorf("mode %04o set, the file shows %04o: %w", want, st.Mode&0o7777, fileio.ErrUnsupported))
+	fsi.cannotKeep(lostModes, fmt.Errorf("mode %04o set, the file shows %04o: %w", want, st.Mode&0o7777, fileio.ErrUnsupported))
 }
 
 // cannotKeep reports whether err, from setting metadata of kind on the
@@ -193,7 +207,8 @@ func (e *engine) modeKept(st *fileio.Stat, want uint32) {
 // store none, and root may give any file any owner elsewhere). Then it is
 // recorded, said once per run in the summary, and not a failure of the
 // entry.
-func (e *engine) cannotKeep(kind string, err error) bool {
+func (fsi *fsInfo) cannotKeep(kind string, err error) bool {
+	e := fsi.e
 	if err == nil {
 		return false
 	}
@@ -205,13 +220,13 @@ func (e *engine) cannotKeep(kind string, err error) bool {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.lost == nil {
-		e.lost = map[string]*lostKind{}
+	if fsi.lost == nil {
+		fsi.lost = map[string]*lostKind{}
 	}
-	l := e.lost[kind]
+	l := fsi.lost[kind]
 	if l == nil {
 		l = &lostKind{first: ErrText(err)}
-		e.lost[kind] = l
+		fsi.lost[kind] = l
 	}
 	l.n++
 	return true

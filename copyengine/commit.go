@@ -42,72 +42,93 @@ type pending struct {
 	resumed  int64         // bytes of a temporary left by an earlier run kept (see resumer)
 }
 
-// committer gathers written files into batches. For each batch it flushes
-// each filesystem the batch wrote in once (flushBatch), then hands the batch's files to the read-back workers,
-// which read each back (from the device with --verify=device) and only then
-// rename it onto its final name. Three things overlap: workers write batch
-// k+2 while batch k+1 is flushed and batch k is read back.
-func (e *engine) committer() {
-	workers := e.verifyWorkers()
+// committer is the stage that makes written files permanent. It gathers
+// them into batches; for each batch it flushes each filesystem the batch
+// wrote in once (flushBatch), then hands the batch's files to the read-back
+// workers, which read each back (from the device with --verify=device) and
+// only then rename it onto its final name. Three things overlap: workers
+// write batch k+2 while batch k+1 is flushed and batch k is read back.
+type committer struct {
+	e  *engine
+	in chan *pending // written files, from the copy workers
+
+	workers int             // read-back workers
+	verify  chan []*pending // flushed groups, to the read-back workers
+	batch   []*pending      // gathered, not yet flushed
+	bytes   int64           // in batch
+	oldest  time.Time       // when the first file of batch came
+
+	dirs []dirMeta // the directories the walk made or went through (under e.mu), given their metadata last
+}
+
+// run commits what comes in until the channel is closed and every file
+// taken has been read back and placed.
+func (c *committer) run() {
+	c.workers = c.verifyWorkers()
 	// Room for a whole batch (each group holds at least one file), so that
 	// the committer can flush the next batch while this one is read back.
-	verifyCh := make(chan []*pending, commitBatchFiles)
+	c.verify = make(chan []*pending, commitBatchFiles)
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := 0; w < c.workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bp := e.buf()
-			defer e.putBuf(bp)
-			for g := range verifyCh {
-				e.prefetchBack(g)
-				for _, p := range g {
-					if e.ctx.Err() != nil {
-						e.discard(p)
-						continue
-					}
-					e.commitOne(p, *bp)
-				}
-			}
+			c.readBackWorker()
 		}()
 	}
 	defer func() {
-		close(verifyCh)
+		close(c.verify)
 		wg.Wait()
 	}()
 
-	var batch []*pending
-	var bytes int64
-	var oldest time.Time
 	tick := time.NewTicker(commitMaxWait / 4)
 	defer tick.Stop()
-	flush := func() {
-		if len(batch) > 0 {
-			for _, g := range backGroups(e.flushBatch(batch), workers) {
-				verifyCh <- g
-			}
-		}
-		batch, bytes = nil, 0
-	}
 	for {
 		select {
-		case p, ok := <-e.pending:
+		case p, ok := <-c.in:
 			if !ok {
-				flush()
+				c.flush()
 				return
 			}
-			if len(batch) == 0 {
-				oldest = time.Now()
+			if len(c.batch) == 0 {
+				c.oldest = time.Now()
 			}
-			batch = append(batch, p)
-			bytes += p.size
-			if len(batch) >= commitBatchFiles || bytes >= commitBatchBytes {
-				flush()
+			c.batch = append(c.batch, p)
+			c.bytes += p.size
+			if len(c.batch) >= commitBatchFiles || c.bytes >= commitBatchBytes {
+				c.flush()
 			}
 		case <-tick.C:
-			if len(batch) > 0 && time.Since(oldest) >= commitMaxWait {
-				flush()
+			if len(c.batch) > 0 && time.Since(c.oldest) >= commitMaxWait {
+				c.flush()
 			}
+		}
+	}
+}
+
+// flush makes the batch durable and hands it to the read-back workers.
+func (c *committer) flush() {
+	if len(c.batch) > 0 {
+		for _, g := range backGroups(c.flushBatch(c.batch), c.workers) {
+			c.verify <- g
+		}
+	}
+	c.batch, c.bytes = nil, 0
+}
+
+// readBackWorker reads back and places the groups of files it is given.
+func (c *committer) readBackWorker() {
+	e := c.e
+	bp := e.buf()
+	defer e.putBuf(bp)
+	for g := range c.verify {
+		c.prefetchBack(g)
+		for _, p := range g {
+			if e.ctx.Err() != nil {
+				c.discard(p)
+				continue
+			}
+			c.commitOne(p, *bp)
 		}
 	}
 }
@@ -136,7 +157,8 @@ func backGroups(batch []*pending, workers int) [][]*pending {
 // one device round trip at a time. The pages then come from the device as
 // much as a plain read after the drop would. A file it cannot prepare is
 // left to hashBack, which opens it and reports what it finds.
-func (e *engine) prefetchBack(g []*pending) {
+func (c *committer) prefetchBack(g []*pending) {
+	e := c.e
 	if e.opt.Verify != VerifyDevice || !fileio.CanPrefetch || e.ctx.Err() != nil {
 		return
 	}
@@ -165,7 +187,8 @@ func (e *engine) prefetchBack(g []*pending) {
 
 // verifyWorkers is the read-back concurrency: parallel reads pay off on
 // SSDs (the read-back of small files is one device read each).
-func (e *engine) verifyWorkers() int {
+func (c *committer) verifyWorkers() int {
+	e := c.e
 	if e.sum.Jobs > 8 {
 		return e.sum.Jobs
 	}
@@ -179,22 +202,23 @@ func (e *engine) verifyWorkers() int {
 // comes from fstat of that descriptor. A writer in DEST who swaps the
 // temporary for another file after its read-back thus makes the file fail,
 // never passes their file off as the verified copy.
-func (e *engine) commitOne(p *pending, buf []byte) {
+func (c *committer) commitOne(p *pending, buf []byte) {
+	e := c.e
 	defer p.release()
 	dd := p.dst.d
 	if e.opt.Verify != VerifyOff {
-		err := e.readBack(p, buf)
+		err := c.readBack(p, buf)
 		if mm, ok := err.(*MismatchError); ok {
 			// Copy once more, flush just this file, and read it back again.
-			err = e.recopy(p, buf)
+			err = c.recopy(p, buf)
 			if _, again := err.(*MismatchError); again {
 				mm.Path = p.rel
 				err = mm
 			}
 		}
 		if err != nil {
-			e.unwrite(p.stage, dd, p.tmp)
-			e.groupDone(p, false)
+			e.staged.unwrite(p.stage, dd, p.tmp)
+			c.groupDone(p, false)
 			e.fail(p.rel, err)
 			return
 		}
@@ -203,7 +227,7 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 		// In place already: its directory is renamed once all its files are.
 	} else if err := dd.Rename(p.tmp, dd, p.en.dstName); err != nil {
 		_ = dd.Remove(p.tmp)
-		e.groupDone(p, false)
+		c.groupDone(p, false)
 		if st, serr := dd.Lstat(p.en.dstName); serr == nil && st.IsDir() {
 			err = fmt.Errorf("destination is a directory, but the source is a file; remove it and rerun: %w", err)
 		}
@@ -212,9 +236,9 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 	}
 	verified := e.opt.Verify != VerifyOff
 	if verified {
-		st, err := e.placedAs(p)
+		st, err := c.placedAs(p)
 		if err != nil {
-			e.groupDone(p, false)
+			c.groupDone(p, false)
 			e.fail(p.rel, err)
 			return
 		}
@@ -224,15 +248,16 @@ func (e *engine) commitOne(p *pending, buf []byte) {
 			p.placed = &st
 		}
 	}
-	e.groupDone(p, true)
-	e.report(p.stageOf(), p.rel, func() { e.reportPlaced(p) })
+	c.groupDone(p, true)
+	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p) })
 }
 
 // reportPlaced reports p as placed: in the hash cache, the manifest, the
 // counts and the events.
-func (e *engine) reportPlaced(p *pending) {
+func (c *committer) reportPlaced(p *pending) {
+	e := c.e
 	if p.placed != nil && e.cache != nil && e.opt.Verify != VerifyOff {
-		e.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt)
+		e.record.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt)
 	}
 	e.recordSum(p.rel, p.sum)
 	act := p.action
@@ -274,7 +299,8 @@ func (e *engine) reportPlaced(p *pending) {
 // the read-back checked p.held against it), the lookup of the name is
 // that stat: it is of the same inode, which p.held keeps from being
 // reused, so no fstat of p.held is needed.
-func (e *engine) placedAs(p *pending) (fileio.Stat, error) {
+func (c *committer) placedAs(p *pending) (fileio.Stat, error) {
+	e := c.e
 	want := p.ino
 	if want == (devIno{}) {
 		held, err := p.held.Stat()
@@ -287,11 +313,11 @@ func (e *engine) placedAs(p *pending) (fileio.Stat, error) {
 	if err != nil || cur.Dev != want.dev || cur.Ino != want.ino {
 		return cur, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
 	}
-	if p.action != ActDedupLink && !sameMtime(cur.Mtime, p.en.st.Mtime, e.knownResolution(cur.Dev)) {
+	if p.action != ActDedupLink && !sameMtime(cur.Mtime, p.en.st.Mtime, e.fs.knownResolution(cur.Dev)) {
 		// fusefat gives a renamed file the time of the rename: set the
 		// source's again, through the descriptor of the inode verified,
 		// or every rerun would take the file for changed and copy it.
-		if err := e.setTimes(p.held, p.dst.d, p.en.dstName, &p.en.st); err != nil {
+		if err := c.setTimes(p.held, p.dst.d, p.en.dstName, &p.en.st); err != nil {
 			return cur, err
 		}
 		return p.held.Stat()
@@ -304,16 +330,16 @@ func (e *engine) placedAs(p *pending) (fileio.Stat, error) {
 // read back as it was written, compares it with the source's digest, and
 // sets the file's times last, since the read may have moved its access
 // time. The inode read back is left open in p.held.
-func (e *engine) readBack(p *pending, buf []byte) error {
+func (c *committer) readBack(p *pending, buf []byte) error {
 	if !p.checked {
-		if err := e.hashBack(p, buf); err != nil {
+		if err := c.hashBack(p, buf); err != nil {
 			return err
 		}
 	}
 	if p.action == ActDedupLink {
 		return nil // the inode is shared: its times are the target's, already equal
 	}
-	return e.setTimes(p.held, p.dst.d, p.tmp, &p.en.st)
+	return c.setTimes(p.held, p.dst.d, p.tmp, &p.en.st)
 }
 
 // setTimes gives the copy open as f (tmp in dd) its source's times: through
@@ -321,7 +347,7 @@ func (e *engine) readBack(p *pending, buf []byte) error {
 // the platform keeps nanoseconds that way (Linux: futimens); elsewhere by
 // name, relative to the directory (utimensat), the check of the final name
 // after the rename catching a swap.
-func (e *engine) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fileio.Stat) error {
+func (c *committer) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fileio.Stat) error {
 	if runtime.GOOS == "linux" {
 		return f.SetTimes(st.Atime, st.Mtime)
 	}
@@ -330,7 +356,8 @@ func (e *engine) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fileio
 
 // hashBack reads the temporary back and compares it with the source's
 // digest. The descriptor it read is kept in p.held when they match.
-func (e *engine) hashBack(p *pending, buf []byte) error {
+func (c *committer) hashBack(p *pending, buf []byte) error {
+	e := c.e
 	f, ahead := p.back, p.back != nil
 	p.back = nil
 	if ahead {
@@ -353,7 +380,7 @@ func (e *engine) hashBack(p *pending, buf []byte) error {
 			if !fileio.IsFallback(err) {
 				return err
 			}
-			e.noteVerify("this platform cannot drop cached pages: files were read back through the page cache")
+			e.dedupe.noteVerify("this platform cannot drop cached pages: files were read back through the page cache")
 		}
 	}
 	st, err := f.Stat()
@@ -396,10 +423,12 @@ func (p *pending) unhold() {
 }
 
 // recopy writes the file again after a mismatch and checks it once more.
-func (e *engine) recopy(p *pending, buf []byte) error {
+func (c *committer) recopy(p *pending, buf []byte) error {
+	e := c.e
 	p.en.resume = false       // what read back wrong is not taken up again
 	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
-	np, err := e.writeTemp(p.src.d, p.dst.d, &p.en, p.tmp, buf, nil)
+	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, en: &p.en, tmp: p.tmp, buf: buf}
+	np, err := fc.write()
 	if err != nil {
 		return err
 	}
@@ -413,30 +442,32 @@ func (e *engine) recopy(p *pending, buf []byte) error {
 		// Shared data that read back wrong was replaced by a copy.
 		p.action, p.linkedTo = np.action, nil
 	}
-	if err := e.syncTemp(p); err != nil {
+	if err := c.syncTemp(p); err != nil {
 		return err
 	}
-	return e.readBack(p, buf)
+	return c.readBack(p, buf)
 }
 
-func (e *engine) failPending(p *pending, err error) {
-	e.unwrite(p.stage, p.dst.d, p.tmp)
-	e.groupDone(p, false)
+func (c *committer) failPending(p *pending, err error) {
+	e := c.e
+	e.staged.unwrite(p.stage, p.dst.d, p.tmp)
+	c.groupDone(p, false)
 	e.fail(p.rel, err)
 	p.release()
 }
 
 // discard removes the temporary of a run that is stopping, unless the next
 // run can take it up (keepsTemp).
-func (e *engine) discard(p *pending) {
-	if p.action != ActCopy || !e.keepsTemp(&p.en, p.tmp) {
-		e.unwrite(p.stage, p.dst.d, p.tmp)
+func (c *committer) discard(p *pending) {
+	e := c.e
+	if p.action != ActCopy || !e.copier.keepsTemp(&p.en, p.tmp) {
+		e.staged.unwrite(p.stage, p.dst.d, p.tmp)
 	}
-	e.groupDone(p, false)
+	c.groupDone(p, false)
 	p.release()
 }
 
-func (e *engine) groupDone(p *pending, ok bool) {
+func (c *committer) groupDone(p *pending, ok bool) {
 	t := p.target
 	if p.linkedTo != nil && ok {
 		// Linking moved the shared inode's ctime and link count: it is still

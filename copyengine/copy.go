@@ -14,39 +14,31 @@ import (
 // errChanged is the first-attempt form of ErrSourceChanged.
 var errChanged = errors.New("source changed while it was read")
 
-// sendChunk hands entries to the workers; the chunk holds its own
-// references to the directories.
-func (e *engine) sendChunk(src, dst *handle, st *stage, entries []entry) {
-	if len(entries) == 0 {
-		return
-	}
-	c := &chunk{src: src.retain(), entries: entries, stage: st}
-	if dst != nil {
-		c.dst = dst.retain()
-	}
-	select {
-	case e.chunks <- c:
-	case <-e.ctx.Done():
-		c.src.release()
-		c.dst.release()
-	}
+// copier is the stage that copies: its workers take the chunks the walker
+// sends, write each entry (a regular file under its temporary name, see
+// fileCopy), and hand the written files to the committer.
+type copier struct {
+	e  *engine
+	in chan *chunk
 }
 
-func (e *engine) worker() {
+// worker copies the chunks it takes until the channel is closed.
+func (cp *copier) worker() {
+	e := cp.e
 	bp := e.buf()
 	defer e.putBuf(bp)
-	for c := range e.chunks {
+	for c := range cp.in {
 		ahead := 0
 		for i := range c.entries {
-			if e.ctx.Err() != nil || e.halted() {
+			if e.ctx.Err() != nil || e.drives.halted() {
 				break
 			}
-			ahead = e.prefetch(c, i, ahead)
-			e.copyEntry(c, &c.entries[i], *bp)
-			e.closeSrc(&c.entries[i])
+			ahead = cp.prefetch(c, i, ahead)
+			cp.copyEntry(c, &c.entries[i], *bp)
+			cp.closeSrc(&c.entries[i])
 		}
 		for i := range c.entries[:ahead] { // left by a cancel
-			e.closeSrc(&c.entries[i])
+			cp.closeSrc(&c.entries[i])
 		}
 		c.src.release()
 		c.dst.release()
@@ -95,7 +87,8 @@ func (b *aheadBudget) give() { b.n.Add(-1) }
 // this way a worker's next files are in flight while it copies the current
 // one (20,000 files of 4 KiB with cold caches: about half the time). A
 // warm file costs one fadvise call. It returns the new ahead.
-func (e *engine) prefetch(c *chunk, i, ahead int) int {
+func (cp *copier) prefetch(c *chunk, i, ahead int) int {
+	e := cp.e
 	if e.opt.DryRun || !fileio.CanPrefetch {
 		return ahead
 	}
@@ -104,7 +97,7 @@ func (e *engine) prefetch(c *chunk, i, ahead int) int {
 		if !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
 			continue
 		}
-		if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && e.mayClone(&en.st) {
+		if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && cp.mayClone(&en.st) {
 			continue // a clone that needs no digest reads no data
 		}
 		if !e.ahead.take() {
@@ -122,7 +115,8 @@ func (e *engine) prefetch(c *chunk, i, ahead int) int {
 }
 
 // openSrc returns en's source, opened ahead (the entry gives it up) or now.
-func (e *engine) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
+func (cp *copier) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
+	e := cp.e
 	if f := en.src; f != nil {
 		en.src = nil
 		e.ahead.give()
@@ -132,7 +126,8 @@ func (e *engine) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
 }
 
 // closeSrc closes a source opened ahead that the copy did not take.
-func (e *engine) closeSrc(en *entry) {
+func (cp *copier) closeSrc(en *entry) {
+	e := cp.e
 	if en.src != nil {
 		en.src.Close()
 		en.src = nil
@@ -140,104 +135,133 @@ func (e *engine) closeSrc(en *entry) {
 	}
 }
 
-func (e *engine) copyEntry(c *chunk, en *entry, buf []byte) {
+// copyEntry copies one entry of c; a failure is counted and the run goes on.
+func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
 	rel := joinRel(c.dstRel(), en.dstName)
-	if e.opt.DryRun {
-		e.count(func(s *Summary) {
-			switch {
-			case en.st.IsRegular():
-				s.Copied++
-				s.Bytes += en.st.Size
-			case en.st.IsSymlink():
-				s.Symlinks++
-			default:
-				s.Specials++
-			}
-		})
-		if en.group != nil {
-			en.group.ok = true
-			close(en.group.done)
-		}
-		e.stats.FilesDone.Add(1)
-		e.stats.BytesDone.Add(en.st.Size)
-		e.event(ActWouldDo, rel)
-		return
-	}
 	var err error
-	var p *pending
 	switch {
+	case cp.e.opt.DryRun:
+		cp.wouldCopy(en, rel)
 	case en.st.IsRegular():
-		if c.stage != nil {
-			// A pending file settles its stage when it is released.
-			defer func() {
-				if p == nil {
-					c.stage.settle()
-				}
-			}()
-		}
-		if en.check && e.checkEntry(c, en, rel, buf) {
-			if en.resume {
-				e.removeKept(c.dst, en.tempName()) // equal after all: a leftover
-			}
-			return
-		}
-		size := en.st.Size
-		var pre *preread
-		var w dedupWrite
-		if e.ix != nil && size > 0 {
-			var handled bool
-			if handled, w, pre = e.beginDedup(c, en, rel, buf); handled {
-				return
-			}
-		}
-		p, err = e.copyRegular(c, en, rel, buf, pre)
-		if w.owed() {
-			e.endDedup(p, size, w)
-		}
-		if err == nil {
-			e.drives.placed() // written whole: both drives answer
-			p.stage = c.stage
-			if p.resumed > 0 {
-				e.resumedEvent(rel, p.resumed)
-			}
-			select {
-			case e.pending <- p:
-			case <-e.ctx.Done():
-				e.discard(p)
-			}
-			return
-		}
-		if en.group != nil {
-			close(en.group.done)
-		}
-		if c.stage != nil {
-			e.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
-		}
+		cp.copyFile(c, en, rel, buf)
 	case en.st.IsSymlink():
-		var made error
-		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
-			made = c.dst.d.Symlink(en.target, tmp)
-			return made
-		})
-		if err == nil {
-			e.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
-		} else if made != nil && e.cannotKeep(lostSymlinks, made) {
-			e.done(ActNotKept, rel, 0, func(s *Summary) {})
-			return
-		}
+		err = cp.copySymlink(c, en, rel)
 	default:
-		err = e.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
-			return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
-		})
-		if err == nil {
-			e.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
-		} else if fileio.IsPermission(err) && !e.root {
-			err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
-		}
+		err = cp.copySpecial(c, en, rel)
 	}
 	if err != nil {
-		e.fail(rel, err)
+		cp.e.fail(rel, err)
 	}
+}
+
+// wouldCopy counts and reports an entry a dry run would copy.
+func (cp *copier) wouldCopy(en *entry, rel string) {
+	e := cp.e
+	e.count(func(s *Summary) {
+		switch {
+		case en.st.IsRegular():
+			s.Copied++
+			s.Bytes += en.st.Size
+		case en.st.IsSymlink():
+			s.Symlinks++
+		default:
+			s.Specials++
+		}
+	})
+	if en.group != nil {
+		en.group.ok = true
+		close(en.group.done)
+	}
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(en.st.Size)
+	e.event(ActWouldDo, rel)
+}
+
+// copyFile copies a regular file (or finds it equal, or leaves it to the
+// placement of duplicates) and hands what it wrote to the committer. A
+// failure is counted before the file's staged directory is settled.
+func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
+	e := cp.e
+	var p *pending
+	var err error
+	if c.stage != nil {
+		// A pending file settles its stage when it is released.
+		defer func() {
+			if p == nil {
+				c.stage.settle()
+			}
+		}()
+	}
+	if en.check && e.decide.checkEntry(c, en, rel, buf) {
+		if en.resume {
+			cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
+		}
+		return
+	}
+	size := en.st.Size
+	var pre *preread
+	var w dedupWrite
+	if e.dedupe.ix != nil && size > 0 {
+		var handled bool
+		if handled, w, pre = e.dedupe.beginDedup(c, en, rel, buf); handled {
+			return
+		}
+	}
+	p, err = cp.copyRegular(c, en, rel, buf, pre)
+	if w.owed() {
+		e.dedupe.endDedup(p, size, w)
+	}
+	if err == nil {
+		e.drives.placed() // written whole: both drives answer
+		p.stage = c.stage
+		if p.resumed > 0 {
+			cp.resumedEvent(rel, p.resumed)
+		}
+		select {
+		case e.commit.in <- p:
+		case <-e.ctx.Done():
+			e.commit.discard(p)
+		}
+		return
+	}
+	if en.group != nil {
+		close(en.group.done)
+	}
+	if c.stage != nil {
+		e.staged.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
+	}
+	e.fail(rel, err)
+}
+
+// copySymlink makes a symlink like the source's.
+func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
+	e := cp.e
+	var made error
+	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+		made = c.dst.d.Symlink(en.target, tmp)
+		return made
+	})
+	if err == nil {
+		e.staged.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
+	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
+		e.done(ActNotKept, rel, 0, func(s *Summary) {})
+		return nil
+	}
+	return err
+}
+
+// copySpecial makes a FIFO, socket or device like the source's.
+func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
+	e := cp.e
+	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
+	})
+	if err == nil {
+		e.staged.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
+	} else if fileio.IsPermission(err) && !e.root {
+		err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
+	}
+	return err
 }
 
 func (c *chunk) dstRel() string {
@@ -270,7 +294,8 @@ func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
 // no other name, while a hard link to something outside the destination
 // has two or more. After the rename the final name must lead to the held
 // object, still with one link, or the entry fails.
-func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
+func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
+	e := cp.e
 	tmp := en.tempName()
 	e.clearLeftover(dd, tmp)
 	if err := create(tmp); err != nil {
@@ -297,17 +322,17 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 		}
 		uid, gid, kept := e.owner(&en.st)
 		if uid >= 0 || gid >= 0 {
-			if err := n.Chown(uid, gid); err != nil && e.root && !e.cannotKeep(lostOwners, err) {
+			if err := n.Chown(uid, gid); err != nil && e.root && !e.fs.cannotKeep(lostOwners, err) {
 				return err
 			} else if err != nil {
 				kept = false
 			}
 		}
-		if err := fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root); err != nil && !e.cannotKeep(lostXattrs, err) {
+		if err := fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root); err != nil && !e.fs.cannotKeep(lostXattrs, err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 		if !en.st.IsSymlink() {
-			if err := n.Chmod(mode(&en.st, kept)); err != nil && !e.cannotKeep(lostModes, err) {
+			if err := n.Chmod(mode(&en.st, kept)); err != nil && !e.fs.cannotKeep(lostModes, err) {
 				return err
 			}
 		}
@@ -334,21 +359,23 @@ func (e *engine) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp s
 // copyRegular writes a regular file's data and metadata under its temporary
 // name and returns it for the committer. A source that changes while it is
 // read is tried once more, then fails with ErrSourceChanged.
-func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *preread) (*pending, error) {
+func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *preread) (*pending, error) {
+	e := cp.e
 	tmp := en.tempName()
 	if c.stage != nil {
 		tmp = en.dstName // the whole directory is out of sight
 	}
 	reads := 0 // read errors so far (see retry.go)
 	for attempt := 0; ; attempt++ {
-		p, err := e.writeTemp(c.src.d, c.dst.d, en, tmp, buf, pre)
+		fc := fileCopy{cp: cp, sd: c.src.d, dd: c.dst.d, en: en, tmp: tmp, buf: buf, pre: pre}
+		p, err := fc.write()
 		pre = nil // a second attempt reads afresh
 		if err != nil && sourceReadError(err, c.src.d, en.name) {
 			reads++
-			if reads > e.retries() || e.judgeDrives(rel, err, false) || !e.retryWait(reads) {
+			if reads > cp.retries() || e.drives.judgeDrives(rel, err, false) || !cp.retryWait(reads) {
 				return nil, readFailed(err, reads)
 			}
-			e.retried(rel, err, reads, e.retries())
+			cp.retried(rel, err, reads, cp.retries())
 			attempt--
 			continue
 		}
@@ -368,7 +395,7 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 		case <-e.ctx.Done():
 			return nil, e.ctx.Err()
 		}
-		st, serr := e.restat(c.src.d, en.name)
+		st, serr := cp.restat(c.src.d, en.name)
 		if serr != nil {
 			return nil, serr
 		}
@@ -381,129 +408,12 @@ func (e *engine) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *p
 	}
 }
 
-func (e *engine) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
+func (cp *copier) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
+	e := cp.e
 	if e.opt.Dereference {
 		return sd.StatFollow(name)
 	}
 	return sd.Lstat(name)
-}
-
-// writeTemp copies one file to tmp, its temporary name (or its own name in
-// a staged directory), and returns it as pending.
-//
-// With pre, the source was already opened and read for its digest (a file
-// whose size collides with another's): its descriptor is used, and a file
-// that fit in buf is written from there, so its bytes are read once.
-func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte, pre *preread) (_ *pending, err error) {
-	var src *fileio.File
-	if pre != nil {
-		src = pre.f
-	} else if err = e.awaitSettled(&en.st, en.srcRes); err != nil {
-		return nil, err
-	} else if src, err = e.openSrc(sd, en); err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	perm, b := e.createMode(dd, &en.st)
-	var dst *fileio.File
-	var rs *resumer
-	if en.resume && e.resumable(&en.st) {
-		if rs = e.openResume(dd, tmp, &en.st); rs != nil {
-			dst, b = rs.f, born{} // its owner and mode are set afresh
-		}
-	}
-	if rs == nil {
-		dst, err = dd.CreateTempMode(tmp, perm)
-		if fileio.IsExist(err) {
-			if !e.ownLeftover(dd, tmp, fileio.ModeRegular) {
-				return nil, errNameTaken(tmp, err)
-			}
-			// A leftover of an interrupted run.
-			if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {
-				return nil, fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
-			}
-			dst, err = dd.CreateTempMode(tmp, perm)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	kept := false // dst is held by the pending file (see hold, below)
-	defer func() {
-		if !kept {
-			dst.Close()
-		}
-		if err != nil && !e.keepsTemp(en, tmp) {
-			_ = dd.Remove(tmp)
-		}
-	}()
-	made, err := dst.Stat()
-	if err != nil {
-		return nil, err
-	}
-	sc := e.newStreamCheck(dd, tmp, dst, &en.st)
-	defer sc.close()
-	started := time.Now()
-	var act Action
-	var sum verify.Sum
-	var n int64
-	hashed := true
-	if pre != nil && pre.whole && !e.mayClone(&en.st) {
-		// Read (and counted), hashed and found stable already: write what
-		// is in buf.
-		act, sum, n, started = ActCopy, pre.sum, pre.n, pre.started
-		if err := dst.WriteAt(buf[:n], 0); err != nil {
-			return nil, err
-		}
-	} else {
-		if act, sum, n, hashed, err = e.copyData(src, dst, &en.st, buf, sc, rs); err != nil {
-			return nil, err
-		}
-		if hashed {
-			e.stats.BytesRead.Add(n) // copy_file_range and an unhashed clone read nothing here
-		}
-		after, err := src.Stat()
-		if err != nil {
-			return nil, err
-		}
-		if changed(&en.st, &after) || (en.st.Size != 0 && n != en.st.Size) || settling(&after, started, en.srcRes) {
-			return nil, errChanged
-		}
-	}
-	if hashed {
-		e.rememberSource(en.srcKey, &en.st, sum, started)
-	}
-	p := &pending{tmp: tmp, sum: sum, size: n, action: act, ino: devIno{made.Dev, made.Ino}, resumed: rs.resumedAt()}
-	if act == ActCopy && hashed && sc.finish(n, sum) && sc.readInode(&made) {
-		p.checked, p.readAt = true, sc.began
-	} else if act == ActCopy && hashed && sc == nil && e.opt.Verify == VerifyCache {
-		e.checkCached(dst, p, en.st.Sparse(), buf)
-	}
-	if err := e.applyMeta(dst, src, &en.st, b, &made); err != nil {
-		return nil, err
-	}
-	if e.opt.Verify == VerifyOff {
-		if err := dst.SetTimesAs(dd, tmp, en.st.Atime, en.st.Mtime); err != nil {
-			return nil, err
-		}
-	}
-	if p.checked {
-		// The committer needs the inode that was read back: dst is it. A
-		// file that cannot hold it open (too many descriptors held already)
-		// is read back again by the committer instead.
-		if e.ahead.take() {
-			p.hold(dst, &e.ahead)
-			kept = true
-			e.stats.BytesVerified.Add(n)
-			e.stats.BytesRead.Add(n)
-		} else {
-			p.checked = false
-		}
-	}
-	if act == ActCopy {
-		e.stats.BytesWritten.Add(n - p.resumed)
-	}
-	return p, nil
 }
 
 // checkCached is the --verify=cache read-back of a file written by
@@ -514,9 +424,9 @@ func (e *engine) writeTemp(sd, dd *fileio.Dir, en *entry, tmp string, buf []byte
 // file. A file that reads back different is left unchecked: the committer
 // reads it again after the flush and, if it still differs, copies it once
 // more (commitOne).
-func (e *engine) checkCached(dst *fileio.File, p *pending, sparse bool, buf []byte) {
+func (fc *fileCopy) checkCached(p *pending) {
 	began := time.Now()
-	got, n, err := verify.Stream(dst, p.size, sparse, buf, e.ctxSink)
+	got, n, err := verify.Stream(fc.dst, p.size, fc.en.st.Sparse(), fc.buf, fc.cp.e.ctxSink)
 	if err != nil || n != p.size || got != p.sum {
 		return
 	}
@@ -577,7 +487,8 @@ func settling(st *fileio.Stat, started time.Time, res int64) bool {
 
 // awaitSettled waits, before a source with stat st is read, until a read
 // begun then can be trusted (see settleWindow).
-func (e *engine) awaitSettled(st *fileio.Stat, res int64) error {
+func (cp *copier) awaitSettled(st *fileio.Stat, res int64) error {
+	e := cp.e
 	now := time.Now().UnixNano()
 	wait := time.Duration(settledAt(st, res, now) - now)
 	if wait <= 0 {
@@ -594,7 +505,8 @@ func (e *engine) awaitSettled(st *fileio.Stat, res int64) error {
 }
 
 // mayClone reports whether the data path would try a clone for st.
-func (e *engine) mayClone(st *fileio.Stat) bool {
+func (cp *copier) mayClone(st *fileio.Stat) bool {
+	e := cp.e
 	if st.Size == 0 || e.opt.Reflink == ReflinkNever || st.Dev != e.dstDev {
 		return false
 	}
@@ -608,6 +520,172 @@ func changed(before, after *fileio.Stat) bool {
 		before.Mtime != after.Mtime || before.Ctime != after.Ctime
 }
 
+// fileCopy is the copy of one regular file to tmp, its temporary name (or
+// its own name in a staged directory): the entry, its source and
+// destination, and what the copy found, with the steps as methods.
+//
+// With pre, the source was already opened and read for its digest (a file
+// whose size collides with another's): its descriptor is used, and a file
+// that fit in buf is written from there, so its bytes are read once.
+type fileCopy struct {
+	cp     *copier
+	sd, dd *fileio.Dir // the source's and the destination's directories
+	en     *entry
+	tmp    string
+	buf    []byte
+	pre    *preread
+
+	src, dst *fileio.File
+	rs       *resumer     // the temporary of an earlier run, taken up
+	sc       *streamCheck // a large file's read-back as it is written
+	b        born         // what dst was created with
+	made     fileio.Stat  // dst, as created
+	kept     bool         // dst is held by the pending file (see finish)
+
+	act     Action
+	sum     verify.Sum // of the source
+	n       int64      // bytes copied
+	hashed  bool       // sum was computed from the source's bytes
+	started time.Time  // when the source's read began
+}
+
+// write copies the file and returns it as pending.
+func (fc *fileCopy) write() (_ *pending, err error) {
+	if err := fc.openSource(); err != nil {
+		return nil, err
+	}
+	defer fc.src.Close()
+	if err := fc.create(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !fc.kept {
+			fc.dst.Close()
+		}
+		if err != nil && !fc.cp.keepsTemp(fc.en, fc.tmp) {
+			_ = fc.dd.Remove(fc.tmp)
+		}
+	}()
+	if fc.made, err = fc.dst.Stat(); err != nil {
+		return nil, err
+	}
+	fc.sc = fc.cp.newStreamCheck(fc.dd, fc.tmp, fc.dst, &fc.en.st)
+	defer fc.sc.close()
+	if err := fc.transfer(); err != nil {
+		return nil, err
+	}
+	return fc.finish()
+}
+
+// openSource takes the source opened ahead, or waits until it can be read
+// (awaitSettled) and opens it.
+func (fc *fileCopy) openSource() (err error) {
+	if fc.pre != nil {
+		fc.src = fc.pre.f
+		return nil
+	}
+	if err = fc.cp.awaitSettled(&fc.en.st, fc.en.srcRes); err != nil {
+		return err
+	}
+	fc.src, err = fc.cp.openSrc(fc.sd, fc.en)
+	return err
+}
+
+// create opens the temporary: one an earlier run kept, to take up, or a
+// new one, in place of a leftover of an interrupted run.
+func (fc *fileCopy) create() (err error) {
+	e, dd, tmp := fc.cp.e, fc.dd, fc.tmp
+	var perm uint32
+	perm, fc.b = e.createMode(dd, &fc.en.st)
+	if fc.en.resume && fc.cp.resumable(&fc.en.st) {
+		if fc.rs = fc.cp.openResume(dd, tmp, &fc.en.st); fc.rs != nil {
+			fc.dst, fc.b = fc.rs.f, born{} // its owner and mode are set afresh
+			return nil
+		}
+	}
+	fc.dst, err = dd.CreateTempMode(tmp, perm)
+	if fileio.IsExist(err) {
+		if !e.ownLeftover(dd, tmp, fileio.ModeRegular) {
+			return errNameTaken(tmp, err)
+		}
+		// A leftover of an interrupted run.
+		if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {
+			return fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
+		}
+		fc.dst, err = dd.CreateTempMode(tmp, perm)
+	}
+	return err
+}
+
+// transfer writes the data, and checks that the source held still while
+// it was read.
+func (fc *fileCopy) transfer() error {
+	e, st := fc.cp.e, &fc.en.st
+	fc.started = time.Now()
+	fc.hashed = true
+	if pre := fc.pre; pre != nil && pre.whole && !fc.cp.mayClone(st) {
+		// Read (and counted), hashed and found stable already: write what
+		// is in buf.
+		fc.act, fc.sum, fc.n, fc.started = ActCopy, pre.sum, pre.n, pre.started
+		return fc.dst.WriteAt(fc.buf[:fc.n], 0)
+	}
+	if err := fc.copyData(); err != nil {
+		return err
+	}
+	if fc.hashed {
+		e.stats.BytesRead.Add(fc.n) // copy_file_range and an unhashed clone read nothing here
+	}
+	after, err := fc.src.Stat()
+	if err != nil {
+		return err
+	}
+	if changed(st, &after) || (st.Size != 0 && fc.n != st.Size) || settling(&after, fc.started, fc.en.srcRes) {
+		return errChanged
+	}
+	return nil
+}
+
+// finish records the source's digest, checks the written file where that
+// is done by the worker, gives it the source's metadata and returns it as
+// pending.
+func (fc *fileCopy) finish() (*pending, error) {
+	e, en, dst := fc.cp.e, fc.en, fc.dst
+	if fc.hashed {
+		e.record.rememberSource(en.srcKey, &en.st, fc.sum, fc.started)
+	}
+	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, ino: devIno{fc.made.Dev, fc.made.Ino}, resumed: fc.rs.resumedAt()}
+	if fc.act == ActCopy && fc.hashed && fc.sc.finish(fc.n, fc.sum) && fc.sc.readInode(&fc.made) {
+		p.checked, p.readAt = true, fc.sc.began
+	} else if fc.act == ActCopy && fc.hashed && fc.sc == nil && e.opt.Verify == VerifyCache {
+		fc.checkCached(p)
+	}
+	if err := e.applyMeta(dst, fc.src, &en.st, fc.b, &fc.made); err != nil {
+		return nil, err
+	}
+	if e.opt.Verify == VerifyOff {
+		if err := dst.SetTimesAs(fc.dd, fc.tmp, en.st.Atime, en.st.Mtime); err != nil {
+			return nil, err
+		}
+	}
+	if p.checked {
+		// The committer needs the inode that was read back: dst is it. A
+		// file that cannot hold it open (too many descriptors held already)
+		// is read back again by the committer instead.
+		if e.ahead.take() {
+			p.hold(dst, &e.ahead)
+			fc.kept = true
+			e.stats.BytesVerified.Add(fc.n)
+			e.stats.BytesRead.Add(fc.n)
+		} else {
+			p.checked = false
+		}
+	}
+	if fc.act == ActCopy {
+		e.stats.BytesWritten.Add(fc.n - p.resumed)
+	}
+	return p, nil
+}
+
 // copyData moves the bytes of src into dst by the first primitive of the
 // ladder that works: FICLONE (same filesystem, --reflink auto or always),
 // copy_file_range (same filesystem, only when no digest is needed and cloning
@@ -615,67 +693,96 @@ func changed(before, after *fileio.Stat) bool {
 // large file that is flushed as it is written), then read/write
 // with the digest computed as the data streams (and, for a large file, its
 // flush and read-back started as it is written: see streamCheck). It
-// returns the action, the source digest and the length.
-func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc *streamCheck, rs *resumer) (act Action, sum verify.Sum, n int64, hashed bool, err error) {
-	size := st.Size
+// sets the action, the source digest and the length.
+func (fc *fileCopy) copyData() error {
+	e, st := fc.cp.e, &fc.en.st
 	sameDev := st.Dev == e.dstDev
-	if size > 0 && e.opt.Reflink != ReflinkNever {
-		_, broken := e.noClone.Load(st.Dev)
-		if sameDev && !broken {
-			err := dst.Clone(src)
-			if err == nil {
-				e.cloneWorks.Store(st.Dev, true)
-				var sum verify.Sum
-				n := size
-				if e.needSum() {
-					// The clone moved no data through us: read the source once
-					// for its digest, which the read-back is checked against.
-					if sum, n, err = verify.Stream(src, size, st.Sparse(), buf, e.ctxSink); err != nil {
-						return "", sum, 0, false, err
-					}
-				}
-				return ActClone, sum, n, e.needSum(), nil
-			}
-			if e.opt.Reflink == ReflinkAlways {
-				return "", verify.Sum{}, 0, false, fmt.Errorf("--reflink=always: %w", err)
-			}
-			if !fileio.IsFallback(err) {
-				return "", verify.Sum{}, 0, false, err
-			}
-			// EINVAL is about this pair of files (a NOCOW file on btrfs,
-			// say), not the filesystem: the next file may still clone.
-			if !errors.Is(err, syscall.EINVAL) {
-				e.noClone.Store(st.Dev, true)
-			}
-		} else if e.opt.Reflink == ReflinkAlways {
-			return "", verify.Sum{}, 0, false, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
+	if st.Size > 0 && e.opt.Reflink != ReflinkNever {
+		if done, err := fc.clone(sameDev); done || err != nil {
+			return err
 		}
 	}
-	if size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && sc == nil {
-		if _, broken := e.noClone.Load(st.Dev); broken {
-			n, err := dst.CopyRange(src, 0, 0, size)
-			if err == nil {
-				return ActCopy, verify.Sum{}, n, false, nil // no digest: not needed
-			}
-			if !fileio.IsFallback(err) || n > 0 {
-				return "", verify.Sum{}, 0, false, err
-			}
+	if st.Size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && fc.sc == nil {
+		if done, err := fc.copyRange(); done || err != nil {
+			return err
 		}
 	}
-	// Read once, hash and write as the data streams. A sparse source's holes
-	// stay holes: the destination is sized first and only data is written.
+	return fc.stream()
+}
+
+// clone tries FICLONE; done is false when the copy is left to the next
+// primitive.
+func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
+	e, st := fc.cp.e, &fc.en.st
+	if _, broken := e.noClone.Load(st.Dev); !sameDev || broken {
+		if e.opt.Reflink == ReflinkAlways {
+			return false, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
+		}
+		return false, nil
+	}
+	err = fc.dst.Clone(fc.src)
+	if err == nil {
+		e.cloneWorks.Store(st.Dev, true)
+		fc.act, fc.sum, fc.n, fc.hashed = ActClone, verify.Sum{}, st.Size, e.needSum()
+		if e.needSum() {
+			// The clone moved no data through us: read the source once
+			// for its digest, which the read-back is checked against.
+			if fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, st.Sparse(), fc.buf, e.ctxSink); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	if e.opt.Reflink == ReflinkAlways {
+		return false, fmt.Errorf("--reflink=always: %w", err)
+	}
+	if !fileio.IsFallback(err) {
+		return false, err
+	}
+	// EINVAL is about this pair of files (a NOCOW file on btrfs,
+	// say), not the filesystem: the next file may still clone.
+	if !errors.Is(err, syscall.EINVAL) {
+		e.noClone.Store(st.Dev, true)
+	}
+	return false, nil
+}
+
+// copyRange tries copy_file_range where cloning is known not to work.
+func (fc *fileCopy) copyRange() (done bool, err error) {
+	e, st := fc.cp.e, &fc.en.st
+	if _, broken := e.noClone.Load(st.Dev); !broken {
+		return false, nil
+	}
+	n, err := fc.dst.CopyRange(fc.src, 0, 0, st.Size)
+	if err == nil {
+		fc.act, fc.sum, fc.n, fc.hashed = ActCopy, verify.Sum{}, n, false // no digest: not needed
+		return true, nil
+	}
+	if !fileio.IsFallback(err) || n > 0 {
+		return false, err
+	}
+	return false, nil
+}
+
+// stream reads once, hashes and writes as the data streams. A sparse
+// source's holes stay holes: the destination is sized first and only data
+// is written.
+func (fc *fileCopy) stream() (err error) {
+	e, st := fc.cp.e, &fc.en.st
+	dst, rs, sc := fc.dst, fc.rs, fc.sc
 	sparse := st.Sparse()
 	if sparse {
-		if err := dst.Truncate(size); err != nil {
+		if err := dst.Truncate(st.Size); err != nil {
 			if !fileio.IsPermission(err) && !fileio.IsFallback(err) {
-				return "", verify.Sum{}, 0, false, err
+				return err
 			}
 			// fusefat cannot extend a file by truncate (EPERM): the
 			// holes are written out as zeros instead.
 			sparse = false
 		}
 	}
-	sum, n, err = verify.Stream(src, size, sparse, buf, func(p []byte, off int64) error {
+	fc.act, fc.hashed = ActCopy, true
+	fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, sparse, fc.buf, func(p []byte, off int64) error {
 		if err := e.ctx.Err(); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}
@@ -689,7 +796,7 @@ func (e *engine) copyData(src, dst *fileio.File, st *fileio.Stat, buf []byte, sc
 		sc.wrote(off + int64(len(p)))
 		return nil
 	})
-	return ActCopy, sum, n, true, err
+	return err
 }
 
 // ctxSink is a verify.Sink that only stops a read once the run is

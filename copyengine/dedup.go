@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -13,6 +14,19 @@ import (
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
+
+// deduper is the stage that places duplicates: it indexes the files the
+// run writes by content, and once the committer is done it gives each
+// duplicate the data of the file it duplicates (a clone or a hard link).
+type deduper struct {
+	e           *engine
+	ix          *dedup.Index // nil with --dedup=off
+	dups        []dupFile    // duplicates waiting to share a placed file's data (under e.mu)
+	destTargets sync.Once    // loadDestTargets, before the first file is written
+	// followers are the further names of source inodes, linked to the
+	// first name once it is placed (under e.mu).
+	followers []linkFollower
+}
 
 // dupFile is a file whose content an earlier file of the run already holds;
 // it is placed after the committer is done, by sharing that file's data.
@@ -26,7 +40,8 @@ type dupFile struct {
 }
 
 // dedupMeta is what a hard link would share between two files.
-func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
+func (dp *deduper) dedupMeta(st *fileio.Stat) dedup.Meta {
+	e := dp.e
 	uid, gid, kept := e.owner(st)
 	m := dedup.Meta{Mode: mode(st, kept), Mtime: st.Mtime, Uid: uint32(e.euid), Gid: uint32(e.egid)}
 	if uid >= 0 {
@@ -46,19 +61,20 @@ func (e *engine) dedupMeta(st *fileio.Stat) dedup.Meta {
 // written as the target Find made for it (w.claimed).
 //
 // When the file is to be written, pre (if not nil) holds the source still
-// open, and its bytes when they fit in buf, for writeTemp to use.
-func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled bool, w dedupWrite, pre *preread) {
+// open, and its bytes when they fit in buf, for the fileCopy to use.
+func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled bool, w dedupWrite, pre *preread) {
+	e := dp.e
 	size := en.st.Size
-	e.destTargets.Do(e.loadDestTargets)
-	if !e.ix.Begin(size, e.targetGone) {
+	dp.destTargets.Do(dp.loadDestTargets)
+	if !dp.ix.Begin(size, dp.targetGone) {
 		return false, dedupWrite{begun: true}, nil
 	}
-	pre, err := e.readSource(c.src.d, en, buf)
+	pre, err := dp.readSource(c.src.d, en, buf)
 	if err != nil {
 		return false, dedupWrite{}, nil // copied without dedup; the copy reports a real error
 	}
-	e.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
-	t, mine := e.ix.Find(rel, size, pre.sum, e.dedupMeta(&en.st), e.linkOnly)
+	e.record.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
+	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), dp.linkOnly)
 	if mine {
 		return false, dedupWrite{claimed: t}, pre
 	}
@@ -68,15 +84,15 @@ func (e *engine) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handle
 	if c.stage != nil {
 		c.stage.add() // settled by placeDups
 	}
-	e.dups = append(e.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t, stage: c.stage})
+	dp.dups = append(dp.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t, stage: c.stage})
 	e.mu.Unlock()
 	return true, dedupWrite{}, nil
 }
 
 // targetGone reports whether a file the cache says the destination holds is
 // missing or changed since (see dedup.Index.Begin).
-func (e *engine) targetGone(t *dedup.Target) bool {
-	td, _, _, ok := e.openTarget(t)
+func (dp *deduper) targetGone(t *dedup.Target) bool {
+	td, _, _, ok := dp.openTarget(t)
 	if ok {
 		td.Close()
 	}
@@ -87,13 +103,14 @@ func (e *engine) targetGone(t *dedup.Target) bool {
 // reports false, having closed what it opened, unless the target is in
 // place exactly as it was when its read-back matched: stale content is
 // never shared.
-func (e *engine) openTarget(t *dedup.Target) (td *fileio.Dir, name string, cur fileio.Stat, ok bool) {
+func (dp *deduper) openTarget(t *dedup.Target) (td *fileio.Dir, name string, cur fileio.Stat, ok bool) {
+	e := dp.e
 	placed, ok := t.InPlace()
 	if !ok {
 		return nil, "", cur, false
 	}
 	tdir, name := splitRel(t.Rel)
-	td, err := e.openDst(tdir)
+	td, err := e.staged.openDst(tdir)
 	if err != nil {
 		return nil, "", cur, false
 	}
@@ -115,7 +132,8 @@ func stillPlaced(cur *fileio.Stat, placed dedup.Placed) bool {
 // --dedup=auto where cloning is off or known not to work. A duplicate
 // matched to a target it cannot share with would wait for the end of the
 // run and be copied then, one file and one flush at a time.
-func (e *engine) linkOnly() bool {
+func (dp *deduper) linkOnly() bool {
+	e := dp.e
 	if e.opt.Dedup == dedup.Hardlink {
 		return true
 	}
@@ -137,8 +155,8 @@ type preread struct {
 }
 
 // hashSource reads a source file for its digest, failing if it moved.
-func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, error) {
-	pre, err := e.readSource(sd, en, buf)
+func (dp *deduper) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, error) {
+	pre, err := dp.readSource(sd, en, buf)
 	if err != nil {
 		return verify.Sum{}, err
 	}
@@ -148,12 +166,13 @@ func (e *engine) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum, 
 
 // readSource opens and reads a source for its digest, failing if it moved
 // meanwhile, and returns it still open.
-func (e *engine) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
-	if err := e.awaitSettled(&en.st, en.srcRes); err != nil {
+func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
+	e := dp.e
+	if err := e.copier.awaitSettled(&en.st, en.srcRes); err != nil {
 		return nil, err
 	}
 	started := time.Now()
-	f, err := e.openSrc(sd, en)
+	f, err := e.copier.openSrc(sd, en)
 	if err != nil {
 		return nil, err
 	}
@@ -180,16 +199,16 @@ func (e *engine) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, 
 
 // endDedup registers a written file as a target for later ones, or gives
 // up its place when it was not written.
-func (e *engine) endDedup(p *pending, size int64, w dedupWrite) {
+func (dp *deduper) endDedup(p *pending, size int64, w dedupWrite) {
 	switch {
 	case w.claimed != nil && p != nil && p.size == size && p.sum == w.claimed.Sum:
 		p.target = w.claimed
 	case w.claimed != nil:
-		e.ix.Drop(w.claimed) // not written, or not with the digest it was found by
+		dp.ix.Drop(w.claimed) // not written, or not with the digest it was found by
 	case p == nil || p.size != size:
-		e.ix.Abandon(size)
+		dp.ix.Abandon(size)
 	default:
-		p.target = e.ix.Register(p.rel, size, p.sum, e.dedupMeta(&p.en.st))
+		p.target = dp.ix.Register(p.rel, size, p.sum, dp.dedupMeta(&p.en.st))
 	}
 }
 
@@ -205,13 +224,14 @@ func (w dedupWrite) owed() bool { return w.begun || w.claimed != nil }
 
 // placeDups shares data for every duplicate, in path order, once the files
 // they share with are in place.
-func (e *engine) placeDups() {
-	sort.Slice(e.dups, func(i, j int) bool { return e.dups[i].rel < e.dups[j].rel })
+func (dp *deduper) placeDups() {
+	e := dp.e
+	sort.Slice(dp.dups, func(i, j int) bool { return dp.dups[i].rel < dp.dups[j].rel })
 	bp := e.buf()
 	defer e.putBuf(bp)
-	for _, d := range e.dups {
+	for _, d := range dp.dups {
 		if e.ctx.Err() == nil {
-			if err := e.placeDup(d, *bp); err != nil {
+			if err := dp.placeDup(d, *bp); err != nil {
 				if d.en.group != nil {
 					close(d.en.group.done)
 				}
@@ -224,11 +244,12 @@ func (e *engine) placeDups() {
 		d.dst.release()
 		d.stage.settle()
 	}
-	e.dups = nil
+	dp.dups = nil
 }
 
-func (e *engine) placeDup(d dupFile, buf []byte) error {
-	p, err := e.shareData(d)
+func (dp *deduper) placeDup(d dupFile, buf []byte) error {
+	e := dp.e
+	p, err := dp.shareData(d)
 	if err != nil {
 		return err
 	}
@@ -236,10 +257,10 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 		// The target could not take this file as a hard link (other
 		// metadata, or out of links): another copy of the content with this
 		// file's metadata may.
-		for _, t := range e.ix.Others(d.target, e.dedupMeta(&d.en.st)) {
+		for _, t := range dp.ix.Others(d.target, dp.dedupMeta(&d.en.st)) {
 			alt := d
 			alt.target = t
-			if p, err = e.shareData(alt); err != nil {
+			if p, err = dp.shareData(alt); err != nil {
 				return err
 			}
 			if p != nil {
@@ -251,13 +272,13 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 		// Nothing to share safely: an ordinary copy (copyRegular holds its
 		// own references to the directories).
 		c := &chunk{src: d.src, dst: d.dst}
-		if p, err = e.copyRegular(c, &d.en, d.rel, buf, nil); err != nil {
+		if p, err = e.copier.copyRegular(c, &d.en, d.rel, buf, nil); err != nil {
 			return err
 		}
 		if p.size == d.en.st.Size && p.sum == d.sum {
 			// Later duplicates with this file's metadata can link to it.
-			p.target = &dedup.Target{Rel: d.rel, Sum: d.sum, Size: p.size, Meta: e.dedupMeta(&p.en.st)}
-			e.ix.Add(p.target)
+			p.target = &dedup.Target{Rel: d.rel, Sum: d.sum, Size: p.size, Meta: dp.dedupMeta(&p.en.st)}
+			dp.ix.Add(p.target)
 		}
 	} else {
 		p.src, p.dst = d.src.retain(), d.dst.retain()
@@ -270,12 +291,12 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 	// makes both durable.
 	p.placedIn = d.stage // reported once it is published
 	if p.action != ActDedupLink && p.action != ActDedupClone {
-		if err := e.syncTemp(p); err != nil {
-			e.failPending(p, err)
+		if err := e.commit.syncTemp(p); err != nil {
+			e.commit.failPending(p, err)
 			return nil
 		}
 	}
-	e.commitOne(p, buf)
+	e.commit.commitOne(p, buf)
 	return nil
 }
 
@@ -283,9 +304,10 @@ func (e *engine) placeDup(d dupFile, buf []byte) error {
 // the filesystem can (auto, clone), otherwise a hard link when the preserved
 // metadata is identical (auto, hardlink). It returns nil, nil when sharing
 // is not possible or not safe, and the caller copies.
-func (e *engine) shareData(d dupFile) (*pending, error) {
+func (dp *deduper) shareData(d dupFile) (*pending, error) {
+	e := dp.e
 	// The read-back of the new name checks the content again.
-	td, tname, cur, ok := e.openTarget(d.target)
+	td, tname, cur, ok := dp.openTarget(d.target)
 	if !ok {
 		return nil, nil
 	}
@@ -297,7 +319,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		return nil, nil
 	}
 	if e.opt.DedupVerifyBytes {
-		if same, err := e.sameBytes(d, td, tname); err != nil || !same {
+		if same, err := dp.sameBytes(d, td, tname); err != nil || !same {
 			return nil, nil
 		}
 	}
@@ -312,7 +334,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 			return nil, nil
 		}
 		defer tf.Close()
-		if !e.rehashTarget(tf, &cur, d.sum, d.target.External) {
+		if !dp.rehashTarget(tf, &cur, d.sum, d.target.External) {
 			return nil, nil
 		}
 	}
@@ -321,7 +343,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 	e.clearLeftover(dd, tmp)
 	_, cloneBroken := e.noClone.Load(e.dstDev)
 	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && !cloneBroken {
-		p, err := e.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
+		p, err := dp.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
 		if err == nil || !fileio.IsFallback(err) {
 			return p, err
 		}
@@ -331,13 +353,13 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 	if e.opt.Dedup == dedup.Clone && cloneBroken {
 		// Never a hard link under --dedup=clone, also when an earlier file
 		// found that this filesystem cannot clone.
-		e.noteDedup("the destination filesystem cannot clone; duplicates were copied")
+		dp.noteDedup("the destination filesystem cannot clone; duplicates were copied")
 		return nil, nil
 	}
-	if !e.hasLinks() {
+	if !e.fs.hasLinks() {
 		// No hard links here (exFAT, FAT).
 		if e.opt.Dedup == dedup.Hardlink {
-			e.noteDedup("the destination filesystem has no hard links; duplicates were copied")
+			dp.noteDedup("the destination filesystem has no hard links; duplicates were copied")
 		}
 		return nil, nil
 	}
@@ -345,7 +367,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 	if d.target.External {
 		tmeta = dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}
 	}
-	if tmeta != e.dedupMeta(&d.en.st) || !e.sameXattrs(d, td, tname) {
+	if tmeta != dp.dedupMeta(&d.en.st) || !dp.sameXattrs(d, td, tname) {
 		return nil, nil // one inode cannot carry two sets of metadata
 	}
 	// linkat names the target: the new name must be the inode checked.
@@ -353,7 +375,7 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 		return nil, nil // copied instead
 	} else if err != nil {
 		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
-			e.noteDedup("hard links are not possible for some files here (" + ErrText(err) + "); those were copied")
+			dp.noteDedup("hard links are not possible for some files here (" + ErrText(err) + "); those were copied")
 			return nil, nil
 		}
 		return nil, err
@@ -364,7 +386,8 @@ func (e *engine) shareData(d dupFile) (*pending, error) {
 // cloneFrom clones the target into tmp: from tf when the caller opened
 // (and re-read) it already, otherwise from the target opened here, which
 // must be the file as placed (cur); it returns nil, nil when it is not.
-func (e *engine) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *fileio.Stat, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
+func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *fileio.Stat, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
+	e := dp.e
 	if tf == nil {
 		if tf, err = td.Open(tname, false); err != nil {
 			return nil, err
@@ -412,7 +435,8 @@ func (e *engine) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *f
 // the run (external) is read past its cached pages where the platform
 // can, so that what was cached before it rotted on the device cannot
 // vouch for it.
-func (e *engine) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Sum, external bool) bool {
+func (dp *deduper) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Sum, external bool) bool {
+	e := dp.e
 	if external {
 		_ = tf.DropCache()
 	}
@@ -433,7 +457,8 @@ func (e *engine) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Sum,
 
 // sameXattrs compares the extended attributes the copy of d would get with
 // those the target carries.
-func (e *engine) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
+func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
+	e := dp.e
 	sf, err := d.src.d.Open(d.en.name, e.opt.Dereference)
 	if err != nil {
 		return false
@@ -470,7 +495,8 @@ func (e *engine) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
 	return true
 }
 
-func (e *engine) noteVerify(msg string) {
+func (dp *deduper) noteVerify(msg string) {
+	e := dp.e
 	e.mu.Lock()
 	if e.sum.VerifyNote == "" {
 		e.sum.VerifyNote = msg
@@ -478,7 +504,8 @@ func (e *engine) noteVerify(msg string) {
 	e.mu.Unlock()
 }
 
-func (e *engine) noteDedup(msg string) {
+func (dp *deduper) noteDedup(msg string) {
+	e := dp.e
 	e.mu.Lock()
 	if e.sum.DedupNote == "" {
 		e.sum.DedupNote = msg
@@ -496,31 +523,33 @@ const destDedupMin = 4096
 // confirmed by its stat (and its bytes) before it is shared. It runs once,
 // when the first file is about to be written, so that a rerun that writes
 // nothing does not read the cache's whole destination side.
-func (e *engine) loadDestTargets() {
-	if e.cache == nil || e.ix == nil || e.dstRoot == nil || !e.dstSide.policy.CheckInode {
+func (dp *deduper) loadDestTargets() {
+	e := dp.e
+	if e.cache == nil || dp.ix == nil || e.dstRoot == nil || !e.dstSide.policy.CheckInode {
 		return
 	}
 	prefix := e.dstSide.abs + string(filepath.Separator)
-	vol := e.knownVolume(e.dstDev)
+	vol := e.fs.knownVolume(e.dstDev)
 	if vol == 0 {
 		return // no volume identity: an entry could describe another volume's file
 	}
 	pol := e.dstSide.policy
-	pol.MtimeGranularity = max(pol.MtimeGranularity, time.Duration(e.knownResolution(e.dstDev)))
+	pol.MtimeGranularity = max(pol.MtimeGranularity, time.Duration(e.fs.knownResolution(e.dstDev)))
 	e.cache.Range(prefix, func(p string, ce hashcache.Entry) bool {
 		if ce.Volume != vol || ce.Size < destDedupMin || ce.Racy(pol) {
 			return true
 		}
 		t := &dedup.Target{Rel: filepath.ToSlash(p[len(prefix):]), Sum: ce.Sum, Size: ce.Size, External: true}
 		t.Done(true, dedup.Placed{Dev: e.dstDev, Ino: ce.Ino, Size: ce.Size, Mtime: ce.Mtime, Ctime: ce.Ctime})
-		e.ix.Add(t)
+		dp.ix.Add(t)
 		return e.ctx.Err() == nil
 	})
 }
 
 // sameBytes compares the duplicate's source with the target byte for byte
 // (--dedup-verify=bytes): equal digests are then not taken on trust.
-func (e *engine) sameBytes(d dupFile, td *fileio.Dir, tname string) (bool, error) {
+func (dp *deduper) sameBytes(d dupFile, td *fileio.Dir, tname string) (bool, error) {
+	e := dp.e
 	a, err := d.src.d.Open(d.en.name, e.opt.Dereference)
 	if err != nil {
 		return false, err

@@ -54,8 +54,8 @@ func (ds *devInfos) get(dev uint64) *devInfo {
 // device it looked at, and a directory on another one (a mount point, or a
 // path changed meanwhile) teaches nothing about dev, which then has no
 // identity for this call.
-func (e *engine) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
-	di := e.devs.get(dev)
+func (fsi *fsInfo) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
+	di := fsi.devs.get(dev)
 	di.mu.Lock()
 	defer di.mu.Unlock()
 	if di.volSet || d == nil {
@@ -68,8 +68,8 @@ func (e *engine) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
 }
 
 // knownVolume returns the volume identity learned for dev, zero if none.
-func (e *engine) knownVolume(dev uint64) hashcache.Volume {
-	di := e.devs.get(dev)
+func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume {
+	di := fsi.devs.get(dev)
 	di.mu.Lock()
 	defer di.mu.Unlock()
 	return di.vol
@@ -89,11 +89,11 @@ var resolutions = []int64{2e9, 1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 100, 10}
 // may keep a finer time in memory than it writes to the disk). Without a
 // probe (dry run, a directory that takes no new file) the type's policy
 // alone decides.
-func (e *engine) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
-	di := e.devs.get(dev)
+func (fsi *fsInfo) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
+	di := fsi.devs.get(dev)
 	di.resOnce.Do(func() {
 		g := int64(policy.MtimeGranularity)
-		if p := e.probeResolution(d, dev); p > g {
+		if p := fsi.probeResolution(d, dev); p > g {
 			g = p
 		}
 		di.res.Store(max(g, 1))
@@ -103,8 +103,8 @@ func (e *engine) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Poli
 
 // modesLost reports whether the filesystem dev was found not to keep
 // permission bits (see devInfo.modesLost).
-func (e *engine) modesLost(dev uint64) bool {
-	return e.devs.get(dev).modesLost.Load()
+func (fsi *fsInfo) modesLost(dev uint64) bool {
+	return fsi.devs.get(dev).modesLost.Load()
 }
 
 // keepDirTimes returns a function that puts d's times back as they are now
@@ -125,8 +125,8 @@ func keepDirTimes(d *fileio.Dir) func() {
 
 // knownResolution is the resolution timeResolution found for dev, 1 when
 // it was not asked.
-func (e *engine) knownResolution(dev uint64) int64 {
-	return max(e.devs.get(dev).res.Load(), 1)
+func (fsi *fsInfo) knownResolution(dev uint64) int64 {
+	return max(fsi.devs.get(dev).res.Load(), 1)
 }
 
 // probeResolution sets the mtime of a new file in d to probeTime through
@@ -137,7 +137,8 @@ func (e *engine) knownResolution(dev uint64) int64 {
 // elsewhere it is a temporary, removed at once, and the directory's times,
 // which its creation moved, are put back, so that a directory that was up
 // to date stays so.
-func (e *engine) probeResolution(d *fileio.Dir, dev uint64) int64 {
+func (fsi *fsInfo) probeResolution(d *fileio.Dir, dev uint64) int64 {
+	e := fsi.e
 	if d == nil || e.opt.DryRun {
 		return 0
 	}
@@ -170,8 +171,8 @@ func (e *engine) probeResolution(d *fileio.Dir, dev uint64) int64 {
 		// can only take bits away, so one that shows more has modes of
 		// the driver's, not its own.
 		if st.Mode&0o7777&^0o600 != 0 {
-			e.devs.get(dev).modesLost.Store(true)
-			e.modeKept(&st, 0o600) // said not kept, on reruns too
+			fsi.devs.get(dev).modesLost.Store(true)
+			fsi.modeKept(&st, 0o600) // said not kept, on reruns too
 		}
 	}
 	f.Close()

@@ -112,6 +112,10 @@ type dirMeta struct {
 	created bool // made by this run
 }
 
+// engine is the state of one run that its stages share: the options, the
+// stats, the summary (under mu), the destination root, the process's
+// identity, what is known of the filesystems, and the stages themselves,
+// each a type that owns its own state (see docs/design.md, Pipeline).
 type engine struct {
 	opt    Options
 	stats  *Stats
@@ -130,41 +134,31 @@ type engine struct {
 
 	bufs sync.Pool
 
-	mu        sync.Mutex
-	sum       Summary
-	links     map[devIno]*linkGroup
-	followers []linkFollower
-	dirs      []dirMeta
-	manifest  []verify.ManifestEntry
+	mu       sync.Mutex
+	sum      Summary
+	manifest []verify.ManifestEntry
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
-	dstDirs    sync.Map    // devIno -> true: a destination directory (destDir)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
 	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
 	cache   *hashcache.Cache // nil with --no-cache
 	ownFile devIno           // the cache's file, left out of the source walk
 	dstSide cacheSide
-	devs    devInfos // per filesystem: volume identity, time resolution
 
-	ix          *dedup.Index // nil with --dedup=off
-	dups        []dupFile    // duplicates waiting to share a placed file's data
-	later       []laterEntry // destination entries stored after the final flush (under mu)
-	held        []heldEntry  // source entries waiting for their filesystem's flush (under mu)
-	read        filesystems  // a directory on each source filesystem an entry may come from
-	destTargets sync.Once    // loadDestTargets, before the first file is written
+	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
+	drives  driveWatch  // the roots' filesystems, asked after I/O errors (gone.go)
+	written filesystems // every filesystem a destination directory is on
+	names   destNames   // per destination filesystem: the names it cannot hold
 
-	staged  stages       // directories made under temporary names, not yet in place
-	renames renameProbes // per filesystem: does a directory rename keep its files
-	drives  driveWatch   // the roots' filesystems, asked after I/O errors (gone.go)
-	written filesystems  // every filesystem a destination directory is on
-	caps    destCaps
-	lost    map[string]*lostKind // what the destination could not keep (under mu)
-
-	names destNames // per destination filesystem: the names it cannot hold
-
-	chunks  chan *chunk
-	pending chan *pending
+	// The stages.
+	walker *walker
+	decide *decider
+	copier *copier
+	commit *committer
+	staged *stager // directories made under temporary names, not yet in place
+	dedupe *deduper
+	record *cacheRecorder
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -180,7 +174,21 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
+	return newEngine(opt).runPlan(ctx, p, start)
+}
+
+// newEngine makes a run's shared state and its stages.
+func newEngine(opt Options) *engine {
+	e := &engine{opt: opt, stats: opt.Stats}
+	e.fs = &fsInfo{e: e}
+	e.drives.e = e
+	e.record = &cacheRecorder{e: e}
+	e.staged = &stager{e: e}
+	e.dedupe = &deduper{e: e}
+	e.copier = &copier{e: e}
+	e.walker = &walker{e: e}
+	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}
+	e.commit = &committer{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -193,11 +201,17 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
 	e.sum.Verify = opt.Verify
 	if opt.Dedup != dedup.Off && !opt.DryRun {
-		e.ix = dedup.NewIndex()
+		e.dedupe.ix = dedup.NewIndex()
 	}
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason // chosen by Check
+	return e
+}
 
+// runPlan checks the plan against the destination, makes or opens the
+// destination and locks it, copies, and sums up.
+func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary, error) {
+	opt := e.opt
 	if err := e.checkManifestPath(p); err != nil {
 		return Summary{}, err
 	}
@@ -207,18 +221,110 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
+	var undo closers
+	defer undo.close()
+	if err := e.openDest(p, &undo); err != nil {
+		return Summary{}, err
+	}
+	defer e.record.read.close()
+
+	for i := range p.roots {
+		e.drives.watch("source", p.roots[i].srcDir, nil)
+	}
+	defer e.drives.close()
+
+	e.ctx, e.cancel = context.WithCancel(ctx)
+	defer e.cancel()
+	err := e.run(p)
+	if g := e.drives.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
+		err = e.drives.stopGone(g) // found gone after the copy had stopped
+	}
+	if err == nil && ctx.Err() == nil && !opt.DryRun {
+		err = e.drives.destStillThere()
+	}
+	e.sum.Elapsed = time.Since(start)
+	e.sum.BytesRead = e.stats.BytesRead.Load()
+	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
+	switch {
+	case ctx.Err() != nil:
+		return e.sum, ctx.Err()
+	case err != nil:
+		return e.sum, err
+	case e.sum.Mismatches > 0:
+		return e.sum, ErrMismatch
+	case e.sum.Failed > 0:
+		return e.sum, ErrSomeFailed
+	}
+	return e.sum, nil
+}
+
+// closers are the releases of what a run holds, run in reverse order.
+type closers []func()
+
+func (c *closers) add(f func()) { *c = append(*c, f) }
+
+func (c *closers) close() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
+	}
+}
+
+// openDest makes the destination root (when the plan says so) or opens
+// it, locks it and notes what it is; undo gets what is to be released when
+// the run ends.
+func (e *engine) openDest(p *plan, undo *closers) error {
+	opt := e.opt
 	var made *fileio.Dir // the destination root, when this run made it
 	if p.create && !opt.DryRun {
 		d, release, err := makeDest(p.dstRoot)
 		if errors.Is(err, ErrLocked) {
-			return Summary{}, err
+			return err
 		} else if err != nil {
-			return Summary{}, refuse(p.dstRoot, "cannot create destination: "+ErrText(err), "check the parent directory exists and is writable")
+			return refuse(p.dstRoot, "cannot create destination: "+ErrText(err), "check the parent directory exists and is writable")
 		}
-		defer release()
+		undo.add(release)
 		made = d
 	}
 	e.dstRootPath = p.dstRoot
+	e.cacheSides(p)
+	if p.create && opt.DryRun {
+		return nil
+	}
+	d := made
+	if d == nil {
+		var err error
+		d, err = fileio.OpenDir(p.dstRoot)
+		if err != nil {
+			return refuse(p.dstRoot, "cannot open destination: "+ErrText(err), "check it is a directory you can write to")
+		}
+	}
+	undo.add(func() { d.Close() })
+	if !opt.DryRun {
+		release, err := lockDest(d, p.dstRoot)
+		if err != nil {
+			return err
+		}
+		undo.add(release)
+	}
+	e.dstRoot = d
+	e.walker.destDir(d)
+	e.fs.probeCaps(d, !opt.DryRun)
+	e.drives.watch("destination", p.dstRoot, d)
+	if st, err := d.Stat(); err == nil {
+		e.dstDev = st.Dev
+		if e.cache != nil {
+			e.fs.volumeOf(d, st.Dev)
+		}
+		e.written.add(st.Dev, d, false)
+	}
+	undo.add(e.written.close)
+	return nil
+}
+
+// cacheSides notes the hash cache, its own file (left out of the source
+// walk) and the sides of the copy it keys entries by.
+func (e *engine) cacheSides(p *plan) {
+	opt := e.opt
 	e.cache = opt.Cache
 	if opt.Cache != nil {
 		// A run backing up the home directory meets its own cache, which
@@ -236,65 +342,6 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	for i := range p.roots {
 		p.roots[i].side = newCacheSide(p.roots[i].srcDir)
 	}
-	if !p.create || !opt.DryRun {
-		d := made
-		if d == nil {
-			d, err = fileio.OpenDir(p.dstRoot)
-			if err != nil {
-				return Summary{}, refuse(p.dstRoot, "cannot open destination: "+ErrText(err), "check it is a directory you can write to")
-			}
-		}
-		defer d.Close()
-		if !opt.DryRun {
-			release, err := lockDest(d, p.dstRoot)
-			if err != nil {
-				return Summary{}, err
-			}
-			defer release()
-		}
-		e.dstRoot = d
-		e.destDir(d)
-		e.probeCaps(d, !opt.DryRun)
-		e.drives.watch("destination", p.dstRoot, d)
-		if st, err := d.Stat(); err == nil {
-			e.dstDev = st.Dev
-			if e.cache != nil {
-				e.volumeOf(d, st.Dev)
-			}
-			e.written.add(st.Dev, d, false)
-		}
-		defer e.written.close()
-	}
-	defer e.read.close()
-
-	for i := range p.roots {
-		e.drives.watch("source", p.roots[i].srcDir, nil)
-	}
-	defer e.drives.close()
-
-	e.ctx, e.cancel = context.WithCancel(ctx)
-	defer e.cancel()
-	err = e.run(p)
-	if g := e.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
-		err = e.stopGone(g) // found gone after the copy had stopped
-	}
-	if err == nil && ctx.Err() == nil && !opt.DryRun {
-		err = e.destStillThere()
-	}
-	e.sum.Elapsed = time.Since(start)
-	e.sum.BytesRead = e.stats.BytesRead.Load()
-	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
-	switch {
-	case ctx.Err() != nil:
-		return e.sum, ctx.Err()
-	case err != nil:
-		return e.sum, err
-	case e.sum.Mismatches > 0:
-		return e.sum, ErrMismatch
-	case e.sum.Failed > 0:
-		return e.sum, ErrSomeFailed
-	}
-	return e.sum, nil
 }
 
 // ChooseJobs picks the number of copy workers from the source device: one
@@ -321,31 +368,31 @@ func ChooseJobs(jobs int, src string) (int, string) {
 
 func (e *engine) run(p *plan) error {
 	jobs := e.sum.Jobs
-	e.chunks = make(chan *chunk, jobs*2)
-	e.pending = make(chan *pending, commitBatchFiles)
+	e.copier.in = make(chan *chunk, jobs*2)
+	e.commit.in = make(chan *pending, commitBatchFiles)
 
 	var workers, committer sync.WaitGroup
 	for i := 0; i < jobs; i++ {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			e.worker()
+			e.copier.worker()
 		}()
 	}
 	committer.Add(1)
 	go func() {
 		defer committer.Done()
-		e.committer()
+		e.commit.run()
 	}()
 
-	if e.ix != nil {
-		stop := context.AfterFunc(e.ctx, e.ix.Close) // wake workers waiting on a duplicate
+	if e.dedupe.ix != nil {
+		stop := context.AfterFunc(e.ctx, e.dedupe.ix.Close) // wake workers waiting on a duplicate
 		defer stop()
 	}
-	e.walk(p)
-	close(e.chunks)
+	e.walker.walk(p)
+	close(e.copier.in)
 	workers.Wait()
-	close(e.pending)
+	close(e.commit.in)
 	committer.Wait()
 	if n := e.ahead.n.Load(); n != 0 && fileio.FaultsEnabled {
 		// Test builds check the look-ahead's accounting: every descriptor
@@ -357,34 +404,34 @@ func (e *engine) run(p *plan) error {
 	// Duplicates and further hard-link names are placed before the new
 	// directories they are in are published (each stage counts them), so
 	// that a directory appears whole.
-	e.placeDups() // with a cancelled run, only releases them
-	e.linkFollowers()
-	e.publishAll() // what is left staged is complete: the copy has stopped
-	if e.ctx.Err() != nil || e.halted() {
+	e.dedupe.placeDups() // with a cancelled run, only releases them
+	e.dedupe.linkFollowers()
+	e.staged.publishAll() // what is left staged is complete: the copy has stopped
+	if e.ctx.Err() != nil || e.drives.halted() {
 		// The directories already under their own names get their mode
 		// and times now, not 0700 and the time of their last write until
 		// the next run.
-		e.applyDirMeta()
-		e.rememberHeld()
-		if g := e.goneErr(); g != nil {
-			return e.stopGone(g)
+		e.commit.applyDirMeta()
+		e.record.rememberHeld()
+		if g := e.drives.goneErr(); g != nil {
+			return e.drives.stopGone(g)
 		}
 		if e.ctx.Err() == nil {
-			return e.stopFull()
+			return e.drives.stopFull()
 		}
 		return e.ctx.Err()
 	}
-	e.rememberHeld()
-	e.noteNotKept()
+	e.record.rememberHeld()
+	e.fs.noteNotKept()
 	if err := e.writeManifest(); err != nil {
 		return err
 	}
-	e.applyDirMeta()
+	e.commit.applyDirMeta()
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.flushDirs(); err != nil {
+		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
-		e.rememberFlushed()
+		e.record.rememberFlushed()
 	}
 	return e.ctx.Err()
 }
@@ -403,10 +450,10 @@ func (e *engine) fail(rel string, err error) {
 	if e.ctx.Err() != nil {
 		return // an interrupted run reports the interruption, not its fallout
 	}
-	if e.driveGone(rel, err) {
+	if e.drives.driveGone(rel, err) {
 		return // one error for the drive, not one per file (gone.go)
 	}
-	if e.destFull(rel, err) {
+	if e.drives.destFull(rel, err) {
 		return // one error for a full destination (gone.go)
 	}
 	e.mu.Lock()

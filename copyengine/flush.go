@@ -74,27 +74,17 @@ func (f *filesystems) close() {
 	f.own, f.m = nil, nil
 }
 
-// dstHandle shares a destination directory the run writes in, noting the
-// filesystem it is on.
-func (e *engine) dstHandle(d *fileio.Dir, rel string) *handle {
-	h := newHandle(d, rel)
-	if st, err := d.Stat(); err == nil {
-		h.dev, h.devOK = st.Dev, true
-		e.written.add(st.Dev, d, true)
-	}
-	return h
-}
-
 // flushBatch makes a batch's data durable before any of its files is read
 // back or takes its final name, in every mode: one syncfs for each
 // filesystem the batch wrote in (a per-file fsync costs ~15x on many small
 // files). Where a filesystem has no flush of its own that waits, each file
 // on it is flushed instead, slower but as durable. It returns the files to
 // commit: those it failed or discarded are left out.
-func (e *engine) flushBatch(batch []*pending) []*pending {
+func (c *committer) flushBatch(batch []*pending) []*pending {
+	e := c.e
 	if e.ctx.Err() != nil {
 		for _, p := range batch {
-			e.discard(p)
+			c.discard(p)
 		}
 		return nil
 	}
@@ -119,10 +109,10 @@ func (e *engine) flushBatch(batch []*pending) []*pending {
 			err = flushed[p.dst.dev]
 		}
 		if err != nil && fileio.IsFallback(err) {
-			err = e.syncTemp(p)
+			err = c.syncTemp(p)
 		}
 		if err != nil {
-			e.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
+			c.failPending(p, fmt.Errorf("flushing to stable storage: %w", err))
 			continue
 		}
 		kept = append(kept, p)
@@ -131,7 +121,7 @@ func (e *engine) flushBatch(batch []*pending) []*pending {
 }
 
 // syncTemp flushes one temporary file to stable storage.
-func (e *engine) syncTemp(p *pending) error {
+func (c *committer) syncTemp(p *pending) error {
 	f, err := p.dst.d.Open(p.tmp, false)
 	if err != nil {
 		return err
@@ -148,7 +138,8 @@ func (e *engine) syncTemp(p *pending) error {
 // none that waits (it says so with a fallback error), an fsync of every
 // destination directory. The files' data was flushed by the committer
 // already.
-func (e *engine) flushDirs() error {
+func (c *committer) flushDirs() error {
+	e := c.e
 	fallback := false
 	for _, d := range e.written.all() {
 		err := d.Syncfs()
@@ -166,11 +157,11 @@ func (e *engine) flushDirs() error {
 	if err := e.dstRoot.AsFile().Sync(); err != nil {
 		return err
 	}
-	for _, dm := range e.dirs {
+	for _, dm := range c.dirs {
 		if dm.dstRel == "" {
 			continue
 		}
-		d, err := e.openDst(dm.dstRel)
+		d, err := e.staged.openDst(dm.dstRel)
 		if err != nil {
 			return err
 		}

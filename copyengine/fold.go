@@ -90,7 +90,8 @@ type foldCache struct {
 // that are there already, writing nothing (see lookFold). A dry run, or a
 // directory where the probe cannot be made (which then takes no file
 // either), counts as not folding.
-func (e *engine) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
+func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
+	e := dc.e
 	if e.opt.DryRun || dd == nil {
 		return foldInfo{}
 	}
@@ -102,7 +103,7 @@ func (e *engine) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	if dd.CaseFoldAttr() {
 		i = 1
 	}
-	fc := &e.devs.get(st.Dev).fold
+	fc := &e.fs.devs.get(st.Dev).fold
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	if fc.known[i] {
@@ -133,12 +134,13 @@ func (e *engine) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 }
 
 // fsTypeOf is the type name foldOf noted for dd's filesystem.
-func (e *engine) fsTypeOf(dd *fileio.Dir) string {
+func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
+	e := dc.e
 	st, err := dd.Stat()
 	if err != nil {
 		return "unknown type"
 	}
-	fc := &e.devs.get(st.Dev).fold
+	fc := &e.fs.devs.get(st.Dev).fold
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	return fc.fsType
@@ -332,55 +334,25 @@ func (fp *foldPlan) dstName(src string) string {
 // a group of names with one key is taken as one name, which fails a file
 // rather than losing one.
 func planFold(dd *fileio.Dir, fi foldInfo, src []string, dest []fileio.DirEntry) foldPlan {
-	var fp foldPlan
-	key := func(s string) string { return namefold.Key(s, fi.normalises) }
+	pl := foldPlanner{dd: dd, fi: fi}
 	bySrc := map[string][]string{}
 	for _, n := range src {
-		k := key(n)
+		k := pl.key(n)
 		bySrc[k] = append(bySrc[k], n)
 	}
-	exact := make(map[string]bool, len(dest))
-	byDest := map[string][]string{}
+	pl.exact = make(map[string]bool, len(dest))
+	pl.byDest = map[string][]string{}
 	for _, d := range dest {
-		exact[d.Name] = true
-		if k := key(d.Name); bySrc[k] != nil {
-			byDest[k] = append(byDest[k], d.Name)
+		pl.exact[d.Name] = true
+		if k := pl.key(d.Name); bySrc[k] != nil {
+			pl.byDest[k] = append(pl.byDest[k], d.Name)
 		}
 	}
-	var probe *foldProbe
-	var probeErr error
 	defer func() {
-		if probe != nil {
-			probe.close()
+		if pl.probe != nil {
+			pl.probe.close()
 		}
 	}()
-	same := func(a, b string) bool {
-		if a == b {
-			return true
-		}
-		// Read only where the destination can answer: one of the two is
-		// listed, alone with its key, and the other is looked up.
-		if exact[b] {
-			a, b = b, a
-		}
-		if ds := byDest[key(a)]; exact[a] && !exact[b] && len(ds) == 1 {
-			_, err := dd.Lstat(b)
-			if err == nil {
-				return true
-			}
-			if fileio.IsNotExist(err) {
-				return false
-			}
-		}
-		if probe == nil && probeErr == nil {
-			probe, probeErr = openProbe(dd)
-		}
-		if probe == nil {
-			return true // cannot ask: keep them apart by failing one
-		}
-		ok, err := probe.same(a, b)
-		return ok && err == nil // a name that cannot be made fails on its own
-	}
 	keys := make([]string, 0, len(bySrc))
 	for k := range bySrc {
 		keys = append(keys, k)
@@ -388,60 +360,118 @@ func planFold(dd *fileio.Dir, fi foldInfo, src []string, dest []fileio.DirEntry)
 	sort.Strings(keys)
 	for _, k := range keys {
 		names := bySrc[k]
-		if len(names) == 1 && (exact[names[0]] || byDest[k] == nil) {
+		if len(names) == 1 && (pl.exact[names[0]] || pl.byDest[k] == nil) {
 			continue // the common case: nothing to share a name with
 		}
 		sort.Strings(names)
-		var classes [][]string
-	next:
-		for _, n := range names {
-			for i, c := range classes {
-				if same(c[0], n) {
-					classes[i] = append(c, n)
-					continue next
-				}
-			}
-			classes = append(classes, []string{n})
-		}
-		ds := byDest[k]
+		classes := pl.classes(names)
+		ds := pl.byDest[k]
 		sort.Strings(ds)
 		for _, c := range classes {
-			win := c[0]
-			for _, n := range c {
-				if exact[n] {
-					win = n
-					break
-				}
-			}
-			for _, n := range c {
-				if n != win {
-					if fp.lost == nil {
-						fp.lost = map[string]string{}
-					}
-					fp.lost[n] = win
-				}
-			}
-			if len(c) > 1 {
-				if fp.contested == nil {
-					fp.contested = map[string]bool{}
-				}
-				fp.contested[win] = true
-			}
-			if exact[win] {
-				continue
-			}
-			for _, d := range ds {
-				if same(win, d) {
-					if fp.spelling == nil {
-						fp.spelling = map[string]string{}
-					}
-					fp.spelling[win] = d
-					break
-				}
-			}
+			pl.settle(c, ds)
 		}
 	}
-	return fp
+	return pl.fp
+}
+
+// foldPlanner is what planFold works from: the destination directory, the
+// names it lists (exact) and those of them with a source name's key
+// (byDest), and the probe directory once one is made.
+type foldPlanner struct {
+	dd       *fileio.Dir
+	fi       foldInfo
+	exact    map[string]bool
+	byDest   map[string][]string
+	probe    *foldProbe
+	probeErr error
+	fp       foldPlan
+}
+
+func (pl *foldPlanner) key(s string) string { return namefold.Key(s, pl.fi.normalises) }
+
+// same reports whether a and b are one name in the destination directory.
+func (pl *foldPlanner) same(a, b string) bool {
+	if a == b {
+		return true
+	}
+	// Read only where the destination can answer: one of the two is
+	// listed, alone with its key, and the other is looked up.
+	if pl.exact[b] {
+		a, b = b, a
+	}
+	if ds := pl.byDest[pl.key(a)]; pl.exact[a] && !pl.exact[b] && len(ds) == 1 {
+		_, err := pl.dd.Lstat(b)
+		if err == nil {
+			return true
+		}
+		if fileio.IsNotExist(err) {
+			return false
+		}
+	}
+	if pl.probe == nil && pl.probeErr == nil {
+		pl.probe, pl.probeErr = openProbe(pl.dd)
+	}
+	if pl.probe == nil {
+		return true // cannot ask: keep them apart by failing one
+	}
+	ok, err := pl.probe.same(a, b)
+	return ok && err == nil // a name that cannot be made fails on its own
+}
+
+// classes sorts source names of one key into the sets that are one name.
+func (pl *foldPlanner) classes(names []string) [][]string {
+	var classes [][]string
+next:
+	for _, n := range names {
+		for i, c := range classes {
+			if pl.same(c[0], n) {
+				classes[i] = append(c, n)
+				continue next
+			}
+		}
+		classes = append(classes, []string{n})
+	}
+	return classes
+}
+
+// settle picks the name of class c that is copied (the one the destination
+// lists as it is, else the first), fails the others for it, and finds the
+// spelling the destination holds it under among ds.
+func (pl *foldPlanner) settle(c []string, ds []string) {
+	fp := &pl.fp
+	win := c[0]
+	for _, n := range c {
+		if pl.exact[n] {
+			win = n
+			break
+		}
+	}
+	for _, n := range c {
+		if n != win {
+			if fp.lost == nil {
+				fp.lost = map[string]string{}
+			}
+			fp.lost[n] = win
+		}
+	}
+	if len(c) > 1 {
+		if fp.contested == nil {
+			fp.contested = map[string]bool{}
+		}
+		fp.contested[win] = true
+	}
+	if pl.exact[win] {
+		return
+	}
+	for _, d := range ds {
+		if pl.same(win, d) {
+			if fp.spelling == nil {
+				fp.spelling = map[string]string{}
+			}
+			fp.spelling[win] = d
+			break
+		}
+	}
 }
 
 // CollisionError is the failure of a source name that is one name, on the
@@ -506,7 +536,8 @@ func (e *engine) clearLeftover(dd *fileio.Dir, name string) {
 
 // foldNames are the names of a source directory (srcRel) that can reach the
 // destination: those not excluded.
-func (e *engine) foldNames(srcRel string, names []fileio.DirEntry) []string {
+func (dc *decider) foldNames(srcRel string, names []fileio.DirEntry) []string {
+	e := dc.e
 	out := make([]string, 0, len(names))
 	for _, n := range names {
 		if !e.excluded(joinRel(srcRel, n.Name)) {

@@ -63,7 +63,8 @@ func (e *DriveGoneError) Error() string {
 // filesystem unmounted lazily (umount -l) during the run goes on taking
 // writes through the descriptors, and nothing fails, but what was written
 // is no longer under the path the user gave.
-func (e *engine) destStillThere() error {
+func (dw *driveWatch) destStillThere() error {
+	e := dw.e
 	w := &e.drives
 	for i := range w.roots {
 		r := &w.roots[i]
@@ -92,8 +93,10 @@ type watchedRoot struct {
 	fstype string
 }
 
-// driveWatch holds the roots and what was found.
+// driveWatch holds the roots and what was found, and stops the run when a
+// drive is gone or the destination full.
 type driveWatch struct {
+	e      *engine
 	mu     sync.Mutex
 	roots  []watchedRoot
 	own    []*fileio.Dir // opened by watch, closed by close
@@ -180,12 +183,12 @@ func ioErrno(errno syscall.Errno) bool {
 // driveGone judges the failure err of rel: it returns true when a root's
 // filesystem is gone (now, or found so before), after cancelling the run.
 // The failure is then fallout, not reported on its own.
-func (e *engine) driveGone(rel string, err error) bool { return e.judgeDrives(rel, err, true) }
+func (dw *driveWatch) driveGone(rel string, err error) bool { return dw.judgeDrives(rel, err, true) }
 
 // judgeDrives is driveGone; a failure that is not a file's last try (a read
 // to be retried) does not count towards the streak.
-func (e *engine) judgeDrives(rel string, err error, last bool) bool {
-	w := &e.drives
+func (dw *driveWatch) judgeDrives(rel string, err error, last bool) bool {
+	e, w := dw.e, dw
 	errno := fileio.Errno(err)
 	if !ioErrno(errno) && errno != syscall.ENOENT {
 		return false
@@ -233,7 +236,7 @@ func (e *engine) judgeDrives(rel string, err error, last bool) bool {
 
 // halted reports whether a source went away or the destination is full: the walk and the copy stop,
 // the commit of what was written goes on.
-func (e *engine) halted() bool { return e.drives.halt.Load() }
+func (dw *driveWatch) halted() bool { return dw.halt.Load() }
 
 // rootOf is the watched root that the path in err lies under (the
 // destination when none matches).
@@ -263,21 +266,22 @@ func (w *driveWatch) rootOf(err error) *watchedRoot {
 }
 
 // goneErr is the drive found gone, or nil.
-func (e *engine) goneErr() *DriveGoneError {
-	e.drives.mu.Lock()
-	defer e.drives.mu.Unlock()
-	return e.drives.gone
+func (dw *driveWatch) goneErr() *DriveGoneError {
+	dw.mu.Lock()
+	defer dw.mu.Unlock()
+	return dw.gone
 }
 
 // stopGone ends a run whose drive went away: what is in place is made
 // durable where the destination still answers (the source went), and the
 // error says how much that is.
-func (e *engine) stopGone(g *DriveGoneError) error {
+func (dw *driveWatch) stopGone(g *DriveGoneError) error {
+	e := dw.e
 	e.mu.Lock()
 	g.Kept = e.sum.Copied + e.sum.Deduped + e.sum.Skipped
 	e.mu.Unlock()
 	if g.Side != "destination" && !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.flushDirs(); err != nil {
+		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("%w; and flushing %q to stable storage: %w", g, e.dstRootPath, err)
 		}
 	}
@@ -325,7 +329,8 @@ func (e *DestFullError) Is(target error) bool {
 // destFull judges the failure err of rel: on the first that says the
 // destination has no room it halts the run and returns false (the file is
 // reported); a later one is fallout of the same and returns true.
-func (e *engine) destFull(rel string, err error) bool {
+func (dw *driveWatch) destFull(rel string, err error) bool {
+	e := dw.e
 	if !fileio.IsNoSpace(err) {
 		return false
 	}
@@ -342,10 +347,11 @@ func (e *engine) destFull(rel string, err error) bool {
 
 // stopFull ends a run halted by a full destination: what is in place is
 // made durable, and the error says how much that is and what is free.
-func (e *engine) stopFull() error {
-	e.drives.mu.Lock()
-	f := e.drives.full
-	e.drives.mu.Unlock()
+func (dw *driveWatch) stopFull() error {
+	e := dw.e
+	dw.mu.Lock()
+	f := dw.full
+	dw.mu.Unlock()
 	if f == nil {
 		return nil
 	}
@@ -358,10 +364,10 @@ func (e *engine) stopFull() error {
 		f.Free = sp.Free
 	}
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.flushDirs(); err != nil {
+		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("%w; and flushing %q to stable storage: %w", f, e.dstRootPath, err)
 		}
-		e.rememberFlushed()
+		e.record.rememberFlushed()
 	}
 	return f
 }

@@ -79,7 +79,7 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born, made *
 	uid, gid, kept := e.owner(st)
 	if (uid >= 0 || gid >= 0) && !b.owner {
 		if err := f.Chown(uid, gid); err != nil {
-			if e.root && !e.cannotKeep(lostOwners, err) {
+			if e.root && !e.fs.cannotKeep(lostOwners, err) {
 				return fmt.Errorf("setting owner: %w", err)
 			}
 			kept = false
@@ -89,14 +89,14 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born, made *
 	// permission, which a read-only mode would take away from a non-root
 	// copier (and after the owner: chown drops security.capability).
 	if srcF != nil {
-		if err := fileio.CopyXattrs(srcF, f, e.root); err != nil && !e.cannotKeep(lostXattrs, err) {
+		if err := fileio.CopyXattrs(srcF, f, e.root); err != nil && !e.fs.cannotKeep(lostXattrs, err) {
 			return fmt.Errorf("copying extended attributes: %w", err)
 		}
 	}
 	want := mode(st, kept)
 	if !b.mode {
 		if err := f.Chmod(want); err != nil {
-			if !e.cannotKeep(lostModes, err) {
+			if !e.fs.cannotKeep(lostModes, err) {
 				return fmt.Errorf("setting mode: %w", err)
 			}
 			return nil
@@ -106,23 +106,24 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born, made *
 	// that stores none (exFAT through FUSE) accepts it and keeps nothing.
 	// A mode given at creation shows in made, the file's stat then.
 	if b.mode && made != nil {
-		e.modeKept(made, want)
+		e.fs.modeKept(made, want)
 	} else if cur, err := f.Stat(); err == nil {
-		e.modeKept(&cur, want)
+		e.fs.modeKept(&cur, want)
 	}
 	return nil
 }
 
 // metaWanted returns the owner and mode an unchanged destination entry
 // should have, and whether they differ from what it has.
-func (e *engine) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner, differs bool) {
+func (dc *decider) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner, differs bool) {
+	e := dc.e
 	d, s := en.dstSt, &en.st
 	uid, gid, kept := e.owner(s)
 	wantMode = mode(s, kept)
 	needOwner = (uid >= 0 && d.Uid != uint32(uid)) || (gid >= 0 && d.Gid != uint32(gid))
 	// Where modes do not stick, the mode shown is the driver's: a chmod
 	// changes nothing, and a hard link replaced for it comes back the same.
-	modeDiffers := d.Mode&0o7777 != wantMode && !e.modesLost(d.Dev)
+	modeDiffers := d.Mode&0o7777 != wantMode && !e.fs.modesLost(d.Dev)
 	return uid, gid, wantMode, needOwner, needOwner || modeDiffers
 }
 
@@ -130,11 +131,12 @@ func (e *engine) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner
 // date without touching its data. The changes go through a descriptor of
 // the inode the walk found (fileio.Node), never through its name, which a
 // writer of the destination could swap for a symlink meanwhile.
-func (e *engine) fixMeta(dst *handle, en *entry) {
+func (dc *decider) fixMeta(dst *handle, en *entry) {
+	e := dc.e
 	if en.st.IsSymlink() {
 		return
 	}
-	uid, gid, wantMode, needOwner, differs := e.metaWanted(en)
+	uid, gid, wantMode, needOwner, differs := dc.metaWanted(en)
 	if !differs {
 		return
 	}
@@ -151,20 +153,20 @@ func (e *engine) fixMeta(dst *handle, en *entry) {
 	}
 	if needOwner {
 		if err := n.Chown(uid, gid); err != nil {
-			if !e.cannotKeep(lostOwners, err) {
+			if !e.fs.cannotKeep(lostOwners, err) {
 				e.fail(rel, err)
 			}
 			return
 		}
 	}
 	if err := n.Chmod(wantMode); err != nil {
-		if !e.cannotKeep(lostModes, err) {
+		if !e.fs.cannotKeep(lostModes, err) {
 			e.fail(rel, err)
 		}
 		return
 	}
 	if st, err := n.Restat(); err == nil && st.Mode&0o7777 != wantMode {
-		e.modeKept(&st, wantMode)
+		e.fs.modeKept(&st, wantMode)
 		if !needOwner {
 			return // the filesystem cannot hold modes (exFAT, FAT): nothing was updated
 		}
@@ -182,35 +184,37 @@ var errDestReplaced = errors.New("the destination entry was replaced while its m
 // source's. A cancelled run does it too, for every directory listed so far:
 // it is quick, and what a directory lacks the next run adds (moving its
 // mtime, so that it is set again).
-func (e *engine) applyDirMeta() {
+func (c *committer) applyDirMeta() {
+	e := c.e
 	if e.dstRoot == nil {
 		return
 	}
-	sort.Slice(e.dirs, func(i, j int) bool {
-		di, dj := strings.Count(e.dirs[i].dstRel, "/"), strings.Count(e.dirs[j].dstRel, "/")
-		if e.dirs[i].dstRel == "" {
+	sort.Slice(c.dirs, func(i, j int) bool {
+		di, dj := strings.Count(c.dirs[i].dstRel, "/"), strings.Count(c.dirs[j].dstRel, "/")
+		if c.dirs[i].dstRel == "" {
 			di = -1
 		}
-		if e.dirs[j].dstRel == "" {
+		if c.dirs[j].dstRel == "" {
 			dj = -1
 		}
 		return di > dj
 	})
-	for _, dm := range e.dirs {
-		if err := e.applyOneDir(dm); err != nil {
+	for _, dm := range c.dirs {
+		if err := c.applyOneDir(dm); err != nil {
 			e.fail(dm.dstRel, err)
 		}
 	}
 }
 
-func (e *engine) applyOneDir(dm dirMeta) error {
-	if e.stillStaged(dm.dstRel) {
+func (c *committer) applyOneDir(dm dirMeta) error {
+	e := c.e
+	if e.staged.stillStaged(dm.dstRel) {
 		return nil // left for the next run to remove, which a read-only mode would hinder
 	}
-	if e.dirUpToDate(dm) {
+	if c.dirUpToDate(dm) {
 		return nil
 	}
-	dd, err := e.openDst(dm.dstRel)
+	dd, err := e.staged.openDst(dm.dstRel)
 	if err != nil {
 		return err
 	}
@@ -218,7 +222,7 @@ func (e *engine) applyOneDir(dm dirMeta) error {
 	var srcF *fileio.File
 	// Opened like the walk opened it: below the root, so that a path
 	// longer than PATH_MAX still gets its attributes.
-	if sd, err := e.openSrcDir(dirWork{root: &rootSpec{srcDir: dm.srcRoot}, srcRel: dm.srcRel}); err == nil {
+	if sd, err := e.walker.openSrcDir(dirWork{root: &rootSpec{srcDir: dm.srcRoot}, srcRel: dm.srcRel}); err == nil {
 		defer sd.Close()
 		srcF = sd.AsFile()
 	}
@@ -231,26 +235,28 @@ func (e *engine) applyOneDir(dm dirMeta) error {
 
 // linkFollowers makes every further name of a source inode a hard link to
 // the first name's copy, once that copy is in place.
-func (e *engine) linkFollowers() {
+func (dp *deduper) linkFollowers() {
+	e := dp.e
 	if e.dstRoot == nil || e.opt.DryRun {
-		for _, f := range e.followers {
+		for _, f := range dp.followers {
 			e.count(func(s *Summary) { s.Linked++ })
 			e.event(ActLink, f.rel)
 		}
 		return
 	}
-	for _, f := range e.followers {
-		if e.ctx.Err() != nil || e.halted() {
+	for _, f := range dp.followers {
+		if e.ctx.Err() != nil || e.drives.halted() {
 			return
 		}
-		if err := e.linkOne(f); err != nil {
+		if err := dp.linkOne(f); err != nil {
 			e.fail(f.rel, err)
 		}
 		f.stage.settle()
 	}
 }
 
-func (e *engine) linkOne(f linkFollower) error {
+func (dp *deduper) linkOne(f linkFollower) error {
+	e := dp.e
 	select {
 	case <-f.group.done:
 	default:
@@ -261,12 +267,12 @@ func (e *engine) linkOne(f linkFollower) error {
 	}
 	ldir, lname := splitRel(f.group.leaderRel)
 	fdir, fname := splitRel(f.rel)
-	ld, err := e.openDst(ldir)
+	ld, err := e.staged.openDst(ldir)
 	if err != nil {
 		return err
 	}
 	defer ld.Close()
-	fd, err := e.openDst(fdir)
+	fd, err := e.staged.openDst(fdir)
 	if err != nil {
 		return err
 	}
@@ -287,7 +293,7 @@ func (e *engine) linkOne(f linkFollower) error {
 		return replaced
 	}
 	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
-		e.skip(f.rel, f.st.Size, false)
+		e.decide.skip(f.rel, f.st.Size, false)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
 	}
@@ -309,7 +315,7 @@ func (e *engine) linkOne(f linkFollower) error {
 	if cur, err := fd.Lstat(fname); err != nil || (devIno{cur.Dev, cur.Ino}) != want {
 		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
 	}
-	e.report(f.stage, f.rel, func() {
+	e.staged.report(f.stage, f.rel, func() {
 		e.count(func(s *Summary) { s.Linked++ })
 		e.stats.FilesDone.Add(1)
 		e.stats.BytesDone.Add(f.st.Size)
@@ -354,7 +360,8 @@ func splitRel(rel string) (dir, name string) {
 // As for an unchanged file, its extended attributes are not compared and
 // its access time is left as it is (listing it to compare moves it). Where
 // the filesystem keeps no permission bits, modes are not compared.
-func (e *engine) dirUpToDate(dm dirMeta) bool {
+func (c *committer) dirUpToDate(dm dirMeta) bool {
+	e := c.e
 	if dm.created {
 		return false // its mtime is the creation's, which a coarse resolution may not tell apart
 	}
@@ -364,6 +371,6 @@ func (e *engine) dirUpToDate(dm dirMeta) bool {
 	}
 	cur, err := e.dstRoot.Lstat(rel)
 	s := &dm.st
-	return err == nil && cur.IsDir() && (cur.Mode == s.Mode || e.modesLost(cur.Dev)) && cur.Uid == s.Uid && cur.Gid == s.Gid &&
-		sameMtime(cur.Mtime, s.Mtime, e.knownResolution(cur.Dev))
+	return err == nil && cur.IsDir() && (cur.Mode == s.Mode || e.fs.modesLost(cur.Dev)) && cur.Uid == s.Uid && cur.Gid == s.Gid &&
+		sameMtime(cur.Mtime, s.Mtime, e.fs.knownResolution(cur.Dev))
 }

@@ -19,7 +19,8 @@ type destNames struct {
 // nameRulesOf returns the name rules of the filesystem holding the
 // destination directory d, learning them the first time the run meets that
 // filesystem; nil when it forbids nothing fastcopy knows of.
-func (e *engine) nameRulesOf(d *fileio.Dir) *nameRules {
+func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules {
+	e := dc.e
 	if d == nil {
 		return nil
 	}
@@ -40,7 +41,7 @@ func (e *engine) nameRulesOf(d *fileio.Dir) *nameRules {
 	if e.dstRoot != nil && st.Dev == e.dstDev {
 		d = e.dstRoot
 	}
-	r := e.learnNameRules(d)
+	r := dc.learnNameRules(d)
 	e.names.m[st.Dev] = r
 	return r
 }
@@ -55,7 +56,8 @@ func (e *engine) nameRulesOf(d *fileio.Dir) *nameRules {
 // UTF-8 stores UTF-16 names (NTFS through ntfs-3g without windows_names).
 // A dry run writes nothing, so it goes by the filesystem's type: FAT and
 // exFAT have Windows' rules, NTFS only where it was mounted so.
-func (e *engine) learnNameRules(d *fileio.Dir) *nameRules {
+func (dc *decider) learnNameRules(d *fileio.Dir) *nameRules {
+	e := dc.e
 	fs := fileio.FSName(d.Path())
 	byType := func() *nameRules {
 		switch fs {

@@ -39,11 +39,33 @@ func makePlan(sources []string, dest string) (*plan, error) {
 	if dest == "" {
 		return nil, refuse("", "no DEST given", "name the destination")
 	}
-	type srcInfo struct {
-		path  string
-		isDir bool
+	srcs, err := statSources(sources)
+	if err != nil {
+		return nil, err
 	}
-	var srcs []srcInfo
+	dst := filepath.Clean(dest)
+	dstSt, dstErr := os.Stat(dst)
+	if dstErr != nil && !errors.Is(dstErr, os.ErrNotExist) {
+		return nil, refuse(dest, "cannot read destination: "+ErrText(dstErr), "check the path and its permissions")
+	}
+	if dstErr != nil {
+		dstSt = nil
+	}
+	if len(srcs) == 1 {
+		return planOne(srcs[0], dest, dst, dstSt)
+	}
+	return planMany(srcs, dest, dst, dstSt)
+}
+
+// srcArg is a SOURCE as given, checked.
+type srcArg struct {
+	path  string
+	isDir bool
+}
+
+// statSources checks each SOURCE is a file or a directory that can be read.
+func statSources(sources []string) ([]srcArg, error) {
+	var srcs []srcArg
 	for _, s := range sources {
 		st, err := os.Stat(s) // symlinks named on the command line are followed
 		if err != nil {
@@ -57,51 +79,54 @@ func makePlan(sources []string, dest string) (*plan, error) {
 			// almost always a mistake (a device to read?).
 			return nil, refuse(s, "source is not a regular file or directory", "copy the directory that holds it")
 		}
-		srcs = append(srcs, srcInfo{path: filepath.Clean(s), isDir: st.IsDir()})
+		srcs = append(srcs, srcArg{path: filepath.Clean(s), isDir: st.IsDir()})
 	}
-	dst := filepath.Clean(dest)
-	dstSt, dstErr := os.Stat(dst)
-	dstExists := dstErr == nil
-	if dstErr != nil && !errors.Is(dstErr, os.ErrNotExist) {
-		return nil, refuse(dest, "cannot read destination: "+ErrText(dstErr), "check the path and its permissions")
-	}
+	return srcs, nil
+}
+
+// planOne plans a single SOURCE s; dstSt is DEST's stat, nil when it does
+// not exist.
+func planOne(s srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error) {
+	dstExists := dstSt != nil
 	p := &plan{}
-	if len(srcs) == 1 {
-		s := srcs[0]
-		switch {
-		case s.isDir:
-			if dstExists && !dstSt.IsDir() {
-				return nil, refuse(dest, "destination exists and is not a directory, but SOURCE is one", "name a directory, or remove the file first")
-			}
-			if err := checkNotInside(s.path, dst); err != nil {
-				return nil, err
-			}
-			p.dstRoot, p.create = dst, !dstExists
-			p.roots = []rootSpec{{src: s.path, isDir: true, srcDir: s.path, dstRel: ""}}
-		case dstExists && dstSt.IsDir():
-			if err := checkNotSame(s.path, filepath.Join(dst, filepath.Base(s.path))); err != nil {
-				return nil, err
-			}
-			p.dstRoot = dst
-			p.roots = []rootSpec{fileRoot(s.path, filepath.Base(s.path))}
-		default:
-			if strings.HasSuffix(dest, "/") {
-				return nil, refuse(dest, "destination directory does not exist", "create it first, or leave off the final slash to copy onto that name")
-			}
-			if err := checkNotSame(s.path, dst); err != nil {
-				return nil, err
-			}
-			p.dstRoot = filepath.Dir(dst)
-			if _, err := os.Stat(p.dstRoot); err != nil {
-				p.create = true
-			}
-			p.roots = []rootSpec{fileRoot(s.path, filepath.Base(dst))}
+	switch {
+	case s.isDir:
+		if dstExists && !dstSt.IsDir() {
+			return nil, refuse(dest, "destination exists and is not a directory, but SOURCE is one", "name a directory, or remove the file first")
 		}
-		return p, nil
+		if err := checkNotInside(s.path, dst); err != nil {
+			return nil, err
+		}
+		p.dstRoot, p.create = dst, !dstExists
+		p.roots = []rootSpec{{src: s.path, isDir: true, srcDir: s.path, dstRel: ""}}
+	case dstExists && dstSt.IsDir():
+		if err := checkNotSame(s.path, filepath.Join(dst, filepath.Base(s.path))); err != nil {
+			return nil, err
+		}
+		p.dstRoot = dst
+		p.roots = []rootSpec{fileRoot(s.path, filepath.Base(s.path))}
+	default:
+		if strings.HasSuffix(dest, "/") {
+			return nil, refuse(dest, "destination directory does not exist", "create it first, or leave off the final slash to copy onto that name")
+		}
+		if err := checkNotSame(s.path, dst); err != nil {
+			return nil, err
+		}
+		p.dstRoot = filepath.Dir(dst)
+		if _, err := os.Stat(p.dstRoot); err != nil {
+			p.create = true
+		}
+		p.roots = []rootSpec{fileRoot(s.path, filepath.Base(dst))}
 	}
-	if !dstExists || !dstSt.IsDir() {
+	return p, nil
+}
+
+// planMany plans several SOURCEs, each copied as DEST/its base name.
+func planMany(srcs []srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error) {
+	if dstSt == nil || !dstSt.IsDir() {
 		return nil, refuse(dest, "several sources need an existing destination directory", "create the directory first")
 	}
+	p := &plan{}
 	seen := map[string]string{}
 	for _, s := range srcs {
 		base := filepath.Base(s.path)

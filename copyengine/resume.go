@@ -42,7 +42,8 @@ var resumeMin = int64(64 << 20)
 // not sparse (the holes of a sparse copy are never written, so that the
 // temporary's bytes there would be trusted unread). A file that is cloned
 // after all is cloned whole over what the temporary held.
-func (e *engine) resumable(st *fileio.Stat) bool {
+func (cp *copier) resumable(st *fileio.Stat) bool {
+	e := cp.e
 	return !e.opt.NoResume && st.IsRegular() && st.Size >= resumeMin && !st.Sparse()
 }
 
@@ -50,8 +51,9 @@ func (e *engine) resumable(st *fileio.Stat) bool {
 // for the next run rather than removed: the run is stopping, and the file is
 // resumable and written under a temporary name (not in a staged directory,
 // which the next run removes whole).
-func (e *engine) keepsTemp(en *entry, tmp string) bool {
-	return e.ctx.Err() != nil && tmp != en.dstName && e.resumable(&en.st)
+func (cp *copier) keepsTemp(en *entry, tmp string) bool {
+	e := cp.e
+	return e.ctx.Err() != nil && tmp != en.dstName && cp.resumable(&en.st)
 }
 
 // resumer compares the pieces of a source being copied with a temporary
@@ -68,7 +70,8 @@ type resumer struct {
 // up the copy of a file like st, or returns nil when it is not one to take
 // up (see the package comment above). The caller then creates a fresh
 // temporary, removing what is in the way.
-func (e *engine) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resumer {
+func (cp *copier) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resumer {
+	e := cp.e
 	f, err := dd.OpenTemp(tmp)
 	if err != nil {
 		return nil // none, a symlink (ELOOP), or not ours to write
@@ -155,7 +158,8 @@ func (r *resumer) resumedAt() int64 {
 }
 
 // resumedEvent counts a copy that took up a temporary at at and reports it.
-func (e *engine) resumedEvent(rel string, at int64) {
+func (cp *copier) resumedEvent(rel string, at int64) {
+	e := cp.e
 	e.count(func(s *Summary) {
 		s.Resumed++
 		s.BytesResumed += at
@@ -169,19 +173,21 @@ func (e *engine) resumedEvent(rel string, at int64) {
 // walk of their directory is done: those of names that were not planned as
 // files (excluded, gone, no longer files), which no copy writes. A run
 // that is stopping leaves them for the next.
-func (e *engine) dropKept(dst *handle, kept map[string]string) {
+func (cp *copier) dropKept(dst *handle, kept map[string]string) {
+	e := cp.e
 	if e.ctx.Err() != nil {
 		return
 	}
 	for _, tmp := range kept {
-		e.removeKept(dst, tmp)
+		cp.removeKept(dst, tmp)
 	}
 }
 
 // removeKept removes a temporary scanDest kept that no copy takes up (its
 // file is unchanged, or not resumable), as any other leftover: before the
 // file is handed to a worker, which may write a temporary of that name.
-func (e *engine) removeKept(dst *handle, tmp string) {
+func (cp *copier) removeKept(dst *handle, tmp string) {
+	e := cp.e
 	if e.opt.DryRun || dst == nil {
 		return
 	}

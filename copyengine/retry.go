@@ -25,7 +25,8 @@ var (
 )
 
 // retries is the number of retries per file the run allows.
-func (e *engine) retries() int {
+func (cp *copier) retries() int {
+	e := cp.e
 	switch {
 	case e.opt.Retries < 0:
 		return 0
@@ -55,7 +56,8 @@ func sourceReadError(err error, sd *fileio.Dir, name string) bool {
 
 // retryWait waits before retry number try (1-based) of a file, or until the
 // run is cancelled (then false).
-func (e *engine) retryWait(try int) bool {
+func (cp *copier) retryWait(try int) bool {
+	e := cp.e
 	d := retryBackoff
 	for i := 1; i < try && d < retryBackoffMax; i++ {
 		d *= 2
@@ -72,7 +74,8 @@ func (e *engine) retryWait(try int) bool {
 }
 
 // retried counts a retry of rel and reports it (ActRetry).
-func (e *engine) retried(rel string, err error, try, of int) {
+func (cp *copier) retried(rel string, err error, try, of int) {
+	e := cp.e
 	e.count(func(s *Summary) { s.Retries++ })
 	if e.opt.OnEvent != nil {
 		e.opt.OnEvent(Event{Action: ActRetry, Path: rel, Err: fmt.Errorf("reading again from the start, try %d of %d, after: %w", try+1, of+1, err)})

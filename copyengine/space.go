@@ -235,7 +235,7 @@ func (s *sizer) round(n int64) int64 { return (n + s.unit - 1) / s.unit * s.unit
 // Without this a rerun that would resume is refused for want of the space
 // its own temporary takes.
 func (s *sizer) kept(dd *fileio.Dir, name string, st *fileio.Stat, n int64) int64 {
-	if dd == nil || !s.e.resumable(st) {
+	if dd == nil || !s.e.copier.resumable(st) {
 		return 0
 	}
 	tmp, err := dd.Lstat(tempName(name))

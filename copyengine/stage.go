@@ -60,7 +60,7 @@ var (
 
 // stage is a directory made under its temporary name.
 type stage struct {
-	e      *engine
+	sg     *stager
 	rel    string // its own path, relative to the destination root
 	tmp    string // its name in its parent until it is renamed
 	ino    devIno // the directory made (see stageDir)
@@ -78,25 +78,29 @@ type stageReport struct {
 	report func()
 }
 
-// stages maps the path of each directory still under its temporary name to
-// its stage. Directories are opened and renamed with mu held, so a
-// path is never resolved across a rename.
-type stages struct {
-	mu sync.Mutex
-	m  map[string]*stage
+// stager is the stage that makes new destination directories under
+// temporary names and puts each in place once its files are. It maps the
+// path of each directory still under its temporary name to its stage.
+// Directories are opened and renamed with mu held, so a path is never
+// resolved across a rename.
+type stager struct {
+	e       *engine
+	mu      sync.Mutex
+	m       map[string]*stage
+	renames renameProbes // per filesystem: does a directory rename keep its files
 }
 
 // newStage records rel as made under tmp. The stage holds one reference
 // for its listing, which walkDir settles when it has sent the files.
-func (e *engine) newStage(rel, tmp string, ino devIno) *stage {
-	s := &stage{e: e, rel: rel, tmp: tmp, ino: ino}
+func (sg *stager) newStage(rel, tmp string, ino devIno) *stage {
+	s := &stage{sg: sg, rel: rel, tmp: tmp, ino: ino}
 	s.open.Store(1)
-	e.staged.mu.Lock()
-	if e.staged.m == nil {
-		e.staged.m = map[string]*stage{}
+	sg.mu.Lock()
+	if sg.m == nil {
+		sg.m = map[string]*stage{}
 	}
-	e.staged.m[rel] = s
-	e.staged.mu.Unlock()
+	sg.m[rel] = s
+	sg.mu.Unlock()
 	return s
 }
 
@@ -108,21 +112,21 @@ func (s *stage) add() { s.open.Add(1) }
 // directory in place.
 func (s *stage) settle() {
 	if s != nil && s.open.Add(-1) == 0 {
-		s.e.publish(s)
+		s.sg.publish(s)
 	}
 }
 
 // actualRel is where rel is right now: its staged ancestors (and itself)
 // under their temporary names. Call with staged.mu held.
-func (e *engine) actualRel(rel string) string {
-	if len(e.staged.m) == 0 || rel == "" || rel == "." {
+func (sg *stager) actualRel(rel string) string {
+	if len(sg.m) == 0 || rel == "" || rel == "." {
 		return rel
 	}
 	parts := strings.Split(rel, "/")
 	end := 0
 	for i, part := range parts {
 		end += len(part)
-		if s, ok := e.staged.m[rel[:end]]; ok {
+		if s, ok := sg.m[rel[:end]]; ok {
 			parts[i] = s.tmp
 		}
 		end++ // the slash
@@ -135,10 +139,10 @@ func (e *engine) actualRel(rel string) string {
 // the run still there if it could not be put in place. (A directory keeps
 // the path it was opened by for its messages, although it may be renamed
 // since.)
-func (e *engine) openDst(rel string) (*fileio.Dir, error) {
-	e.staged.mu.Lock()
-	defer e.staged.mu.Unlock()
-	return e.openDstLocked(rel)
+func (sg *stager) openDst(rel string) (*fileio.Dir, error) {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	return sg.openDstLocked(rel)
 }
 
 // errStageReplaced says a staged directory's name leads to another
@@ -149,15 +153,16 @@ var errStageReplaced = errors.New("the directory the run made there was replaced
 // the path is resolved from the nearest one's descriptor, checked to be
 // the directory made: a path through a temporary name that another writer
 // has made lead elsewhere is refused, not followed.
-func (e *engine) openDstLocked(rel string) (*fileio.Dir, error) {
-	if len(e.staged.m) == 0 || rel == "" || rel == "." {
+func (sg *stager) openDstLocked(rel string) (*fileio.Dir, error) {
+	e := sg.e
+	if len(sg.m) == 0 || rel == "" || rel == "." {
 		return e.dstRoot.OpenBeneath(rel)
 	}
 	var s *stage
 	end := -1 // where the path of s ends in rel
 	for i := 0; i <= len(rel); i++ {
 		if i == len(rel) || rel[i] == '/' {
-			if st, ok := e.staged.m[rel[:i]]; ok {
+			if st, ok := sg.m[rel[:i]]; ok {
 				s, end = st, i
 			}
 		}
@@ -165,7 +170,7 @@ func (e *engine) openDstLocked(rel string) (*fileio.Dir, error) {
 	if s == nil {
 		return e.dstRoot.OpenBeneath(rel)
 	}
-	sd, err := e.dstRoot.OpenBeneath(e.actualRel(s.rel))
+	sd, err := e.dstRoot.OpenBeneath(sg.actualRel(s.rel))
 	if err != nil {
 		return nil, err
 	}
@@ -188,19 +193,20 @@ func (e *engine) openDstLocked(rel string) (*fileio.Dir, error) {
 // once the staged directory s it is in is published: at once when s is
 // nil or published already. Nothing is reported for an entry of a stage
 // that failed already: it is not in place, and the stage's failure says so.
-func (e *engine) report(s *stage, rel string, f func()) {
+func (sg *stager) report(s *stage, rel string, f func()) {
+	e := sg.e
 	if s != nil {
-		e.staged.mu.Lock()
-		if e.staged.m[s.rel] == s {
+		sg.mu.Lock()
+		if sg.m[s.rel] == s {
 			if s.failed {
 				e.stats.FilesDone.Add(1)
 			} else {
 				s.reports = append(s.reports, stageReport{rel, f})
 			}
-			e.staged.mu.Unlock()
+			sg.mu.Unlock()
 			return
 		}
-		e.staged.mu.Unlock()
+		sg.mu.Unlock()
 	}
 	f()
 }
@@ -213,10 +219,10 @@ func stageParent(rel string) string {
 
 // nearestStage is the staged directory rel is in, nil if none (staged.mu
 // held).
-func (e *engine) nearestStage(rel string) *stage {
+func (sg *stager) nearestStage(rel string) *stage {
 	for rel != "" {
 		rel = stageParent(rel)
-		if s, ok := e.staged.m[rel]; ok {
+		if s, ok := sg.m[rel]; ok {
 			return s
 		}
 	}
@@ -232,21 +238,22 @@ func (e *engine) nearestStage(rel string) *stage {
 // name was made to lead elsewhere fails: whatever the final name holds
 // then is not the run's, and what was placed in the run's directory is not
 // in place.
-func (e *engine) publish(s *stage) {
+func (sg *stager) publish(s *stage) {
+	e := sg.e
 	var reports []stageReport
 	defer func() {
 		for _, r := range reports {
 			r.report()
 		}
 	}()
-	e.staged.mu.Lock()
-	defer e.staged.mu.Unlock()
-	if e.staged.m[s.rel] != s || s.failed {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if sg.m[s.rel] != s || s.failed {
 		return // put in place already, or left for the next run
 	}
 	parent, name := path.Split(s.rel)
 	parent = strings.TrimSuffix(parent, "/")
-	pd, err := e.openDstLocked(parent)
+	pd, err := sg.openDstLocked(parent)
 	if err == nil {
 		err = renameStage(pd, s, name)
 		pd.Close()
@@ -272,8 +279,8 @@ func (e *engine) publish(s *stage) {
 		}
 		return
 	}
-	delete(e.staged.m, s.rel)
-	if up := e.nearestStage(s.rel); up != nil {
+	delete(sg.m, s.rel)
+	if up := sg.nearestStage(s.rel); up != nil {
 		// In place only once the directory it is in is.
 		up.reports = append(up.reports, s.reports...)
 	} else {
@@ -302,43 +309,44 @@ func renameStage(pd *fileio.Dir, s *stage, name string) error {
 
 // spoil keeps s out of sight for good: something in it that did not copy
 // could not be removed, and would otherwise show under its final path.
-func (e *engine) spoil(s *stage, err error) {
-	e.staged.mu.Lock()
+func (sg *stager) spoil(s *stage, err error) {
+	e := sg.e
+	sg.mu.Lock()
 	s.failed = true
-	e.staged.mu.Unlock()
+	sg.mu.Unlock()
 	e.fail(s.rel, fmt.Errorf("%w; the directory stays under its temporary name %q, which the next run removes", err, s.tmp))
 }
 
 // unwrite removes a file that will not be put in place (tmp in d). In a
 // staged directory, where it has its own name, one that cannot be removed
 // keeps the whole directory out of sight.
-func (e *engine) unwrite(s *stage, d *fileio.Dir, tmp string) {
+func (sg *stager) unwrite(s *stage, d *fileio.Dir, tmp string) {
 	err := d.Remove(tmp)
 	if s != nil && err != nil && !fileio.IsNotExist(err) {
-		e.spoil(s, fmt.Errorf("could not remove %q, which did not copy: %w", tmp, err))
+		sg.spoil(s, fmt.Errorf("could not remove %q, which did not copy: %w", tmp, err))
 	}
 }
 
 // stillStaged reports whether rel is in a directory that is still under
 // its temporary name; after publishAll, one that could not be put in place.
-func (e *engine) stillStaged(rel string) bool {
-	e.staged.mu.Lock()
-	defer e.staged.mu.Unlock()
-	return e.actualRel(rel) != rel
+func (sg *stager) stillStaged(rel string) bool {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	return sg.actualRel(rel) != rel
 }
 
 // publishAll puts every directory still staged in place, parents first,
 // once the copy has stopped: whatever is in them then is complete.
-func (e *engine) publishAll() {
-	e.staged.mu.Lock()
-	left := make([]*stage, 0, len(e.staged.m))
-	for _, s := range e.staged.m {
+func (sg *stager) publishAll() {
+	sg.mu.Lock()
+	left := make([]*stage, 0, len(sg.m))
+	for _, s := range sg.m {
 		left = append(left, s)
 	}
-	e.staged.mu.Unlock()
+	sg.mu.Unlock()
 	sort.Slice(left, func(i, j int) bool { return left[i].rel < left[j].rel })
 	for _, s := range left {
-		e.publish(s)
+		sg.publish(s)
 	}
 }
 
@@ -379,4 +387,51 @@ func removeTree(d *fileio.Dir, name string) error {
 		return err
 	}
 	return d.RemoveDir(name)
+}
+
+// stageDir makes the new destination directory rel (name in parent) under
+// its temporary name tmp and returns its stage, or nil where directories are
+// not staged or tmp cannot be made: then it is made under its own name.
+//
+// The stage remembers the directory made by its inode, taken from a
+// descriptor opened right after mkdir, which must be a directory of this
+// process's owner with nothing in it: another writer of the destination
+// who swapped the name in that moment could put there only an empty
+// directory of their own owner (which fails it here), or one of ours that
+// is empty. ok is false when it failed.
+func (sg *stager) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bool) {
+	e := sg.e
+	if !fileio.CanStageDirs || e.opt.DryRun || !sg.dirRenameKeeps(parent) {
+		return nil, true
+	}
+	if err := parent.Mkdir(tmp, 0o700); err != nil {
+		return nil, true
+	}
+	e.count(func(s *Summary) { s.Dirs++ })
+	e.event(ActMkdir, rel)
+	sd, err := parent.OpenSub(tmp)
+	if err != nil {
+		e.fail(rel, err)
+		return nil, false
+	}
+	defer sd.Close()
+	st, err := sd.Stat()
+	if err == nil && (!st.IsDir() || int(st.Uid) != e.euid) {
+		err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
+	}
+	if err == nil {
+		if names, rerr := sd.ReadDir(); rerr != nil {
+			err = rerr
+		} else if len(names) > 0 {
+			err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
+		}
+	}
+	if errors.Is(err, errStageReplaced) {
+		e.fail(rel, &MismatchError{Path: rel, Cause: err.Error()})
+		return nil, false
+	} else if err != nil {
+		e.fail(rel, err)
+		return nil, false
+	}
+	return sg.newStage(rel, tmp, devIno{st.Dev, st.Ino}), true
 }

@@ -39,21 +39,22 @@ type renameProbe struct {
 // dirRenameKeeps reports whether a directory made in parent and renamed
 // keeps its files there, probed once per filesystem. Where it does not (or
 // the probe could not tell), Summary.StagingNote says why.
-func (e *engine) dirRenameKeeps(parent *fileio.Dir) bool {
+func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
+	e := sg.e
 	st, err := parent.Stat()
 	if err != nil {
 		return false
 	}
-	e.renames.mu.Lock()
-	if e.renames.m == nil {
-		e.renames.m = map[uint64]*renameProbe{}
+	sg.renames.mu.Lock()
+	if sg.renames.m == nil {
+		sg.renames.m = map[uint64]*renameProbe{}
 	}
-	p := e.renames.m[st.Dev]
+	p := sg.renames.m[st.Dev]
 	if p == nil {
 		p = &renameProbe{}
-		e.renames.m[st.Dev] = p
+		sg.renames.m[st.Dev] = p
 	}
-	e.renames.mu.Unlock()
+	sg.renames.mu.Unlock()
 	p.once.Do(func() {
 		var why string
 		if parent.IsFUSE() {

@@ -59,7 +59,8 @@ const readAhead = 4
 // being written to dst (dd/tmp), or returns nil when the file is not one.
 // Nothing is opened or started until the first window is written: a file
 // that is cloned instead never needs the read-back.
-func (e *engine) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st *fileio.Stat) *streamCheck {
+func (cp *copier) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st *fileio.Stat) *streamCheck {
+	e := cp.e
 	if st.Size < streamCheckMin || st.Sparse() {
 		return nil
 	}

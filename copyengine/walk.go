@@ -1,7 +1,6 @@
 package copyengine
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -32,6 +31,16 @@ type dirWork struct {
 type ancestor struct {
 	key devIno
 	up  *ancestor
+}
+
+// walker is the stage that lists the source: it walks every source
+// directory (several at once), makes the destination directories, has the
+// decider judge each entry and sends the entries that need work to the
+// copier in chunks.
+type walker struct {
+	e       *engine
+	q       *walkQueue
+	dstDirs sync.Map // devIno -> true: a destination directory (destDir)
 }
 
 // walkQueue is a LIFO of directories with a count of those not yet done;
@@ -78,33 +87,35 @@ func (q *walkQueue) done() {
 // walk lists every source directory, creates the destination directories,
 // decides per entry whether it needs work, and feeds chunks to the workers.
 // The scan totals grow as it goes.
-func (e *engine) walk(p *plan) {
+func (wk *walker) walk(p *plan) {
+	e := wk.e
 	q := &walkQueue{}
 	q.cond = sync.NewCond(&q.mu)
+	wk.q = q
 	for i := range p.roots {
 		r := &p.roots[i]
 		if !r.isDir {
-			e.walkFileRoot(r)
+			wk.walkFileRoot(r)
 			continue
 		}
 		created := false
 		if r.dstRel != "" {
-			if !e.rootName(r) {
+			if !wk.rootName(r) {
 				continue
 			}
 			var ok bool
-			if created, ok = e.ensureDir(nil, r.dstRel, r.src); !ok {
+			if created, ok = wk.ensureDir(nil, r.dstRel, r.src); !ok {
 				continue
 			}
 		} else {
 			created = p.create
 			if !created && e.dstRoot != nil {
 				if st, err := e.dstRoot.Stat(); err == nil {
-					e.writable(e.dstRoot, ".", st)
+					wk.writable(e.dstRoot, ".", st)
 				}
 			}
 		}
-		e.recordDir(r, "", r.dstRel, created)
+		wk.recordDir(r, "", r.dstRel, created)
 		q.push(dirWork{root: r, dstRel: r.dstRel, created: created})
 	}
 	walkers := e.sum.Jobs
@@ -124,8 +135,8 @@ func (e *engine) walk(p *plan) {
 				if !ok {
 					return
 				}
-				if e.ctx.Err() == nil && !e.halted() {
-					e.walkDir(q, w)
+				if e.ctx.Err() == nil && !e.drives.halted() {
+					wk.walkDir(w)
 				}
 				q.done()
 			}
@@ -135,8 +146,9 @@ func (e *engine) walk(p *plan) {
 }
 
 // walkFileRoot handles a SOURCE that is a single file.
-func (e *engine) walkFileRoot(r *rootSpec) {
-	if !e.rootName(r) {
+func (wk *walker) walkFileRoot(r *rootSpec) {
+	e := wk.e
+	if !wk.rootName(r) {
 		return
 	}
 	sd, err := fileio.OpenDir(r.srcDir)
@@ -159,7 +171,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 			e.fail(r.dstRel, err)
 			return
 		}
-		dst = e.dstHandle(dd, "")
+		dst = wk.dstHandle(dd, "")
 		defer dst.release()
 	}
 	en := entry{name: r.name, dstName: r.dstRel, st: st}
@@ -169,22 +181,23 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 		}
 		// No listing removes leftovers here: one found is taken up, or
 		// replaced, by the copy.
-		en.resume = e.resumable(&st)
+		en.resume = e.copier.resumable(&st)
 	}
 	var c []entry
 	ens := []entry{en}
-	e.lookupCache(r.side, src, dst, "", "", ens)
+	e.decide.lookupCache(r.side, src, dst, "", "", ens)
 	en = ens[0]
-	if e.plan(src, dst, &en, r.dstRel) {
+	if e.decide.plan(src, dst, &en, r.dstRel) {
 		c = append(c, en)
 	}
-	e.sendChunk(src, dst, nil, c)
+	wk.sendChunk(src, dst, nil, c)
 }
 
 // rootName maps the name a SOURCE gets in the destination root (r.dstRel,
 // a single name) as walkDir maps the names in a tree, or fails it.
-func (e *engine) rootName(r *rootSpec) bool {
-	name, err := e.opt.Names.destName(func() *nameRules { return e.nameRulesOf(e.dstRoot) }, r.dstRel)
+func (wk *walker) rootName(r *rootSpec) bool {
+	e := wk.e
+	name, err := e.opt.Names.destName(func() *nameRules { return e.decide.nameRulesOf(e.dstRoot) }, r.dstRel)
 	if err != nil {
 		e.fail(r.dstRel, err)
 		return false
@@ -193,7 +206,8 @@ func (e *engine) rootName(r *rootSpec) bool {
 	return true
 }
 
-func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
+func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
+	e := wk.e
 	if e.opt.DryRun {
 		return
 	}
@@ -205,7 +219,7 @@ func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	st, err := sd.Stat()
 	if err == nil {
 		e.mu.Lock()
-		e.dirs = append(e.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
+		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
 		e.mu.Unlock()
 	}
 }
@@ -213,7 +227,8 @@ func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 // ensureDir makes the destination directory rel (in parent, or from the
 // root when parent is nil). It reports whether it created it, and false ok
 // when the entry failed.
-func (e *engine) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, ok bool) {
+func (wk *walker) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, ok bool) {
+	e := wk.e
 	if e.opt.DryRun {
 		if e.dstRoot == nil {
 			return true, true
@@ -244,7 +259,7 @@ func (e *engine) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, ok
 		e.fail(rel, fmt.Errorf("destination exists and is a %s, but the source %q is a directory; remove it and rerun", fileio.Describe(st.Mode), srcPath))
 		return false, false
 	}
-	e.writable(dir, name, st)
+	wk.writable(dir, name, st)
 	return false, true
 }
 
@@ -252,14 +267,16 @@ func (e *engine) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, ok
 // previous run left read-only (as its source is), so that a non-root rerun
 // can add to it. Root needs no permission bits. The source's mode is put
 // back with the directory's times, after its contents (applyDirMeta).
-func (e *engine) writable(dir *fileio.Dir, name string, st fileio.Stat) {
+func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
+	e := wk.e
 	if e.root || e.opt.DryRun || st.Mode&0o300 == 0o300 {
 		return
 	}
 	_ = dir.Chmod(name, st.Mode&0o7777|0o700)
 }
 
-func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
+func (wk *walker) openSrcDir(w dirWork) (*fileio.Dir, error) {
+	e := wk.e
 	root, err := fileio.OpenDir(w.root.srcDir)
 	if err != nil {
 		return nil, err
@@ -273,220 +290,321 @@ func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
 	return root.OpenBeneath(w.srcRel)
 }
 
-func (e *engine) walkDir(q *walkQueue, w dirWork) {
+// dirList is the listing of one source directory and of its destination,
+// as walkDir goes through it: list (open both and read them), classify
+// (each name's destination name, stat and kind; directories queued) and
+// send (the decider's judgement of each file, chunks to the copier).
+type dirList struct {
+	wk   *walker
+	w    dirWork
+	sd   *fileio.Dir
+	src  *handle
+	dd   *fileio.Dir
+	dst  *handle
+	here *ancestor // this directory, above those below it (-L)
+
+	names     []fileio.DirEntry // the source's
+	listing   []fileio.DirEntry // the destination directory's, when it existed
+	dstNames  []string          // each source name's name in the destination
+	nameErrs  []error           // why a source name cannot have one
+	excluded  []bool
+	fold      *foldInfo // how the destination folds names, when it does
+	lost      []string  // the name that holds this one's destination name
+	contested []bool
+	tempLike  map[string]bool // destination names that are temporaries' names (nameKey)
+	existing  map[string]fileio.Stat
+	kept      map[string]string // temporaries kept to take up: destination name -> temporary
+	files     []entry           // non-directories, planned once the cache is asked
+}
+
+func (wk *walker) walkDir(w dirWork) {
 	defer w.stage.settle() // the listing's reference: see stage
-	sd, err := e.openSrcDir(w)
-	if err != nil {
-		e.fail(w.dstRel, err)
+	l := dirList{wk: wk, w: w}
+	if !l.openSource() {
 		return
 	}
-	src := newHandle(sd, w.srcRel)
-	defer src.release()
-	var here *ancestor
+	defer l.src.release()
+	if !l.openDest() {
+		return
+	}
+	if l.dst != nil {
+		defer l.dst.release()
+	}
+	l.mapNames()
+	if l.dd != nil && !w.created {
+		l.existing, l.kept = wk.scanDest(l.dd, w.dstRel, l.names, l.dstNames, l.listing, l.taken)
+	}
+	if len(l.kept) > 0 {
+		defer wk.e.copier.dropKept(l.dst, l.kept)
+	}
+	if !l.classify() {
+		return
+	}
+	l.send()
+}
+
+// openSource opens and lists the source directory; with -L it first fails
+// a directory that leads back to one above it.
+func (l *dirList) openSource() bool {
+	e, w := l.wk.e, l.w
+	sd, err := l.wk.openSrcDir(w)
+	if err != nil {
+		e.fail(w.dstRel, err)
+		return false
+	}
+	l.sd = sd
+	l.src = newHandle(sd, w.srcRel)
 	if e.opt.Dereference {
 		if st, err := sd.Stat(); err == nil {
 			k := devIno{st.Dev, st.Ino}
 			for a := w.above; a != nil; a = a.up {
 				if a.key == k {
 					e.fail(w.dstRel, fmt.Errorf("directory loop through a followed symlink: %q leads back to a directory above it", filepath.Join(w.root.srcDir, w.srcRel)))
-					return
+					l.src.release()
+					return false
 				}
 			}
-			here = &ancestor{key: k, up: w.above}
+			l.here = &ancestor{key: k, up: w.above}
 		}
 	}
-	names, err := sd.ReadDir()
-	if err != nil {
+	if l.names, err = sd.ReadDir(); err != nil {
 		e.fail(w.dstRel, err)
-		return
+		l.src.release()
+		return false
 	}
+	return true
+}
 
-	var dst *handle
-	var dd *fileio.Dir
-	var listing []fileio.DirEntry // the destination directory's, when it existed
-	if e.dstRoot != nil && !(e.opt.DryRun && w.created) {
-		dd, err = e.openDst(w.dstRel)
-		if err != nil {
-			e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
-			return
-		}
-		dst = e.dstHandle(dd, w.dstRel)
-		defer dst.release()
-		e.destDir(dd)
-		if !w.created {
-			listing, _ = dd.ReadDir()
-		}
+// openDest opens the destination directory (none in a dry run into one not
+// made) and lists it when it existed.
+func (l *dirList) openDest() bool {
+	e, w := l.wk.e, l.w
+	if e.dstRoot == nil || (e.opt.DryRun && w.created) {
+		return true
 	}
-	// Each source name's name in the destination, or why it cannot have
-	// one there: before anything of the directory is written.
+	dd, err := e.staged.openDst(w.dstRel)
+	if err != nil {
+		e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
+		return false
+	}
+	l.dd = dd
+	l.dst = l.wk.dstHandle(dd, w.dstRel)
+	l.wk.destDir(dd)
+	if !w.created {
+		l.listing, _ = dd.ReadDir()
+	}
+	return true
+}
+
+// mapNames gives each source name its name in the destination, or why it
+// cannot have one there: before anything of the directory is written.
+func (l *dirList) mapNames() {
+	e, dc, dd := l.wk.e, l.wk.e.decide, l.dd
 	rules := sync.OnceValue(func() *nameRules {
 		if dd == nil {
-			return e.nameRulesOf(e.dstRoot) // a dry run into a directory not made
+			return dc.nameRulesOf(e.dstRoot) // a dry run into a directory not made
 		}
-		return e.nameRulesOf(dd)
+		return dc.nameRulesOf(dd)
 	})
-	dstNames := make([]string, len(names))
-	nameErrs := make([]error, len(names))
-	excluded := make([]bool, len(names))
+	names := l.names
+	l.dstNames = make([]string, len(names))
+	l.nameErrs = make([]error, len(names))
+	l.excluded = make([]bool, len(names))
 	mapped := false
 	for i, n := range names {
-		excluded[i] = e.excluded(joinRel(w.srcRel, n.Name))
-		dstNames[i], nameErrs[i] = e.opt.Names.destName(rules, n.Name)
-		mapped = mapped || dstNames[i] != n.Name
+		l.excluded[i] = e.excluded(joinRel(l.w.srcRel, n.Name))
+		l.dstNames[i], l.nameErrs[i] = e.opt.Names.destName(rules, n.Name)
+		mapped = mapped || l.dstNames[i] != n.Name
 	}
 	if mapped {
-		e.nameCollisions(names, dstNames, nameErrs, excluded)
+		l.wk.nameCollisions(names, l.dstNames, l.nameErrs, l.excluded)
 	}
-	// Then which of those names are one name on a destination that folds
-	// them (see fold.go), and the spelling the destination holds.
-	var fold *foldInfo
-	lost := make([]string, len(names)) // the name that holds this one's destination name
-	contested := make([]bool, len(names))
-	if dd != nil {
-		if fi := e.foldOf(dd, listing); fi.on() {
-			fold = &foldInfo{}
-			*fold = fi
-			var cands []string
-			for i := range names {
-				if !excluded[i] && nameErrs[i] == nil {
-					cands = append(cands, dstNames[i])
-				}
-			}
-			fp := planFold(dd, fi, cands, listing)
-			for i := range names {
-				if win, ok := fp.lost[dstNames[i]]; ok {
-					lost[i] = win
-				}
-				contested[i] = fp.contested[dstNames[i]]
-				dstNames[i] = fp.dstName(dstNames[i])
-			}
-		}
-	}
-	nameKey := func(s string) string { return s }
-	if fold != nil {
-		nameKey = func(s string) string { return namefold.Key(s, fold.normalises) }
-	}
-
+	l.foldNames()
 	// Destination names that are temporaries' names ("a" beside
 	// ".a.fastcopy-tmp"): their neighbours get other temporaries, so that
 	// writing one never removes or replaces the copy of the other. On a
 	// destination that folds names, a name that folds to a temporary's
 	// counts too.
-	var tempLike map[string]bool
-	for _, n := range dstNames {
+	for _, n := range l.dstNames {
 		if isTempName(n) {
-			if tempLike == nil {
-				tempLike = map[string]bool{}
+			if l.tempLike == nil {
+				l.tempLike = map[string]bool{}
 			}
-			tempLike[nameKey(n)] = true
+			l.tempLike[l.nameKey(n)] = true
 		}
 	}
-	taken := func(t string) bool { return tempLike[nameKey(t)] }
+}
 
-	var existing map[string]fileio.Stat
-	var kept map[string]string // temporaries kept to take up: destination name -> temporary
-	if dd != nil && !w.created {
-		existing, kept = e.scanDest(dd, w.dstRel, names, dstNames, listing, taken)
+// foldNames finds which of the destination names are one name on a
+// destination that folds them (see fold.go), and the spelling the
+// destination holds.
+func (l *dirList) foldNames() {
+	names := l.names
+	l.lost = make([]string, len(names))
+	l.contested = make([]bool, len(names))
+	if l.dd == nil {
+		return
 	}
-	if len(kept) > 0 {
-		defer e.dropKept(dst, kept)
+	fi := l.wk.e.decide.foldOf(l.dd, l.listing)
+	if !fi.on() {
+		return
 	}
+	l.fold = &foldInfo{}
+	*l.fold = fi
+	var cands []string
+	for i := range names {
+		if !l.excluded[i] && l.nameErrs[i] == nil {
+			cands = append(cands, l.dstNames[i])
+		}
+	}
+	fp := planFold(l.dd, fi, cands, l.listing)
+	for i := range names {
+		if win, ok := fp.lost[l.dstNames[i]]; ok {
+			l.lost[i] = win
+		}
+		l.contested[i] = fp.contested[l.dstNames[i]]
+		l.dstNames[i] = fp.dstName(l.dstNames[i])
+	}
+}
 
-	var files []entry // non-directories, planned once the cache is asked
-	for i, n := range names {
-		if e.ctx.Err() != nil || e.halted() {
-			return
-		}
-		srcRel := joinRel(w.srcRel, n.Name)
-		if excluded[i] {
-			continue
-		}
-		if nameErrs[i] != nil {
-			e.fail(joinRel(w.dstRel, n.Name), nameErrs[i])
-			continue
-		}
-		if win := lost[i]; win != "" {
-			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.fsTypeOf(dst.d), How: fold.String()})
-			continue
-		}
-		dstName := dstNames[i]
-		dstRel := joinRel(w.dstRel, dstName)
-		var st fileio.Stat
-		if e.opt.Dereference {
-			st, err = sd.StatFollow(n.Name)
-		} else {
-			st, err = sd.Lstat(n.Name)
-		}
-		if err != nil {
-			if !fileio.IsNotExist(err) { // vanished since the listing: nothing to copy
-				e.fail(dstRel, err)
-			} else if _, lerr := sd.Lstat(n.Name); lerr == nil && e.opt.Dereference {
-				// Still there: a symlink whose target is missing, which
-				// -L cannot follow (cp -L and rsync -L fail it too).
-				e.fail(dstRel, fmt.Errorf("-L: the symlink's target does not exist: %w", err))
-			}
-			continue
-		}
-		if st.IsRegular() && st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
-			e.event(ActOwnCache, dstRel)
-			continue
-		}
-		en := entry{name: n.Name, dstName: dstName, st: st, contested: contested[i]}
-		if taken(tempName(dstName)) {
-			en.tmp = freeTempName(dstName, taken)
-		}
-		if _, ok := kept[dstName]; ok && e.resumable(&st) {
-			en.resume = true
-		}
-		if d, ok := existing[dstName]; ok {
-			en.dstSt = &d
-		}
-		if st.IsDir() {
-			if e.isDestDir(st) {
-				// Reached through -L (a symlink to a directory above
-				// DEST) or a mount: copying it would copy the copy.
-				e.fail(dstRel, fmt.Errorf("cannot copy a directory into itself: %q is a directory this run writes in", filepath.Join(w.root.srcDir, srcRel)))
-				continue
-			}
-			if en.dstSt != nil && !en.dstSt.IsDir() {
-				e.fail(dstRel, fmt.Errorf("destination exists and is a %s, but the source is a directory; remove it and rerun", fileio.Describe(en.dstSt.Mode)))
-				continue
-			}
-			created := en.dstSt == nil
-			var stg *stage
-			if dst != nil && !e.opt.DryRun {
-				var ok bool
-				if created {
-					if stg, ok = e.stageDir(dst.d, dstRel, en.tempName()); !ok {
-						continue
-					}
-				}
-				if !created {
-					e.writable(dst.d, dstName, *en.dstSt) // listed a moment ago: a directory
-				} else if stg == nil {
-					if created, ok = e.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
-						continue
-					}
-				}
-			} else if created {
-				e.count(func(s *Summary) { s.Dirs++ })
-				e.event(ActMkdir, dstRel)
-			}
-			if !e.opt.DryRun {
-				e.mu.Lock()
-				e.dirs = append(e.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created || stg != nil})
-				e.mu.Unlock()
-			}
-			q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: here, stage: stg})
-			continue
-		}
-		files = append(files, en)
+// nameKey is what two destination names that are one there share.
+func (l *dirList) nameKey(s string) string {
+	if l.fold != nil {
+		return namefold.Key(s, l.fold.normalises)
 	}
-	// What the hash cache knows of this directory's files, in one lookup.
-	e.lookupCache(w.root.side, src, dst, w.srcRel, w.dstRel, files)
+	return s
+}
+
+// taken reports whether t is, or folds to, a destination name that is a
+// temporary's.
+func (l *dirList) taken(t string) bool { return l.tempLike[l.nameKey(t)] }
+
+// classify stats each source name and sorts it: files are kept for send,
+// directories are made (or staged) and queued. It reports false when the
+// run stops.
+func (l *dirList) classify() bool {
+	e, w := l.wk.e, l.w
+	for i, n := range l.names {
+		if e.ctx.Err() != nil || e.drives.halted() {
+			return false
+		}
+		if l.excluded[i] {
+			continue
+		}
+		if l.nameErrs[i] != nil {
+			e.fail(joinRel(w.dstRel, n.Name), l.nameErrs[i])
+			continue
+		}
+		if win := l.lost[i]; win != "" {
+			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dst.d), How: l.fold.String()})
+			continue
+		}
+		en, ok := l.entry(i)
+		if !ok {
+			continue
+		}
+		if en.st.IsDir() {
+			l.subdir(&en)
+			continue
+		}
+		l.files = append(l.files, en)
+	}
+	return true
+}
+
+// entry stats the source name i and makes its entry; ok is false when
+// there is nothing to copy.
+func (l *dirList) entry(i int) (en entry, ok bool) {
+	e, n := l.wk.e, l.names[i]
+	dstName := l.dstNames[i]
+	dstRel := joinRel(l.w.dstRel, dstName)
+	var st fileio.Stat
+	var err error
+	if e.opt.Dereference {
+		st, err = l.sd.StatFollow(n.Name)
+	} else {
+		st, err = l.sd.Lstat(n.Name)
+	}
+	if err != nil {
+		if !fileio.IsNotExist(err) { // vanished since the listing: nothing to copy
+			e.fail(dstRel, err)
+		} else if _, lerr := l.sd.Lstat(n.Name); lerr == nil && e.opt.Dereference {
+			// Still there: a symlink whose target is missing, which
+			// -L cannot follow (cp -L and rsync -L fail it too).
+			e.fail(dstRel, fmt.Errorf("-L: the symlink's target does not exist: %w", err))
+		}
+		return entry{}, false
+	}
+	if st.IsRegular() && st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
+		e.event(ActOwnCache, dstRel)
+		return entry{}, false
+	}
+	en = entry{name: n.Name, dstName: dstName, st: st, contested: l.contested[i]}
+	if l.taken(tempName(dstName)) {
+		en.tmp = freeTempName(dstName, l.taken)
+	}
+	if _, ok := l.kept[dstName]; ok && e.copier.resumable(&st) {
+		en.resume = true
+	}
+	if d, ok := l.existing[dstName]; ok {
+		en.dstSt = &d
+	}
+	return en, true
+}
+
+// subdir makes the destination directory of a source directory (or stages
+// it, or notes it in a dry run) and queues it to be listed.
+func (l *dirList) subdir(en *entry) {
+	e, w, dst := l.wk.e, l.w, l.dst
+	srcRel := joinRel(w.srcRel, en.name)
+	dstRel := joinRel(w.dstRel, en.dstName)
+	if l.wk.isDestDir(en.st) {
+		// Reached through -L (a symlink to a directory above
+		// DEST) or a mount: copying it would copy the copy.
+		e.fail(dstRel, fmt.Errorf("cannot copy a directory into itself: %q is a directory this run writes in", filepath.Join(w.root.srcDir, srcRel)))
+		return
+	}
+	if en.dstSt != nil && !en.dstSt.IsDir() {
+		e.fail(dstRel, fmt.Errorf("destination exists and is a %s, but the source is a directory; remove it and rerun", fileio.Describe(en.dstSt.Mode)))
+		return
+	}
+	created := en.dstSt == nil
+	var stg *stage
+	if dst != nil && !e.opt.DryRun {
+		var ok bool
+		if created {
+			if stg, ok = e.staged.stageDir(dst.d, dstRel, en.tempName()); !ok {
+				return
+			}
+		}
+		if !created {
+			l.wk.writable(dst.d, en.dstName, *en.dstSt) // listed a moment ago: a directory
+		} else if stg == nil {
+			if created, ok = l.wk.ensureDir(dst.d, dstRel, filepath.Join(w.root.srcDir, srcRel)); !ok {
+				return
+			}
+		}
+	} else if created {
+		e.count(func(s *Summary) { s.Dirs++ })
+		e.event(ActMkdir, dstRel)
+	}
+	if !e.opt.DryRun {
+		e.mu.Lock()
+		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
+		e.mu.Unlock()
+	}
+	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg})
+}
+
+// send asks the hash cache about the directory's files in one lookup, has
+// the decider judge each, and sends those that need work to the copier.
+func (l *dirList) send() {
+	e, w, src, dst := l.wk.e, l.w, l.src, l.dst
+	files, kept := l.files, l.kept
+	e.decide.lookupCache(w.root.side, src, dst, w.srcRel, w.dstRel, files)
 	stg := w.stage
 	if stg != nil && !stageable(files) {
-		e.publish(stg) // too much to lose to a crash: temporary names instead
+		e.staged.publish(stg) // too much to lose to a crash: temporary names instead
 		stg = nil
 	}
 	if dst != nil {
@@ -498,14 +616,14 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 		en := &files[i]
 		tmp, isKept := kept[en.dstName]
 		delete(kept, en.dstName)
-		if !e.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
+		if !e.decide.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
 			if isKept {
-				e.removeKept(dst, tmp) // unchanged after all: a leftover
+				e.copier.removeKept(dst, tmp) // unchanged after all: a leftover
 			}
 			continue
 		}
 		if isKept && !en.resume {
-			e.removeKept(dst, tmp) // before a worker writes a temporary of that name
+			e.copier.removeKept(dst, tmp) // before a worker writes a temporary of that name
 		}
 		batch = append(batch, *en)
 		if en.st.IsRegular() {
@@ -515,11 +633,11 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			}
 		}
 		if len(batch) >= chunkFiles || batchBytes >= chunkBytes {
-			e.sendChunk(src, dst, stg, batch)
+			l.wk.sendChunk(src, dst, stg, batch)
 			batch, batchBytes = nil, 0
 		}
 	}
-	e.sendChunk(src, dst, stg, batch)
+	l.wk.sendChunk(src, dst, stg, batch)
 }
 
 // nameCollisions fails the source names that land on a destination name
@@ -527,7 +645,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 // both decode to "a:b"). A name kept as it is wins, then the first in
 // listing order; the others are failed, never let replace it. Excluded
 // names take no part.
-func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs []error, excluded []bool) {
+func (wk *walker) nameCollisions(names []fileio.DirEntry, dstNames []string, errs []error, excluded []bool) {
 	owner := make(map[string]string, len(names))
 	for i, n := range names {
 		if errs[i] == nil && !excluded[i] && dstNames[i] == n.Name {
@@ -546,52 +664,6 @@ func (e *engine) nameCollisions(names []fileio.DirEntry, dstNames []string, errs
 	}
 }
 
-// stageDir makes the new destination directory rel (name in parent) under
-// its temporary name tmp and returns its stage, or nil where directories are
-// not staged or tmp cannot be made: then it is made under its own name.
-//
-// The stage remembers the directory made by its inode, taken from a
-// descriptor opened right after mkdir, which must be a directory of this
-// process's owner with nothing in it: another writer of the destination
-// who swapped the name in that moment could put there only an empty
-// directory of their own owner (which fails it here), or one of ours that
-// is empty. ok is false when it failed.
-func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bool) {
-	if !fileio.CanStageDirs || e.opt.DryRun || !e.dirRenameKeeps(parent) {
-		return nil, true
-	}
-	if err := parent.Mkdir(tmp, 0o700); err != nil {
-		return nil, true
-	}
-	e.count(func(s *Summary) { s.Dirs++ })
-	e.event(ActMkdir, rel)
-	sd, err := parent.OpenSub(tmp)
-	if err != nil {
-		e.fail(rel, err)
-		return nil, false
-	}
-	defer sd.Close()
-	st, err := sd.Stat()
-	if err == nil && (!st.IsDir() || int(st.Uid) != e.euid) {
-		err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
-	}
-	if err == nil {
-		if names, rerr := sd.ReadDir(); rerr != nil {
-			err = rerr
-		} else if len(names) > 0 {
-			err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
-		}
-	}
-	if errors.Is(err, errStageReplaced) {
-		e.fail(rel, &MismatchError{Path: rel, Cause: err.Error()})
-		return nil, false
-	} else if err != nil {
-		e.fail(rel, err)
-		return nil, false
-	}
-	return e.newStage(rel, tmp, devIno{st.Dev, st.Ino}), true
-}
-
 // scanDest goes through an existing destination directory's listing
 // (names): it removes leftover temporaries of an interrupted run (those not
 // also named in the source) and returns the metadata of the names the
@@ -600,7 +672,8 @@ func (e *engine) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok boo
 // file, as a regular file, is kept instead (returned in kept, by
 // destination name) for the copy to take up or remove (see resumer); taken
 // tells the destination names that are temporaries'.
-func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, names []fileio.DirEntry, taken func(string) bool) (out map[string]fileio.Stat, kept map[string]string) {
+func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, names []fileio.DirEntry, taken func(string) bool) (out map[string]fileio.Stat, kept map[string]string) {
+	e := wk.e
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -649,143 +722,55 @@ func (e *engine) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, 
 	return out, kept
 }
 
-// plan counts a non-directory entry and decides whether it needs work. It
-// handles the unchanged case (and source hard links) itself.
-func (e *engine) plan(src, dst *handle, en *entry, dstRel string) bool {
-	st := &en.st
-	if st.IsSymlink() {
-		t, err := src.d.Readlink(en.name)
-		if err != nil {
-			e.stats.FilesTotal.Add(1)
-			e.fail(dstRel, err)
-			return false
-		}
-		en.target = t
-	}
-	e.stats.FilesTotal.Add(1)
-	if st.IsRegular() {
-		e.stats.BytesTotal.Add(st.Size)
-	}
-	if err := e.tooLarge(st); err != nil {
-		e.fail(dstRel, err)
-		return false
-	}
-	links := st.IsRegular() && st.Nlink > 1 && e.hasLinks()
-	if st.IsRegular() && st.Nlink > 1 && !links {
-		en.linkCopy = e.linkCopy(st)
-	}
-	// A source inode seen before becomes a hard link to its first copy.
-	if links {
-		k := devIno{st.Dev, st.Ino}
-		e.mu.Lock()
-		g, seen := e.links[k]
-		if !seen {
-			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
-			e.links[k] = g
-		} else {
-			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp}
-			if dst != nil && dst.stage != nil {
-				// Its directory is published once the name is placed.
-				f.stage = dst.stage
-				f.stage.add()
-			}
-			e.followers = append(e.followers, f)
-		}
-		e.mu.Unlock()
-		if seen {
-			return false
-		}
-		en.group = g
-		if e.unchanged(dst, en) {
-			e.skip(dstRel, st.Size, en.fixed)
-			g.sum = e.recordUnchanged(dstRel, en)
-			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
-			close(g.done)
-			return false
-		}
-		return true
-	}
-	if e.unchanged(dst, en) {
-		e.skip(dstRel, st.Size, en.fixed)
-		if st.IsRegular() {
-			e.recordUnchanged(dstRel, en)
-		}
-		return false
-	}
-	return true
-}
-
-// skip counts an unchanged entry and reports it once: as "metadata" when
-// its times, mode or owner were brought up to date (fixed), else as "skip".
-func (e *engine) skip(rel string, size int64, fixed bool) {
-	e.count(func(s *Summary) {
-		s.Skipped++
-		if fixed {
-			s.MetaUpdated++
-		}
-	})
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(size)
-	if fixed {
-		e.event(ActMeta, rel)
-	} else {
-		e.event(ActSkip, rel)
-	}
-}
-
-// unchanged reports whether the destination already holds this entry: same
-// type, and for files the same size and mtime (unless --force); for
-// symlinks the same target. Differing permission bits or owner are brought
-// up to date in place.
-func (e *engine) unchanged(dst *handle, en *entry) bool {
-	d := en.dstSt
-	if d == nil || e.opt.Force || d.Type() != en.st.Type() {
-		return false
-	}
-	s := &en.st
-	switch {
-	case s.IsRegular():
-		if !e.sameContent(dst, en) {
-			return false
-		}
-		if _, _, _, _, differs := e.metaWanted(en); differs && d.Nlink > 1 {
-			// A shared inode (a hard link) cannot take this file's new
-			// mode without changing the other names: replace it instead.
-			return false
-		}
-	case s.IsSymlink():
-		if dst == nil {
-			return false
-		}
-		t, err := dst.d.Readlink(en.dstName)
-		return err == nil && t == en.target
-	case s.Type() == fileio.ModeChar || s.Type() == fileio.ModeBlock:
-		if d.Rdev != s.Rdev {
-			return false
-		}
-	}
-	if dst != nil && !e.opt.DryRun {
-		e.fixMeta(dst, en)
-	}
-	return true
-}
-
 // destDir notes d as a directory this run writes in (the destination root
 // or one below it), which the walk never enters as a source directory.
 // Every destination directory is noted before the source directories
 // below its own source are listed, so a source directory that leads back
 // to one the copy is being written into is always caught.
-func (e *engine) destDir(d *fileio.Dir) {
+func (wk *walker) destDir(d *fileio.Dir) {
+	e := wk.e
 	if st, err := d.Stat(); err == nil && st.Ino != 0 {
-		e.dstDirs.Store(devIno{st.Dev, st.Ino}, true)
+		e.walker.dstDirs.Store(devIno{st.Dev, st.Ino}, true)
 	}
 }
 
 // isDestDir says whether the source directory st is one this run writes in.
-func (e *engine) isDestDir(st fileio.Stat) bool {
+func (wk *walker) isDestDir(st fileio.Stat) bool {
+	e := wk.e
 	if st.Ino == 0 {
 		return false
 	}
-	_, ok := e.dstDirs.Load(devIno{st.Dev, st.Ino})
+	_, ok := e.walker.dstDirs.Load(devIno{st.Dev, st.Ino})
 	return ok
+}
+
+// sendChunk hands entries to the workers; the chunk holds its own
+// references to the directories.
+func (wk *walker) sendChunk(src, dst *handle, st *stage, entries []entry) {
+	e := wk.e
+	if len(entries) == 0 {
+		return
+	}
+	c := &chunk{src: src.retain(), entries: entries, stage: st}
+	if dst != nil {
+		c.dst = dst.retain()
+	}
+	select {
+	case e.copier.in <- c:
+	case <-e.ctx.Done():
+		c.src.release()
+		c.dst.release()
+	}
+}
+
+// dstHandle shares a destination directory the run writes in, noting the
+// filesystem it is on.
+func (wk *walker) dstHandle(d *fileio.Dir, rel string) *handle {
+	e := wk.e
+	h := newHandle(d, rel)
+	if st, err := d.Stat(); err == nil {
+		h.dev, h.devOK = st.Dev, true
+		e.written.add(st.Dev, d, true)
+	}
+	return h
 }
