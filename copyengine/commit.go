@@ -1,7 +1,9 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"sync"
 	"time"
@@ -310,6 +312,11 @@ func (c *committer) placedAs(p *pending) (fileio.Stat, error) {
 		want = devIno{held.Dev, held.Ino}
 	}
 	cur, err := p.dst.d.Lstat(p.en.dstName)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Not an answer about the name (a driver that died answers
+		// ENOTCONN): the drive check decides what the error means.
+		return cur, err
+	}
 	if err != nil || cur.Dev != want.dev || cur.Ino != want.ino {
 		return cur, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
 	}

@@ -203,7 +203,22 @@ func (fs *FUSEFS) Kill() error {
 	if err != nil {
 		return err
 	}
-	return proc.Kill() // SIGKILL
+	if err := proc.Kill(); err != nil { // SIGKILL
+		return err
+	}
+	// The signal is delivered asynchronously: wait until the driver has
+	// exited (gone, or a zombie whose descriptors, /dev/fuse among them,
+	// are closed), so that the mount fails from the moment Kill returns.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return nil
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && len(b) > i+2 && b[i+2] == 'Z' {
+			return nil
+		}
+	}
+	return fmt.Errorf("the driver %d of %q did not exit after SIGKILL", pid, fs.Dir)
 }
 
 // mounted reports whether dir is a mount point (listed in mountinfo).
