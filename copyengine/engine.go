@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/verify"
@@ -114,6 +113,7 @@ type dirMeta struct {
 
 type engine struct {
 	opt    Options
+	filter *filter.Rules // what the walk leaves out (see excluded); nil: nothing
 	stats  *Stats
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -191,16 +191,15 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err := opt.Names.Set(string(opt.Names)); err != nil {
 		return Summary{}, refuse(string(opt.Names), "is not a --names mode: "+err.Error(), "use strict, encode or decode")
 	}
-	for _, g := range opt.Excludes {
-		if _, err := path.Match(g, ""); err != nil {
-			return Summary{}, refuse(g, "is not a valid --exclude pattern", "see 'fastcopy --help' for the pattern syntax")
-		}
+	filt, err := opt.filterRules()
+	if err != nil {
+		return Summary{}, err
 	}
 	p, err := makePlan(opt.Sources, opt.Dest)
 	if err != nil {
 		return Summary{}, err
 	}
-	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}}
+	e := &engine{opt: opt, stats: opt.Stats, links: map[devIno]*linkGroup{}, filter: filt}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -450,32 +449,6 @@ func (e *engine) count(f func(s *Summary)) {
 	e.mu.Lock()
 	f(&e.sum)
 	e.mu.Unlock()
-}
-
-// excluded reports whether rel (or its base name) matches an --exclude glob.
-func (e *engine) excluded(rel string) bool {
-	if len(e.opt.Excludes) == 0 {
-		return false
-	}
-	base := path.Base(rel)
-	for _, g := range e.opt.Excludes {
-		// A pattern equal to the path or the name excludes it, glob
-		// characters in it or not ("photo[1].jpg").
-		if g == rel || g == base {
-			return true
-		}
-		if ok, _ := path.Match(g, rel); ok {
-			return true
-		}
-		if ok, _ := path.Match(g, base); ok {
-			return true
-		}
-		// A pattern naming a directory also matches what is below it.
-		if strings.HasPrefix(rel, strings.TrimSuffix(g, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 func joinRel(dir, name string) string {

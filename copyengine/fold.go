@@ -510,7 +510,7 @@ func (e *engine) clearLeftover(dd *fileio.Dir, name string) {
 func (e *engine) foldNames(srcRel string, names []fileio.DirEntry) []string {
 	out := make([]string, 0, len(names))
 	for _, n := range names {
-		if !e.excluded(joinRel(srcRel, n.Name)) {
+		if !e.excluded(nil, joinRel(srcRel, n.Name), n) {
 			out = append(out, n.Name)
 		}
 	}

@@ -45,7 +45,7 @@ type Options struct {
 	NoResume    bool       // neither keep nor take up the temporary of an interrupted large file
 	Force       bool       // recopy files whose size and mtime already match
 	DryRun      bool       // report what would be done, write nothing
-	Excludes    []string   // glob patterns, matched on the relative path and the base name
+	Excludes    []string   // exclude patterns, as exclude rules after Filter's
 	Manifest    string     // write an xxhsum -H2 manifest of the copied files here
 	Dedup       dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 	// DedupVerifyBytes compares a duplicate with the file it will share
@@ -76,6 +76,17 @@ type Options struct {
 	// OnEvent, when set, is called for each file acted on and each failure.
 	// It may be called from several goroutines at once.
 	OnEvent func(Event)
+
+	// Filter holds --include and --exclude rules in the order given: the
+	// first whose pattern matches a path (relative to its source
+	// directory) decides whether it is copied; a path none matches is.
+	// An excluded directory is neither created nor walked. The pattern
+	// syntax is internal/filter's ('fastcopy help filters').
+	Filter []FilterRule
+	// FilesFrom, when not nil, lists the paths (relative to each source
+	// directory) to copy: only those, the directories leading to them,
+	// and all below a listed directory; Filter still applies to each.
+	FilesFrom []string
 }
 
 // Action is what the engine did with one entry.

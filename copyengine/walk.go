@@ -330,7 +330,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	excluded := make([]bool, len(names))
 	mapped := false
 	for i, n := range names {
-		excluded[i] = e.excluded(joinRel(w.srcRel, n.Name))
+		excluded[i] = e.excluded(sd, joinRel(w.srcRel, n.Name), n)
 		dstNames[i], nameErrs[i] = e.opt.Names.destName(rules, n.Name)
 		mapped = mapped || dstNames[i] != n.Name
 	}
