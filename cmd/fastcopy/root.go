@@ -56,7 +56,8 @@ Where things land:
   fastcopy A B C DIR       DIR/A, DIR/B, DIR/C; DIR must exist
 Files in DEST that the source lacks are left alone. Symlinks named on the
 command line are followed; symlinks inside a tree are copied as symlinks.
-A source directory named like a command (verify) is written ./verify.
+A source directory named like a command (verify, cache, filters) is
+written ./verify.
 On a destination that ignores case (exFAT, FAT, ext4 casefold, APFS), source
 names that are one name there (README, readme) are not copied over each
 other: the one DEST holds already is copied, else the first in byte order,
@@ -67,7 +68,7 @@ another spelling only updates that file and keeps DEST's spelling.
 		Example: `  fastcopy ~/Photos /media/usb/Photos                # keep one copy up to date
   fastcopy --names=encode ~/notes /media/usb/notes   # "a:b" is "a：b" on the stick
   fastcopy --names=decode /media/usb/notes ~/notes   # and "a:b" again here
-  fastcopy -v --exclude '*.tmp' src/ backup/
+  fastcopy -v --exclude '*.tmp' --exclude 'cache/' src/ backup/
   fastcopy --json a.iso b.iso /mnt/archive > report.json`,
 		Version:       version(),
 		Args:          cobra.ArbitraryArgs,
@@ -78,7 +79,7 @@ another spelling only updates that file and keeps DEST's spelling.
 				return usageError{errors.New("need a SOURCE and a DEST (see 'fastcopy --help')")}
 			}
 			out.noResume = opts.noResume
-			return runCopy(cmd.Context(), out, opts, args)
+			return runCopy(cmd.Context(), out, opts, args, cmd.InOrStdin())
 		},
 	}
 	opts.addFlags(cmd)
@@ -88,7 +89,7 @@ another spelling only updates that file and keeps DEST's spelling.
 	// An unknown or malformed flag is a usage error (exit 2), here and in
 	// the subcommands, which inherit this.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.AddCommand(newVerifyCommand(out), newCacheCommand(out))
+	cmd.AddCommand(newVerifyCommand(out), newCacheCommand(out), newFiltersTopic())
 	return cmd
 }
 
@@ -101,7 +102,7 @@ type copyOptions struct {
 	noResume    bool
 	force       bool
 	dryRun      bool
-	excludes    []string
+	filter      filterOptions
 	manifest    string
 	dedup       string
 	checksum    bool
@@ -130,7 +131,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
 	f.BoolVar(&o.noResume, "no-resume", false, "copy large files from their first byte: neither take up nor keep the temporary of an interrupted copy")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
-	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
+	o.filter.addFlags(cmd)
 	f.StringVar(&o.dedup, "dedup", "auto", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
 	f.StringVar(&o.dedupVerify, "dedup-verify", "hash", "before sharing a duplicate: hash (equal xxh128) or bytes (compare every byte)")
 	o.names = copyengine.NamesStrict
@@ -148,7 +149,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.noProgress, "no-progress", false, "never show a progress bar")
 }
 
-func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) error {
+func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, stdin io.Reader) error {
 	eo := copyengine.Options{
 		Sources:     args[:len(args)-1],
 		Dest:        args[len(args)-1],
@@ -160,7 +161,6 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		NoResume:    o.noResume,
 		Force:       o.force,
 		DryRun:      o.dryRun,
-		Excludes:    o.excludes,
 		Manifest:    o.manifest,
 		Names:       o.names,
 		Stats:       &copyengine.Stats{},
@@ -210,6 +210,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		if strings.TrimSpace(a) == "" {
 			return usageError{errors.New("an argument is empty; name a path")}
 		}
+	}
+	if err := o.filter.apply(&eo, stdin); err != nil {
+		return err
 	}
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	eo.OnEvent = out.event
