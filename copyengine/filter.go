@@ -23,7 +23,27 @@ func (opt *Options) filterRules() (*filter.Rules, error) {
 	for _, g := range opt.Excludes {
 		rules = append(rules[:len(rules):len(rules)], FilterRule{Kind: FilterExclude, Pattern: g})
 	}
-	r, err := filter.New(rules, opt.FilesFrom)
+	return compileFilter(rules, opt.FilesFrom)
+}
+
+// Excluder compiles rules and files as Run compiles Options.Filter and
+// FilesFrom, refusing what Run refuses, and returns what the walk asks of
+// them: whether the path rel (relative to a source directory) is left out,
+// isDir saying whether it is a directory. verify.TreeOptions.Exclude takes
+// it, so that a comparison leaves out what a copy does.
+func Excluder(rules []FilterRule, files []string) (func(rel string, isDir bool) bool, error) {
+	r, err := compileFilter(rules, files)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, nil
+	}
+	return r.Excluded, nil
+}
+
+func compileFilter(rules []FilterRule, files []string) (*filter.Rules, error) {
+	r, err := filter.New(rules, files)
 	var pat *filter.PatternError
 	var lst *filter.PathError
 	switch {

@@ -41,12 +41,14 @@ type filterOptions struct {
 	from0     bool
 }
 
-func (o *filterOptions) addFlags(cmd *cobra.Command) {
+// addFlags defines the filter flags; verb is what the command does with
+// the paths let through ("copy", "compare").
+func (o *filterOptions) addFlags(cmd *cobra.Command, verb string) {
 	f := cmd.Flags()
 	f.Var(&filterFlag{"exclude", "GLOB", &o.args}, "exclude", "leave out paths matching GLOB (repeatable; with --include, the first rule that matches decides; see 'fastcopy help filters')")
-	f.Var(&filterFlag{"include", "GLOB", &o.args}, "include", "copy paths matching GLOB, whatever later rules say (repeatable; see 'fastcopy help filters')")
+	f.Var(&filterFlag{"include", "GLOB", &o.args}, "include", verb+" paths matching GLOB, whatever later rules say (repeatable; see 'fastcopy help filters')")
 	f.Var(&filterFlag{"exclude-from", "FILE", &o.args}, "exclude-from", "read rules from FILE, one a line, at this place among the rules: GLOB or '- GLOB' excludes, '+ GLOB' includes; '#' starts a comment")
-	f.StringVar(&o.filesFrom, "files-from", "", "copy only the paths `FILE` lists (relative to SOURCE, one a line; - reads standard input), the directories leading to them and all below a listed directory")
+	f.StringVar(&o.filesFrom, "files-from", "", verb+" only the paths `FILE` lists (relative to SOURCE, one a line; - reads standard input), the directories leading to them and all below a listed directory")
 	f.BoolVar(&o.from0, "from0", false, "the --files-from list is NUL-separated (find -print0), not one path a line")
 }
 
@@ -158,5 +160,7 @@ listed path SOURCE lacks is skipped. --include and --exclude still apply
 to what the list names.
 
 Dry runs (-n) list what the rules let through, as the copy would.
-'fastcopy verify' has no filters: it compares all of both trees.
+'fastcopy verify SOURCE DEST' takes the same flags and compares what they
+let through, leaving the other paths out of both trees: after a filtered
+copy, verify with the same filters.
 `
