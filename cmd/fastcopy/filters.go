@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +48,7 @@ func (o *filterOptions) addFlags(cmd *cobra.Command, verb string) {
 	f := cmd.Flags()
 	f.Var(&filterFlag{"exclude", "GLOB", &o.args}, "exclude", "leave out paths matching GLOB (repeatable; with --include, the first rule that matches decides; see 'fastcopy help filters')")
 	f.Var(&filterFlag{"include", "GLOB", &o.args}, "include", verb+" paths matching GLOB, whatever later rules say (repeatable; see 'fastcopy help filters')")
-	f.Var(&filterFlag{"exclude-from", "FILE", &o.args}, "exclude-from", "read rules from FILE, one a line, at this place among the rules: GLOB or '- GLOB' excludes, '+ GLOB' includes; '#' starts a comment")
+	f.Var(&filterFlag{"exclude-from", "FILE", &o.args}, "exclude-from", "read rules from FILE (- reads standard input), one a line, at this place among the rules: GLOB or '- GLOB' excludes, '+ GLOB' includes; '#' starts a comment")
 	f.StringVar(&o.filesFrom, "files-from", "", verb+" only the paths `FILE` lists (relative to SOURCE, one a line; - reads standard input), the directories leading to them and all below a listed directory")
 	f.BoolVar(&o.from0, "from0", false, "the --files-from list is NUL-separated (find -print0), not one path a line")
 }
@@ -57,6 +58,18 @@ func (o *filterOptions) addFlags(cmd *cobra.Command, verb string) {
 func (o *filterOptions) apply(eo *copyengine.Options, stdin io.Reader) error {
 	if o.from0 && o.filesFrom == "" {
 		return usageError{fmt.Errorf("--from0 applies to --files-from, which is not given")}
+	}
+	stdins := 0
+	if o.filesFrom == "-" {
+		stdins++
+	}
+	for _, a := range o.args {
+		if a.flag == "exclude-from" && a.value == "-" {
+			stdins++
+		}
+	}
+	if stdins > 1 {
+		return usageError{errors.New("standard input can be read only once: name a file for all but one of --files-from - and --exclude-from -")}
 	}
 	for _, a := range o.args {
 		switch a.flag {
@@ -115,8 +128,9 @@ and --files-from. Patterns match the path relative to SOURCE (a tree's
 root; for SOURCE... DIRECTORY, each SOURCE's), with "/" between names.
 
 PATTERNS
-  *  ?  [a-z]  [!a-z]  {jpg,png}   as in the shell; \ quotes the next character;
-                                  "*" never matches across a "/"
+  * ? [a-z] [!a-z] {jpg,png}
+                as in the shell, within one name ("*" never matches a "/");
+                \ quotes the next character
   **            as a whole name: any number of directories, none included
                 ("**/*.tmp" matches "a.tmp" and "x/y/a.tmp")
   name          no "/" (but a final one): the name at any depth
@@ -145,9 +159,10 @@ To copy only some files, let the directories in first:
 (every directory is then created, empty or not).
 
 --exclude-from FILE
-One rule a line, read at its place among the rules: "GLOB" or "- GLOB"
-excludes, "+ GLOB" includes. Blank lines and lines starting with "#" are
-skipped, as is a "\r" ending a line; other spaces are part of the pattern.
+FILE ("-": standard input) holds one rule a line, read at its place among
+the rules: "GLOB" or "- GLOB" excludes, "+ GLOB" includes. Blank lines and
+lines starting with "#" are skipped, as is a "\r" ending a line; other
+spaces are part of the pattern.
 
 --files-from FILE
 FILE ("-": standard input) lists paths relative to SOURCE, one a line, or
@@ -163,4 +178,6 @@ Dry runs (-n) list what the rules let through, as the copy would.
 'fastcopy verify SOURCE DEST' takes the same flags and compares what they
 let through, leaving the other paths out of both trees: after a filtered
 copy, verify with the same filters.
+
+docs/filters.md has examples and how these rules differ from rsync's.
 `
