@@ -3,6 +3,7 @@ module github.com/fastcopy/fastcopy
 go 1.26.0
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/cheggaaa/pb/v3 v3.3.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -118,6 +117,7 @@ type dirMeta struct {
 // each a type that owns its own state (see docs/design.md, Pipeline).
 type engine struct {
 	opt    Options
+	filter *filter.Rules // what the walk leaves out (see excluded); nil: nothing
 	stats  *Stats
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -179,7 +179,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 
 // newEngine makes a run's shared state and its stages.
 func newEngine(opt Options) *engine {
-	e := &engine{opt: opt, stats: opt.Stats}
+	e := &engine{opt: opt, stats: opt.Stats, filter: opt.rules}
 	e.fs = &fsInfo{e: e}
 	e.drives.e = e
 	e.record = &cacheRecorder{e: e}
@@ -474,32 +474,6 @@ func (e *engine) count(f func(s *Summary)) {
 	e.mu.Lock()
 	f(&e.sum)
 	e.mu.Unlock()
-}
-
-// excluded reports whether rel (or its base name) matches an --exclude glob.
-func (e *engine) excluded(rel string) bool {
-	if len(e.opt.Excludes) == 0 {
-		return false
-	}
-	base := path.Base(rel)
-	for _, g := range e.opt.Excludes {
-		// A pattern equal to the path or the name excludes it, glob
-		// characters in it or not ("photo[1].jpg").
-		if g == rel || g == base {
-			return true
-		}
-		if ok, _ := path.Match(g, rel); ok {
-			return true
-		}
-		if ok, _ := path.Match(g, base); ok {
-			return true
-		}
-		// A pattern naming a directory also matches what is below it.
-		if strings.HasPrefix(rel, strings.TrimSuffix(g, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 func joinRel(dir, name string) string {

@@ -533,16 +533,3 @@ func (e *engine) clearLeftover(dd *fileio.Dir, name string) {
 		_ = dd.Remove(name)
 	}
 }
-
-// foldNames are the names of a source directory (srcRel) that can reach the
-// destination: those not excluded.
-func (dc *decider) foldNames(srcRel string, names []fileio.DirEntry) []string {
-	e := dc.e
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		if !e.excluded(joinRel(srcRel, n.Name)) {
-			out = append(out, n.Name)
-		}
-	}
-	return out
-}

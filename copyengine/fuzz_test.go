@@ -149,58 +149,6 @@ func FuzzRelPath(f *testing.F) {
 	})
 }
 
-// globEscape makes a pattern that matches s literally.
-func globEscape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ { // bytes: a name need not be UTF-8
-		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// FuzzExclude checks --exclude matching: no pattern or path panics, and a
-// pattern equal to a name or a relative path excludes it, glob characters
-// in it or not.
-func FuzzExclude(f *testing.F) {
-	seeds := nameSeeds()
-	for i, n := range seeds {
-		f.Add(n, seeds[(i+5)%len(seeds)]+"/"+n)
-	}
-	f.Add("*", "a/b")
-	f.Add("dir/", "dir/x")
-	f.Add("[", "[")
-	f.Add(`\`, `\`)
-	f.Add("photo[1].jpg", "photo[1].jpg")
-	f.Fuzz(func(t *testing.T, pattern, rel string) {
-		e := &engine{opt: Options{Excludes: []string{pattern}}}
-		_ = e.excluded(rel) // any pattern, any path: no panic
-		// The walk matches paths built from names of listings.
-		var parts []string
-		for _, c := range strings.Split(rel, "/") {
-			if validName(c) {
-				parts = append(parts, c)
-			}
-		}
-		if len(parts) == 0 {
-			return
-		}
-		rel = strings.Join(parts, "/")
-		base := parts[len(parts)-1]
-		for _, p := range []string{base, rel, globEscape(base), globEscape(rel)} {
-			if _, err := path.Match(p, ""); err != nil {
-				continue // Run refuses a pattern that is not valid
-			}
-			e := &engine{opt: Options{Excludes: []string{p}}}
-			if !e.excluded(rel) {
-				t.Fatalf("--exclude %q does not exclude %q", p, rel)
-			}
-		}
-	})
-}
-
 // FuzzMakePlan runs the argument rules on arbitrary arguments, relative
 // to a directory holding a file, a directory, symlinks and a FIFO: they
 // never panic, a refusal says what and what to do (naming the path, unless

@@ -3,13 +3,13 @@ package copyengine
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/pathjson"
 )
 
@@ -94,7 +94,7 @@ type Options struct {
 	NoResume    bool       // neither keep nor take up the temporary of an interrupted large file
 	Force       bool       // recopy files whose size and mtime already match
 	DryRun      bool       // report what would be done, write nothing
-	Excludes    []string   // glob patterns, matched on the relative path and the base name
+	Excludes    []string   // exclude patterns, as exclude rules after Filter's
 	Manifest    string     // write an xxhsum -H2 manifest of the copied files here
 	Dedup       dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 	// DedupVerifyBytes compares a duplicate with the file it will share
@@ -125,6 +125,19 @@ type Options struct {
 	// OnEvent, when set, is called for each file acted on and each failure.
 	// It may be called from several goroutines at once.
 	OnEvent func(Event)
+
+	// Filter holds --include and --exclude rules in the order given: the
+	// first whose pattern matches a path (relative to its source
+	// directory) decides whether it is copied; a path none matches is.
+	// An excluded directory is neither created nor walked. The pattern
+	// syntax is internal/filter's ('fastcopy help filters').
+	Filter []FilterRule
+	// FilesFrom, when not nil, lists the paths (relative to each source
+	// directory) to copy: only those, the directories leading to them,
+	// and all below a listed directory; Filter still applies to each.
+	FilesFrom []string
+
+	rules *filter.Rules // Filter, Excludes and FilesFrom compiled by Check
 }
 
 // Action is what the engine did with one entry.
@@ -303,11 +316,11 @@ func (o *Options) Check() error {
 	if len(o.Sources) > 0 && strings.TrimSpace(o.Dest) == "" {
 		return &RefusalError{Msg: "an argument is empty; name a path"}
 	}
-	for _, g := range o.Excludes {
-		if _, err := path.Match(g, ""); err != nil {
-			return refuse(g, "is not a valid --exclude pattern", "see 'fastcopy --help' for the pattern syntax")
-		}
+	rules, err := o.filterRules()
+	if err != nil {
+		return err
 	}
+	o.rules = rules
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {
 		o.Jobs, o.JobsReason = ChooseJobsFor(o.Jobs, o.Sources[0], o.Dest)
 	}

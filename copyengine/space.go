@@ -152,7 +152,7 @@ func (s *sizer) dir(sd, dd *fileio.Dir, rel string) {
 	}
 	for _, n := range names {
 		r := joinRel(rel, n.Name)
-		if s.e.excluded(r) {
+		if s.e.excluded(sd, r, n) {
 			continue
 		}
 		var st fileio.Stat

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -23,6 +24,7 @@ type verifyOptions struct {
 	names     copyengine.NamesMode
 	json      bool
 	quiet     bool
+	filter    filterOptions
 }
 
 func newVerifyCommand(out *output) *cobra.Command {
@@ -46,7 +48,9 @@ other file of DEST (or DIR) is read from the device, not the page cache,
 unless --from-cache is given. --no-cache reads every file: a full scrub
 of the media. A DEST written with 'fastcopy --names=encode' (or decode) is
 compared with --names=encode (or decode): each SOURCE name is looked for
-under the name its copy got.
+under the name its copy got. A DEST written with --include, --exclude or
+--files-from is compared with the same flags: what they leave out is not
+compared, on either side (see 'fastcopy help filters').
 
 EXIT STATUS
   0    identical
@@ -64,7 +68,7 @@ EXIT STATUS
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVerify(cmd.Context(), out, o, args)
+			return runVerify(cmd.Context(), out, o, args, cmd.InOrStdin())
 		},
 	}
 	f := cmd.Flags()
@@ -78,10 +82,11 @@ EXIT STATUS
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "read every file, trusting no cached digest (a full scrub)")
 	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
+	o.filter.addFlags(cmd, "compare")
 	return cmd
 }
 
-func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string) error {
+func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string, stdin io.Reader) error {
 	topt := treeverify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache, DestName: o.names.DestName()}
 	if o.jobs < 1 {
 		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
@@ -89,6 +94,18 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 	if o.manifest != "" && topt.DestName != nil {
 		return usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
 	}
+	if o.manifest != "" && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
+		return usageError{errors.New("a manifest lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
+	}
+	var fo copyengine.Options
+	if err := o.filter.apply(&fo, stdin); err != nil {
+		return err
+	}
+	exclude, err := copyengine.Excluder(fo.Filter, fo.FilesFrom)
+	if err != nil {
+		return err
+	}
+	topt.Exclude = exclude
 	hc, err := o.cache.open(out, true)
 	if err != nil {
 		return err

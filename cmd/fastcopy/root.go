@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,13 +30,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := refuseTopicWithArgs(root, args)
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
 	if err == nil {
 		return exitOK
 	}
 	code := exitCode(err)
 	out.reportError(err, code)
 	return code
+}
+
+// refuseTopicWithArgs refuses a help topic given paths ("fastcopy filters
+// DEST"): cobra would print the topic and exit 0, and a copy of a source
+// directory named like the topic would seem to have succeeded.
+func refuseTopicWithArgs(root *cobra.Command, args []string) error {
+	c, rest, err := root.Find(args)
+	if err != nil || c == root || c.Runnable() || c.HasSubCommands() {
+		return nil
+	}
+	for _, a := range rest {
+		if !strings.HasPrefix(a, "-") {
+			return usageError{fmt.Errorf("%q is a help topic ('fastcopy help %s'), not a command; to copy a directory of that name, write ./%s", c.Name(), c.Name(), c.Name())}
+		}
+	}
+	return nil
 }
 
 func newRootCommand(out *output) *cobra.Command {
@@ -55,7 +75,8 @@ Where things land:
   fastcopy A B C DIR       DIR/A, DIR/B, DIR/C; DIR must exist
 Files in DEST that the source lacks are left alone. Symlinks named on the
 command line are followed; symlinks inside a tree are copied as symlinks.
-A source directory named like a command (verify) is written ./verify.
+A source directory named like a command (verify, cache, filters) is
+written ./verify.
 On a destination that ignores case (exFAT, FAT, ext4 casefold, APFS), source
 names that are one name there (README, readme) are not copied over each
 other: the one DEST holds already is copied, else the first in byte order,
@@ -66,7 +87,7 @@ another spelling only updates that file and keeps DEST's spelling.
 		Example: `  fastcopy ~/Photos /media/usb/Photos                # keep one copy up to date
   fastcopy --names=encode ~/notes /media/usb/notes   # "a:b" is "a：b" on the stick
   fastcopy --names=decode /media/usb/notes ~/notes   # and "a:b" again here
-  fastcopy -v --exclude '*.tmp' src/ backup/
+  fastcopy -v --exclude '*.tmp' --exclude 'cache/' src/ backup/
   fastcopy --json a.iso b.iso /mnt/archive > report.json`,
 		Version:       version(),
 		Args:          cobra.ArbitraryArgs,
@@ -77,7 +98,7 @@ another spelling only updates that file and keeps DEST's spelling.
 				return usageError{errors.New("need a SOURCE and a DEST (see 'fastcopy --help')")}
 			}
 			out.noResume = opts.noResume
-			return runCopy(cmd.Context(), out, opts, args)
+			return runCopy(cmd.Context(), out, opts, args, cmd.InOrStdin())
 		},
 	}
 	opts.addFlags(cmd)
@@ -87,7 +108,7 @@ another spelling only updates that file and keeps DEST's spelling.
 	// An unknown or malformed flag is a usage error (exit 2), here and in
 	// the subcommands, which inherit this.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	cmd.AddCommand(newVerifyCommand(out), newCacheCommand(out))
+	cmd.AddCommand(newVerifyCommand(out), newCacheCommand(out), newFiltersTopic())
 	return cmd
 }
 
@@ -100,7 +121,7 @@ type copyOptions struct {
 	noResume    bool
 	force       bool
 	dryRun      bool
-	excludes    []string
+	filter      filterOptions
 	manifest    string
 	dedup       dedup.Mode
 	checksum    bool
@@ -131,7 +152,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
 	f.BoolVar(&o.noResume, "no-resume", false, "copy large files from their first byte: neither take up nor keep the temporary of an interrupted copy")
 	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
-	f.StringArrayVar(&o.excludes, "exclude", nil, "skip paths matching this glob (relative path or base name; repeatable)")
+	o.filter.addFlags(cmd, "copy")
 	o.dedup = dedup.Auto
 	f.Var(&o.dedup, "dedup", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
 	f.StringVar(&o.dedupVerify, "dedup-verify", "hash", "before sharing a duplicate: hash (equal xxh128) or bytes (compare every byte)")
@@ -150,7 +171,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.noProgress, "no-progress", false, "never show a progress bar")
 }
 
-func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) error {
+func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, stdin io.Reader) error {
 	eo := copyengine.Options{
 		Sources:      args[:len(args)-1],
 		Dest:         args[len(args)-1],
@@ -163,7 +184,6 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 		NoResume:     o.noResume,
 		Force:        o.force,
 		DryRun:       o.dryRun,
-		Excludes:     o.excludes,
 		Manifest:     o.manifest,
 		Names:        o.names,
 		Checksum:     o.checksum,
@@ -189,6 +209,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	}
 	if o.progress && o.noProgress {
 		return usageError{errors.New("--progress and --no-progress cannot be used together")}
+	}
+	if err := o.filter.apply(&eo, stdin); err != nil {
+		return err
 	}
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	// The engine's own checks (Run makes them again), before the cache

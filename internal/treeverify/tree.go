@@ -71,6 +71,11 @@ type TreeOptions struct {
 	// encoded); CompareTrees then compares each source entry with the
 	// entry of the mapped path. Nil keeps names as they are.
 	DestName func(name string) string
+	// Exclude, when set, leaves paths out of a tree comparison, on both
+	// sides: a path (relative to the tree's root, '/'-separated) for which
+	// it reports true is not compared, and nor is anything below it when
+	// it is a directory. CheckManifest ignores it.
+	Exclude func(rel string, isDir bool) bool
 }
 
 type treeEntry struct {
@@ -80,19 +85,20 @@ type treeEntry struct {
 	sparse bool
 }
 
-// walkTree lists every entry below root (not following symlinks), keyed by
-// its '/'-separated path relative to root.
-func walkTree(root string) (map[string]treeEntry, error) {
+// walkTree lists every entry below root (not following symlinks) that
+// exclude (if not nil) does not leave out, keyed by its '/'-separated path
+// relative to root.
+func walkTree(root string, exclude func(string, bool) bool) (map[string]treeEntry, error) {
 	d, err := fileio.OpenDir(realDir(root))
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
 	out := map[string]treeEntry{}
-	return out, walkDir(d, "", out)
+	return out, walkDir(d, "", out, exclude)
 }
 
-func walkDir(d *fileio.Dir, rel string, out map[string]treeEntry) error {
+func walkDir(d *fileio.Dir, rel string, out map[string]treeEntry, exclude func(string, bool) bool) error {
 	names, err := d.ReadDir()
 	if err != nil {
 		return err
@@ -106,6 +112,9 @@ func walkDir(d *fileio.Dir, rel string, out map[string]treeEntry) error {
 		if err != nil {
 			return err
 		}
+		if exclude != nil && exclude(p, st.IsDir()) {
+			continue
+		}
 		e := treeEntry{typ: st.Type(), size: st.Size, sparse: st.Sparse()}
 		switch {
 		case st.IsDir():
@@ -113,7 +122,7 @@ func walkDir(d *fileio.Dir, rel string, out map[string]treeEntry) error {
 			if err != nil {
 				return err
 			}
-			err = walkDir(sub, p, out)
+			err = walkDir(sub, p, out, exclude)
 			sub.Close()
 			if err != nil {
 				return err
@@ -185,11 +194,11 @@ type hashJob struct {
 // of src must be in dst with the same xxh128, every symlink with the same
 // target, every directory present; dst must hold nothing more.
 func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report, error) {
-	se, err := walkTree(src)
+	se, err := walkTree(src, opt.Exclude)
 	if err != nil {
 		return Report{}, err
 	}
-	de, err := walkTree(dst)
+	de, err := walkTree(dst, opt.Exclude)
 	if err != nil {
 		return Report{}, err
 	}
@@ -244,7 +253,7 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 // file must exist and have the listed digest. Files below dir that the
 // manifest does not list are counted in Extra but do not fail the check.
 func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir string, opt TreeOptions) (Report, error) {
-	de, err := walkTree(dir)
+	de, err := walkTree(dir, nil)
 	if err != nil {
 		return Report{}, err
 	}

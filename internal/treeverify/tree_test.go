@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fastcopy/fastcopy/verify"
@@ -82,5 +83,27 @@ func TestCheckManifest(t *testing.T) {
 	}
 	if r.Extra != 1 {
 		t.Errorf("extra = %d, want 1 (unlisted files are counted, not failed)", r.Extra)
+	}
+}
+
+// TestCompareTreesExclude leaves excluded paths out of both sides: neither
+// missing nor extra, and an excluded directory's contents neither.
+func TestCompareTreesExclude(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	writeTree(t, src, map[string]string{"a": "same", "x.tmp": "gone", "cache/c": "gone", "d/b": "same"})
+	writeTree(t, dst, map[string]string{"a": "same", "d/b": "same", "d/old.tmp": "extra", "cache": "a file now"})
+	exclude := func(rel string, isDir bool) bool {
+		return strings.HasSuffix(rel, ".tmp") || (isDir && rel == "cache")
+	}
+	r, err := CompareTrees(context.Background(), src, dst, TreeOptions{Exclude: exclude})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"cache": Extra} // a file: the rule is for directories
+	if got := kinds(r); len(got) != len(want) || got["cache"] != Extra {
+		t.Errorf("differences %v, want exactly %v", got, want)
+	}
+	if r.Files != 2 {
+		t.Errorf("compared %d files, want 2", r.Files)
 	}
 }
