@@ -71,6 +71,13 @@ type TreeOptions struct {
 	// encoded); CompareTrees then compares each source entry with the
 	// entry of the mapped path. Nil keeps names as they are.
 	DestName func(name string) string
+	// Unlisted, when set, makes CheckManifest report a regular file below
+	// dir that the manifest does not list as a difference of kind Extra
+	// when Unlisted(path) is true (path '/'-separated, relative to dir),
+	// and leave it out altogether, not even counted, when false (a file
+	// the manifest says is not its business). Nil counts such files in
+	// Report.Extra without failing the check.
+	Unlisted func(rel string) bool
 }
 
 type treeEntry struct {
@@ -242,7 +249,8 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 
 // CheckManifest checks the files below dir against a manifest: each listed
 // file must exist and have the listed digest. Files below dir that the
-// manifest does not list are counted in Extra but do not fail the check.
+// manifest does not list are counted in Extra but do not fail the check,
+// unless opt.Unlisted says they do.
 func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir string, opt TreeOptions) (Report, error) {
 	de, err := walkTree(dir)
 	if err != nil {
@@ -265,8 +273,15 @@ func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir stri
 		}
 	}
 	for p, d := range de {
-		if d.typ == fileio.ModeRegular && !listed[p] {
+		if d.typ != fileio.ModeRegular || listed[p] {
+			continue
+		}
+		switch {
+		case opt.Unlisted == nil:
 			r.Extra++
+		case opt.Unlisted(p):
+			r.Extra++
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra, Detail: "not listed"})
 		}
 	}
 	dd, err := fileio.OpenDir(realDir(dir))

@@ -84,3 +84,25 @@ func TestCheckManifest(t *testing.T) {
 		t.Errorf("extra = %d, want 1 (unlisted files are counted, not failed)", r.Extra)
 	}
 }
+
+// With Unlisted, files the manifest does not list fail the check unless
+// Unlisted says they are none of its business; those are not counted.
+func TestCheckManifestUnlisted(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a": "listed", "new": "not listed", "skip/x": "ignored", "l": "->a"})
+	entries := []verify.ManifestEntry{{Path: "a", Sum: verify.Bytes([]byte("listed"))}}
+	r, err := CheckManifest(context.Background(), entries, dir, TreeOptions{Unlisted: func(rel string) bool { return rel != "skip/x" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(r); len(got) != 1 || got["new"] != Extra || r.Extra != 1 || r.OK() {
+		t.Fatalf("differences %v, extra %d", got, r.Extra)
+	}
+	r, err = CheckManifest(context.Background(), entries, dir, TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.Extra != 2 {
+		t.Fatalf("without Unlisted: differences %v, extra %d", kinds(r), r.Extra)
+	}
+}
