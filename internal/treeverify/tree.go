@@ -21,6 +21,9 @@ const (
 	Differ   = "differs" // content differs
 	TypeDiff = "type"    // one side is a file, the other something else
 	Failed   = "unreadable"
+	// Unchecked: listed (in TreeOptions.Unhashed) without a digest
+	// fastcopy can check; present, but not vouched for.
+	Unchecked = "unchecked"
 )
 
 // Diff is one difference between two trees, or between a manifest and a
@@ -78,6 +81,11 @@ type TreeOptions struct {
 	// the manifest says is not its business). Nil counts such files in
 	// Report.Extra without failing the check.
 	Unlisted func(rel string) bool
+	// Unhashed lists, for CheckManifest, files the manifest lists without
+	// a digest fastcopy can check (by path, with the reason): one that is
+	// absent is Missing, one that is present is Unchecked. They count as
+	// listed; none is read.
+	Unhashed map[string]string
 }
 
 type treeEntry struct {
@@ -270,6 +278,19 @@ func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir stri
 			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fileio.Describe(d.typ) + " where the manifest lists a file"})
 		default:
 			jobs = append(jobs, hashJob{rel: p, want: &entries[i].Sum})
+		}
+	}
+	for p, why := range opt.Unhashed {
+		p = strings.TrimPrefix(p, "./")
+		listed[p] = true
+		d, ok := de[p]
+		switch {
+		case !ok:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
+		case d.typ != fileio.ModeRegular:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fileio.Describe(d.typ) + " where the manifest lists a file"})
+		default:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Unchecked, Detail: why})
 		}
 	}
 	for p, d := range de {

@@ -106,3 +106,19 @@ func TestCheckManifestUnlisted(t *testing.T) {
 		t.Fatalf("without Unlisted: differences %v, extra %d", kinds(r), r.Extra)
 	}
 }
+
+// Files listed without a digest fastcopy checks are missing when absent,
+// unchecked when present, and never extra.
+func TestCheckManifestUnhashed(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a": "listed", "md5only": "x"})
+	entries := []verify.ManifestEntry{{Path: "a", Sum: verify.Bytes([]byte("listed"))}}
+	opt := TreeOptions{Unlisted: func(string) bool { return true }, Unhashed: map[string]string{"md5only": "md5 only", "gone": "md5 only"}}
+	r, err := CheckManifest(context.Background(), entries, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(r); len(got) != 2 || got["md5only"] != Unchecked || got["gone"] != Missing || r.Extra != 0 {
+		t.Fatalf("differences %v, extra %d", got, r.Extra)
+	}
+}
