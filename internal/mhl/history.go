@@ -101,9 +101,8 @@ func readAll(d *fileio.Dir, name string) ([]byte, error) {
 }
 
 // loadHistoryDir reads the history in the ascmhl folder hd: the chain, and
-// each generation it lists, whose C4 ID must match. A folder without a
-// chain but with generation files is an error; an empty one is an empty
-// history.
+// each generation it lists, whose C4 ID must match. Generation files no
+// chain lists are named in Unchained.
 func loadHistoryDir(hd *fileio.Dir, prefix string) (*History, error) {
 	h := &History{Prefix: prefix}
 	names, err := hd.ReadDir()
@@ -122,9 +121,9 @@ func loadHistoryDir(hd *fileio.Dir, prefix string) (*History, error) {
 	}
 	sort.Strings(mhls)
 	if !hasChain {
-		if len(mhls) > 0 {
-			return nil, &ChainError{Path: hd.Path(), Msg: "generation files without " + chainName}
-		}
+		// A first write that stopped between its two files leaves this;
+		// Load refuses it, WriteGeneration numbers past it.
+		h.Unchained = mhls
 		return h, nil
 	}
 	chainPath := path.Join(hd.Path(), chainName)
@@ -216,6 +215,11 @@ func Load(root string) (*History, error) {
 			}
 		}
 		all[parent].Children = append(all[parent].Children, all[p])
+	}
+	for _, x := range all {
+		if len(x.Generations) == 0 && len(x.Unchained) > 0 {
+			return nil, &ChainError{Path: path.Join(rd.Path(), x.Prefix, historyDir), Msg: "generation files but no " + chainName + " listing them"}
+		}
 	}
 	if err := checkReferences(rd, all); err != nil {
 		return nil, err

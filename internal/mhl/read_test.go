@@ -104,6 +104,7 @@ func TestLoadDetectsTampering(t *testing.T) {
 		{"older nested generation changed", "A003R2EC/ascmhl/0001_A003R2EC_2020-01-16_091500Z.mhl", flipByte},
 		{"generation removed", "A002R2EC/ascmhl/0001_A002R2EC_2020-01-16_091500Z.mhl", os.Remove},
 		{"chain removed", "ascmhl/ascmhl_chain.xml", os.Remove},
+		{"nested generation and its chain rewritten", "A002R2EC/ascmhl/0002_A002R2EC_2020-01-17_143000Z.mhl", rewriteWithChain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyTree(t, filepath.Join("testdata", "reference", "Reels"))
@@ -130,6 +131,28 @@ func flipByte(p string) error {
 	return os.WriteFile(p, data, 0o644)
 }
 
+// rewriteWithChain changes the generation file p and records its new C4 ID
+// in its chain, as a forger would: only a parent's reference tells.
+func rewriteWithChain(p string) error {
+	old, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if err := flipByte(p); err != nil {
+		return err
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	chain := filepath.Join(filepath.Dir(p), "ascmhl_chain.xml")
+	c, err := os.ReadFile(chain)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(chain, []byte(strings.Replace(string(c), C4Bytes(old), C4Bytes(data), 1)), 0o644)
+}
+
 // A generation file the chain does not list (a write interrupted between
 // the two) is reported, not read, and numbered past by the next write.
 func TestUnchainedGeneration(t *testing.T) {
@@ -152,6 +175,36 @@ func TestUnchainedGeneration(t *testing.T) {
 	}
 	if w.Seq != 3 {
 		t.Fatalf("next generation numbered %d, want 3", w.Seq)
+	}
+}
+
+// A first write that stopped before the chain leaves a generation file and
+// no chain: Load refuses the history, the next write numbers past it.
+func TestGenerationWithoutChain(t *testing.T) {
+	root := card(t)
+	w, err := WriteGeneration(root, gen(listFiles(t, root), t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, "ascmhl", "ascmhl_chain.xml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(root); !errors.Is(err, ErrTampered) {
+		t.Fatalf("Load without a chain: %v, want ErrTampered", err)
+	}
+	w2, err := WriteGeneration(root, gen(listFiles(t, root), t1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w2.Seq != 2 {
+		t.Fatalf("numbered %d, want 2", w2.Seq)
+	}
+	h, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Generations) != 1 || len(h.Unchained) != 1 || h.Unchained[0] != filepath.Base(w.Path) {
+		t.Fatalf("%d generations, unchained %q", len(h.Generations), h.Unchained)
 	}
 }
 
