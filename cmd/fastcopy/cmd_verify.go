@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/internal/mhl"
 	"github.com/fastcopy/fastcopy/internal/treeverify"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -112,9 +112,7 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 	}
 	useMHL := o.mhl
 	if !useMHL && o.manifest == "" && len(args) == 1 {
-		if st, err := os.Stat(filepath.Join(args[0], mhlFolder)); err == nil && st.IsDir() {
-			useMHL = true
-		}
+		useMHL = mhl.HasHistory(args[0])
 	}
 	if useMHL && topt.DestName != nil {
 		return usageError{errors.New("--names compares SOURCE with DEST; an ASC MHL history lists the names as placed already")}

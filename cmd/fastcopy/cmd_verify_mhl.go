@@ -13,10 +13,6 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// mhlFolder is the folder an ASC MHL history lives in, below the folder
-// it records.
-const mhlFolder = "ascmhl"
-
 // diffTampered is the difference kind of a generation file that does not
 // match its chain.
 const diffTampered = "tampered"
@@ -65,7 +61,7 @@ func checkMHL(ctx context.Context, out *output, dir string, topt treeverify.Tree
 // warnUnchained names generation files no chain lists: they were not read.
 func warnUnchained(out *output, h *mhl.History) {
 	for _, u := range h.Unchained {
-		out.printf(out.stderr, "fastcopy: warning: %q is not in its ascmhl_chain.xml (a write that stopped midway?); it was not read\n", filepath.Join(h.Prefix, mhlFolder, u))
+		out.printf(out.stderr, "fastcopy: warning: %q is not in its ascmhl_chain.xml (a write that stopped midway?); it was not read\n", filepath.Join(filepath.FromSlash(h.Prefix), "ascmhl", u))
 	}
 	for _, c := range h.Children {
 		warnUnchained(out, c)

@@ -3,6 +3,7 @@ package mhl
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,7 +127,7 @@ func loadHistoryDir(hd *fileio.Dir, prefix string) (*History, error) {
 		h.Unchained = mhls
 		return h, nil
 	}
-	chainPath := path.Join(hd.Path(), chainName)
+	chainPath := filepath.Join(hd.Path(), chainName)
 	data, err := readAll(hd, chainName)
 	if err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func loadHistoryDir(hd *fileio.Dir, prefix string) (*History, error) {
 	chained := map[string]bool{}
 	seqs := map[int]bool{}
 	for _, e := range entries {
-		p := path.Join(hd.Path(), e.FileName)
+		p := filepath.Join(hd.Path(), e.FileName)
 		if seqs[e.Seq] || chained[e.FileName] {
 			return nil, &ChainError{Path: chainPath, Msg: fmt.Sprintf("lists generation %d (%q) twice", e.Seq, e.FileName)}
 		}
@@ -167,6 +168,12 @@ func loadHistoryDir(hd *fileio.Dir, prefix string) (*History, error) {
 		}
 	}
 	return h, nil
+}
+
+// HasHistory reports whether the folder root holds an ascmhl folder.
+func HasHistory(root string) bool {
+	st, err := fileio.StatPath(filepath.Join(root, historyDir))
+	return err == nil && st.IsDir()
 }
 
 // Load reads the history of the folder root and every history nested
@@ -218,7 +225,7 @@ func Load(root string) (*History, error) {
 	}
 	for _, x := range all {
 		if len(x.Generations) == 0 && len(x.Unchained) > 0 {
-			return nil, &ChainError{Path: path.Join(rd.Path(), x.Prefix, historyDir), Msg: "generation files but no " + chainName + " listing them"}
+			return nil, &ChainError{Path: filepath.Join(rd.Path(), filepath.FromSlash(x.Prefix), historyDir), Msg: "generation files but no " + chainName + " listing them"}
 		}
 	}
 	if err := checkReferences(rd, all); err != nil {
@@ -284,7 +291,7 @@ func checkReferences(rd *fileio.Dir, all map[string]*History) error {
 					return &ChainError{Path: r.Path, Msg: "a reference outside the folder"}
 				}
 				dir, name := path.Split(rel)
-				full := path.Join(rd.Path(), rel)
+				full := filepath.Join(rd.Path(), filepath.FromSlash(rel))
 				d, err := rd.OpenBeneath(strings.TrimSuffix(dir, "/"))
 				var data []byte
 				if err == nil {
