@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/internal/mhl"
 	"github.com/fastcopy/fastcopy/internal/treeverify"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -19,6 +20,7 @@ import (
 type verifyOptions struct {
 	cache     cacheFlags
 	manifest  string
+	mhl       bool
 	jobs      int
 	fromCache bool
 	names     copyengine.NamesMode
@@ -30,8 +32,8 @@ type verifyOptions struct {
 func newVerifyCommand(out *output) *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify [flags] SOURCE DEST\n  fastcopy verify [flags] --manifest FILE DIR",
-		Short: "Compare two trees, or a tree and a manifest, by content (xxh128)",
+		Use:   "verify [flags] SOURCE DEST\n  fastcopy verify [flags] --manifest FILE DIR\n  fastcopy verify [flags] [--mhl] DIR",
+		Short: "Compare two trees, or a tree and a manifest or ASC MHL history, by content (xxh128)",
 		Long: `verify compares by content. With two directories it hashes every file of
 both and lists what is missing from DEST, what DEST has in addition, and what
 differs. With --manifest it checks the files of DIR against a manifest written
@@ -40,6 +42,17 @@ manifest are counted, not failed). On a DEST that ignores case, names are
 matched as the copy matches them: a source name DEST holds under another
 spelling is that file, and of source names that are one name there, the
 ones the copy failed are reported missing, saying which name holds it.
+
+With one DIR that holds an ascmhl folder (or with --mhl), it checks DIR
+against its ASC MHL history (the chain-of-custody format of camera
+offloads; see docs/mhl.md): first the history itself, each generation
+file against the C4 ID that ascmhl_chain.xml (or a parent history)
+records for it; a history that fails is reported "tampered" and no file
+is trusted to it. Then every file any generation lists must be there
+with the xxh128 first recorded for it, and every file the history does
+not list (but those its ignore patterns leave out) is a difference too.
+Histories nested in subfolders are read with it. A file recorded only in
+other formats (md5, sha1, c4, xxh64, xxh3) is reported "unchecked".
 
 A file whose hash-cache entry is still valid (same size, mtime, inode and
 ctime as when fastcopy last read or verified it; never on FAT, exFAT, NTFS,
@@ -56,7 +69,9 @@ EXIT STATUS
   0    identical
   1    fatal error (a tree or the manifest could not be read)
   2    usage error
-  4    differences found (listed)
+  4    differences found (listed); with an ASC MHL history also a history
+       that does not match its chain, a file it does not list, or one it
+       records in no format fastcopy checks
   5    the hash cache is in use by another fastcopy (--no-cache reads
        without it)
   130  interrupted
@@ -64,6 +79,8 @@ EXIT STATUS
 		Example: `  fastcopy verify ~/Photos /media/usb/Photos
   fastcopy --manifest photos.xxh128 ~/Photos /media/usb/Photos
   fastcopy verify --manifest photos.xxh128 /media/usb/Photos
+  fastcopy verify /Volumes/RAID/A002R2EC        # has A002R2EC/ascmhl: checked against it
+  fastcopy verify --mhl --json /Volumes/RAID/A002R2EC > check.json
   fastcopy verify --names=encode ~/notes /media/usb/notes`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -73,6 +90,7 @@ EXIT STATUS
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.manifest, "manifest", "", "check DIR against this manifest instead of a SOURCE tree")
+	f.BoolVar(&o.mhl, "mhl", false, "check DIR against its ASC MHL history (DIR/ascmhl); the default for one DIR that has one")
 	f.IntVarP(&o.jobs, "jobs", "j", 4, "files hashed at once")
 	o.names = copyengine.NamesStrict
 	f.Var(&o.names, "names", "how DEST's names were written: strict (as the source's), encode or decode (as by 'fastcopy --names')")
@@ -94,8 +112,18 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 	if o.manifest != "" && topt.DestName != nil {
 		return usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
 	}
-	if o.manifest != "" && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
-		return usageError{errors.New("a manifest lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
+	if o.mhl && o.manifest != "" {
+		return usageError{errors.New("--mhl and --manifest are two ways to check DIR: give one")}
+	}
+	useMHL := o.mhl
+	if !useMHL && o.manifest == "" && len(args) == 1 {
+		useMHL = mhl.HasHistory(args[0])
+	}
+	if useMHL && topt.DestName != nil {
+		return usageError{errors.New("--names compares SOURCE with DEST; an ASC MHL history lists the names as placed already")}
+	}
+	if (o.manifest != "" || useMHL) && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
+		return usageError{errors.New("a manifest or an ASC MHL history lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
 	}
 	var fo copyengine.Options
 	if err := o.filter.apply(&fo, stdin); err != nil {
@@ -127,12 +155,16 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		}
 		topt.Known = copyengine.CacheKnown(hc, checked)
 		rep, err = treeverify.CheckManifest(ctx, entries, checked, topt)
-	case o.manifest == "" && len(args) == 2:
+	case useMHL && len(args) == 1:
+		checked = args[0]
+		topt.Known = copyengine.CacheKnown(hc, checked)
+		rep, err = checkMHL(ctx, out, checked, topt)
+	case !useMHL && o.manifest == "" && len(args) == 2:
 		checked = args[1]
 		topt.Known = copyengine.CacheKnown(hc, args[0], args[1])
 		rep, err = treeverify.CompareTrees(ctx, args[0], args[1], topt)
 	default:
-		return usageError{errors.New("verify takes SOURCE DEST, or --manifest FILE DIR (see 'fastcopy verify --help')")}
+		return usageError{errors.New("verify takes SOURCE DEST, --manifest FILE DIR, or one DIR with an ASC MHL history (see 'fastcopy verify --help')")}
 	}
 	if err != nil {
 		return err

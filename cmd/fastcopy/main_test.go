@@ -93,6 +93,7 @@ func TestScripts(t *testing.T) {
 			"chownnobody": cmdChownNobody,
 			"lockfile":    cmdLockfile,
 			"mountexfat":  cmdMountExfat,
+			"mhlseal":     cmdMhlseal,
 			"paths":       cmdPaths,
 		},
 	})

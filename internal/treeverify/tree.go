@@ -21,6 +21,9 @@ const (
 	Differ   = "differs" // content differs
 	TypeDiff = "type"    // one side is a file, the other something else
 	Failed   = "unreadable"
+	// Unchecked: listed (in TreeOptions.Unhashed) without a digest
+	// fastcopy can check; present, but not vouched for.
+	Unchecked = "unchecked"
 )
 
 // Diff is one difference between two trees, or between a manifest and a
@@ -76,6 +79,18 @@ type TreeOptions struct {
 	// it reports true is not compared, and nor is anything below it when
 	// it is a directory. CheckManifest ignores it.
 	Exclude func(rel string, isDir bool) bool
+	// Unlisted, when set, makes CheckManifest report a regular file below
+	// dir that the manifest does not list as a difference of kind Extra
+	// when Unlisted(path) is true (path '/'-separated, relative to dir),
+	// and leave it out altogether, not even counted, when false (a file
+	// the manifest says is not its business). Nil counts such files in
+	// Report.Extra without failing the check.
+	Unlisted func(rel string) bool
+	// Unhashed lists, for CheckManifest, files the manifest lists without
+	// a digest fastcopy can check (by path, with the reason): one that is
+	// absent is Missing, one that is present is Unchecked. They count as
+	// listed; none is read.
+	Unhashed map[string]string
 }
 
 type treeEntry struct {
@@ -251,7 +266,8 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 
 // CheckManifest checks the files below dir against a manifest: each listed
 // file must exist and have the listed digest. Files below dir that the
-// manifest does not list are counted in Extra but do not fail the check.
+// manifest does not list are counted in Extra but do not fail the check,
+// unless opt.Unlisted says they do.
 func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir string, opt TreeOptions) (Report, error) {
 	de, err := walkTree(dir, nil)
 	if err != nil {
@@ -273,9 +289,29 @@ func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir stri
 			jobs = append(jobs, hashJob{rel: p, want: &entries[i].Sum})
 		}
 	}
+	for p, why := range opt.Unhashed {
+		p = strings.TrimPrefix(p, "./")
+		listed[p] = true
+		d, ok := de[p]
+		switch {
+		case !ok:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
+		case d.typ != fileio.ModeRegular:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fileio.Describe(d.typ) + " where the manifest lists a file"})
+		default:
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Unchecked, Detail: why})
+		}
+	}
 	for p, d := range de {
-		if d.typ == fileio.ModeRegular && !listed[p] {
+		if d.typ != fileio.ModeRegular || listed[p] {
+			continue
+		}
+		switch {
+		case opt.Unlisted == nil:
 			r.Extra++
+		case opt.Unlisted(p):
+			r.Extra++
+			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra, Detail: "not listed"})
 		}
 	}
 	dd, err := fileio.OpenDir(realDir(dir))

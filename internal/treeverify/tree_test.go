@@ -107,3 +107,41 @@ func TestCompareTreesExclude(t *testing.T) {
 		t.Errorf("compared %d files, want 2", r.Files)
 	}
 }
+
+// With Unlisted, files the manifest does not list fail the check unless
+// Unlisted says they are none of its business; those are not counted.
+func TestCheckManifestUnlisted(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a": "listed", "new": "not listed", "skip/x": "ignored", "l": "->a"})
+	entries := []verify.ManifestEntry{{Path: "a", Sum: verify.Bytes([]byte("listed"))}}
+	r, err := CheckManifest(context.Background(), entries, dir, TreeOptions{Unlisted: func(rel string) bool { return rel != "skip/x" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(r); len(got) != 1 || got["new"] != Extra || r.Extra != 1 || r.OK() {
+		t.Fatalf("differences %v, extra %d", got, r.Extra)
+	}
+	r, err = CheckManifest(context.Background(), entries, dir, TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.Extra != 2 {
+		t.Fatalf("without Unlisted: differences %v, extra %d", kinds(r), r.Extra)
+	}
+}
+
+// Files listed without a digest fastcopy checks are missing when absent,
+// unchecked when present, and never extra.
+func TestCheckManifestUnhashed(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a": "listed", "md5only": "x"})
+	entries := []verify.ManifestEntry{{Path: "a", Sum: verify.Bytes([]byte("listed"))}}
+	opt := TreeOptions{Unlisted: func(string) bool { return true }, Unhashed: map[string]string{"md5only": "md5 only", "gone": "md5 only"}}
+	r, err := CheckManifest(context.Background(), entries, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(r); len(got) != 2 || got["md5only"] != Unchecked || got["gone"] != Missing || r.Extra != 0 {
+		t.Fatalf("differences %v, extra %d", got, r.Extra)
+	}
+}

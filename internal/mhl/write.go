@@ -1,0 +1,292 @@
+package mhl
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+const (
+	historyDir = "ascmhl"           // the history's folder below its root
+	chainName  = "ascmhl_chain.xml" // the chain file in it
+	formatXXH  = "xxh128"
+)
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+func sortFiles(fs []*FileHash) {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
+}
+
+// GenerationFileName is the name of generation seq of the history of a
+// folder named folder, created at t: NNNN_<folder>_<YYYY-MM-DD>_<HHMMSS>Z.mhl
+// (UTC).
+func GenerationFileName(seq int, folder string, t time.Time) string {
+	return fmt.Sprintf("%04d_%s_%s.mhl", seq, folder, t.UTC().Format("2006-01-02_150405Z"))
+}
+
+// WriteGeneration records the files of ng as the next generation of the
+// history of the folder root: it writes ROOT/ascmhl/NNNN_<name>_<date>Z.mhl
+// and adds its C4 ID to ROOT/ascmhl/ascmhl_chain.xml (creating the folder
+// and the chain for the first generation). The existing history is checked
+// against its chain first (ErrTampered when it does not match); its files
+// are left as they are.
+//
+// Nothing is hashed: the files' xxh128 digests are ng's; the directory
+// content and structure hashes are computed from them. A directory's
+// modification time is read from the tree unless ng.Dirs gives it. Files
+// and directories the ignore patterns match are left out.
+//
+// Each file is written under a temporary name, flushed, renamed into place
+// and the folder flushed: the generation file is complete before the chain
+// names it, and the chain is replaced whole. One writer at a time: the
+// caller holds whatever lock guards root.
+func WriteGeneration(root string, ng *NewGeneration) (Written, error) {
+	rd, err := fileio.OpenDir(root)
+	if err != nil {
+		return Written{}, err
+	}
+	defer rd.Close()
+	hd, err := rd.OpenSub(historyDir)
+	created := false
+	if fileio.IsNotExist(err) {
+		if err = rd.Mkdir(historyDir, 0o777); err != nil && !fileio.IsExist(err) {
+			return Written{}, err
+		}
+		created = true
+		hd, err = rd.OpenSub(historyDir)
+	}
+	if err != nil {
+		return Written{}, err
+	}
+	defer hd.Close()
+	if created {
+		if err := rd.AsFile().Sync(); err != nil {
+			return Written{}, err
+		}
+	}
+	h, err := loadHistoryDir(hd, "")
+	if err != nil {
+		return Written{}, err
+	}
+	g, err := h.next(rd, root, ng)
+	if err != nil {
+		return Written{}, err
+	}
+	data, err := marshalGeneration(g)
+	if err != nil {
+		return Written{}, err
+	}
+	g.C4 = C4Bytes(data)
+	if _, err := hd.Lstat(g.FileName); err == nil {
+		return Written{}, fmt.Errorf("%q exists already: %w", filepath.Join(root, historyDir, g.FileName), os.ErrExist)
+	}
+	if err := writeAtomic(hd, g.FileName, data); err != nil {
+		return Written{}, err
+	}
+	gens := append(append([]Generation{}, h.Generations...), *g)
+	chain, err := marshalChain(gens)
+	if err != nil {
+		return Written{}, err
+	}
+	if err := writeAtomic(hd, chainName, chain); err != nil {
+		return Written{}, err
+	}
+	return Written{Seq: g.Seq, Path: filepath.Join(root, historyDir, g.FileName), C4: g.C4}, nil
+}
+
+// writeAtomic writes data to name in d: a temporary file, flushed, renamed
+// over name, the directory flushed. A temporary left by a crash is
+// replaced; on error the temporary is removed.
+func writeAtomic(d *fileio.Dir, name string, data []byte) (err error) {
+	tmp := "." + name + ".fastcopy-tmp"
+	f, err := d.CreateTempMode(tmp, 0o666)
+	if fileio.IsExist(err) {
+		if err = d.Remove(tmp); err == nil {
+			f, err = d.CreateTempMode(tmp, 0o666)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = d.Remove(tmp)
+		}
+	}()
+	err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err = d.Rename(tmp, d, name); err != nil {
+		return err
+	}
+	return d.AsFile().Sync()
+}
+
+// next builds the generation that follows h from ng.
+func (h *History) next(rd *fileio.Dir, root string, ng *NewGeneration) (*Generation, error) {
+	c := ng.Creator
+	if c.Date.IsZero() {
+		c.Date = time.Now()
+	}
+	c.Date = c.Date.UTC().Truncate(time.Second)
+	if c.Tool == "" {
+		c.Tool = Tool
+	}
+	if c.Hostname == "" {
+		c.Hostname, _ = os.Hostname()
+	}
+	process := ng.Process
+	if process == "" {
+		process = InPlace
+	}
+	patterns := DefaultIgnore
+	if n := len(h.Generations); n > 0 {
+		patterns = h.Generations[n-1].Ignore
+	}
+	patterns = mergePatterns(patterns, ng.Ignore)
+	ig, err := NewIgnore(patterns)
+	if err != nil {
+		return nil, err
+	}
+	var files []File
+	for _, f := range ng.Files {
+		p, err := cleanRel(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if p != "" && !ig.Ignored(p, false) {
+			f.Path = p
+			files = append(files, f)
+		}
+	}
+	var dirs []Dir
+	for _, d := range ng.Dirs {
+		p, err := cleanRel(d.Path)
+		if err != nil {
+			return nil, err
+		}
+		if p != "" && !ig.Ignored(p, true) {
+			d.Path = p
+			dirs = append(dirs, d)
+		}
+	}
+	tree, err := buildTree(files, dirs)
+	if err != nil {
+		return nil, err
+	}
+	hashTree(tree, xxh128Bytes)
+	originals := h.originals()
+	seq := h.lastSeq() + 1
+	folder := filepath.Base(realDir(root))
+	g := &Generation{
+		Seq:      seq,
+		FileName: GenerationFileName(seq, folder, c.Date),
+		Creator:  c,
+		Process:  process,
+		Ignore:   patterns,
+	}
+	dirHash := func(n *node) DirHash {
+		return DirHash{
+			Path:      n.path,
+			ModTime:   n.modTime,
+			Content:   []Hash{{Format: formatXXH, Value: hexOf(n.content), Date: c.Date}},
+			Structure: []Hash{{Format: formatXXH, Value: hexOf(n.structure), Date: c.Date}},
+		}
+	}
+	var walk func(n *node)
+	walk = func(n *node) {
+		for _, ch := range n.sortedChildren() {
+			if ch.dir {
+				if ch.modTime.IsZero() {
+					ch.modTime = dirModTime(rd, ch.path)
+				}
+				walk(ch)
+				g.Dirs = append(g.Dirs, dirHash(ch))
+				continue
+			}
+			f := ch.file
+			sum := verify.Hex(f.Sum)
+			action := f.Action
+			if action == "" {
+				switch orig, ok := originals[f.Path]; {
+				case !ok:
+					action = Original
+				case orig == sum:
+					action = Verified
+				default:
+					action = Failed
+				}
+			}
+			date := f.HashDate
+			if date.IsZero() {
+				date = c.Date
+			}
+			g.Files = append(g.Files, FileHash{
+				Path:    f.Path,
+				Size:    f.Size,
+				ModTime: f.ModTime,
+				Hashes:  []Hash{{Format: formatXXH, Value: sum, Action: action, Date: date}},
+			})
+		}
+	}
+	walk(tree)
+	root0 := dirHash(tree)
+	g.Root = &root0
+	return g, nil
+}
+
+// dirModTime is the modification time of the directory rel below rd, or
+// the zero time when it cannot be read (the attribute is then left out).
+func dirModTime(rd *fileio.Dir, rel string) time.Time {
+	d, err := rd.OpenBeneath(rel)
+	if err != nil {
+		return time.Time{}
+	}
+	defer d.Close()
+	st, err := d.Stat()
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(0, st.Mtime)
+}
+
+func mergePatterns(old, add []string) []string {
+	out := append([]string{}, old...)
+	seen := map[string]bool{}
+	for _, p := range out {
+		seen[p] = true
+	}
+	for _, p := range add {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// realDir is dir made absolute with its symlinks resolved (dir itself when
+// that fails), so that "." names the folder by its name.
+func realDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
+}
