@@ -104,7 +104,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.slow, "slow-source", false, "put the source on a throttled loop device (root, cgroup blkio or io.max)")
 	fs.Int64Var(&c.slowBPS, "slow-bps", 30_000_000, "read bandwidth limit of the slow source, bytes per second")
 	fs.Int64Var(&c.slowIOPS, "slow-iops", 150, "read IOPS limit of the slow source")
-	fs.BoolVar(&c.hdd, "hdd-source", false, "put the source on an emulated 7200 rpm USB hard disk (hddsim: root, FUSE, python3-fusepy) and report each run's seeks and modelled disk time; cold only; defaults: -scale 0.25, -workloads small,bimodal, -tools fastcopy,fastcopy-off,cp,rsync,physread")
+	fs.BoolVar(&c.hdd, "hdd-source", false, "put the source on an emulated 7200 rpm USB hard disk (hddsim: root, FUSE, python3-fusepy) and report each run's seeks and modelled disk time; cold only; defaults: -scale 0.25, -workloads small,bimodal, -tools fastcopy,fastcopy-off,cp,rsync,physread, -retries 0")
 	fs.StringVar(&c.hddsim, "hddsim", "", "hddsim.sh for -hdd-source (default: on PATH, else ../shared/tools/hddsim/hddsim.sh beside -repo)")
 	fs.DurationVar(&c.settle, "settle", 10*time.Second, "before each run, wait up to this long for a quiet CPU (0: do not wait)")
 	fs.Float64Var(&c.quietBusy, "quiet-busy", 0.15, "the CPU counts as quiet when at most this fraction of it is busy over half a second")
@@ -151,6 +151,9 @@ func parseFlags(args []string) (*config, error) {
 		}
 		if !set["tools"] {
 			toolList = "fastcopy,fastcopy-off,cp,rsync,physread"
+		}
+		if !set["retries"] {
+			c.retries = 0 // the modelled disk time is the measure, and a busy CPU does not move it
 		}
 		condList = "cold"
 	}
