@@ -343,6 +343,28 @@ type physEnt struct {
 // place is unknown come last, by inode number. It marks how fast the
 // source can be read at all: the floor a copier's reading order can reach.
 func physRead(root string) error {
+	ents, err := physOrder(root)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 1*mib)
+	for _, e := range ents {
+		f, err := os.Open(e.path)
+		if err != nil {
+			return err
+		}
+		_, err = io.CopyBuffer(io.Discard, onlyReader{f}, buf)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("reading %q: %w", e.path, err)
+		}
+	}
+	return nil
+}
+
+// physOrder lists the regular files below root in the order physRead reads
+// them.
+func physOrder(root string) ([]physEnt, error) {
 	var ents []physEnt
 	var walk func(dir string) error
 	walk = func(dir string) error {
@@ -377,7 +399,7 @@ func physRead(root string) error {
 		return nil
 	}
 	if err := walk(root); err != nil {
-		return err
+		return nil, err
 	}
 	slices.SortFunc(ents, func(a, b physEnt) int {
 		switch {
@@ -393,19 +415,7 @@ func physRead(root string) error {
 		}
 		return cmpInt(a.index, b.index)
 	})
-	buf := make([]byte, 1*mib)
-	for _, e := range ents {
-		f, err := os.Open(e.path)
-		if err != nil {
-			return err
-		}
-		_, err = io.CopyBuffer(io.Discard, onlyReader{f}, buf)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("reading %q: %w", e.path, err)
-		}
-	}
-	return nil
+	return ents, nil
 }
 
 // onlyReader hides the file's WriterTo, so that io.CopyBuffer reads with
