@@ -238,9 +238,7 @@ type stamp struct {
 // ensure generates d under root/<name> unless a stamp says the same dataset
 // is already there. It returns the dataset's directory.
 func (d *dataset) ensure(root string, scale float64, seed uint64, logf func(string, ...any)) (string, error) {
-	// The scale is part of the name, so that a -quick run does not replace
-	// the full-size datasets.
-	base := fmt.Sprintf("%s-x%g", d.name, scale)
+	base := datasetBase(d.name, scale)
 	dir := filepath.Join(root, base)
 	stampPath := filepath.Join(root, base+".stamp")
 	files, bytes := d.totals()
@@ -268,6 +266,12 @@ func (d *dataset) ensure(root string, scale float64, seed uint64, logf func(stri
 	}
 	logf("generated %s in %.1f s", d.name, time.Since(start).Seconds())
 	return dir, nil
+}
+
+// datasetBase names a generated dataset's directory: the scale is part of
+// the name, so that a -quick run does not replace the full-size datasets.
+func datasetBase(name string, scale float64) string {
+	return fmt.Sprintf("%s-x%g", name, scale)
 }
 
 // baseTime is the mtime of every generated file (plus its index in

@@ -43,6 +43,8 @@ type config struct {
 	slow      bool
 	slowBPS   int64
 	slowIOPS  int64
+	hdd       bool
+	hddsim    string
 	settle    time.Duration
 	quietBusy float64
 	maxOther  float64
@@ -54,6 +56,13 @@ type config struct {
 func main() { os.Exit(run()) }
 
 func run() int {
+	if len(os.Args) == 3 && os.Args[1] == "-physread" { // the physread tool
+		if err := physRead(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchmarks: error:", err)
+			return 1
+		}
+		return 0
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmarks: error:", err)
@@ -95,6 +104,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.slow, "slow-source", false, "put the source on a throttled loop device (root, cgroup blkio or io.max)")
 	fs.Int64Var(&c.slowBPS, "slow-bps", 30_000_000, "read bandwidth limit of the slow source, bytes per second")
 	fs.Int64Var(&c.slowIOPS, "slow-iops", 150, "read IOPS limit of the slow source")
+	fs.BoolVar(&c.hdd, "hdd-source", false, "put the source on an emulated 7200 rpm USB hard disk (hddsim: root, FUSE, python3-fusepy) and report each run's seeks and modelled disk time; cold only; defaults: -scale 0.25, -workloads small,bimodal, -tools fastcopy,fastcopy-off,cp,rsync,physread, -retries 0")
+	fs.StringVar(&c.hddsim, "hddsim", "", "hddsim.sh for -hdd-source (default: on PATH, else ../shared/tools/hddsim/hddsim.sh beside -repo)")
 	fs.DurationVar(&c.settle, "settle", 10*time.Second, "before each run, wait up to this long for a quiet CPU (0: do not wait)")
 	fs.Float64Var(&c.quietBusy, "quiet-busy", 0.15, "the CPU counts as quiet when at most this fraction of it is busy over half a second")
 	fs.Float64Var(&c.maxOther, "max-other", 0.5, "repeat a run when more than this share of the CPU went to other work during it")
@@ -127,6 +138,24 @@ func parseFlags(args []string) (*config, error) {
 		if !set["retries"] {
 			c.retries = 0
 		}
+	}
+	if c.hdd {
+		if c.slow {
+			return nil, fmt.Errorf("-hdd-source and -slow-source are two different sources: choose one")
+		}
+		if !set["scale"] {
+			c.scale = 0.25 // a cold run of one tool stays under a minute
+		}
+		if !set["workloads"] {
+			workloadList = "small,bimodal"
+		}
+		if !set["tools"] {
+			toolList = "fastcopy,fastcopy-off,cp,rsync,physread"
+		}
+		if !set["retries"] {
+			c.retries = 0 // the modelled disk time is the measure, and a busy CPU does not move it
+		}
+		condList = "cold"
 	}
 	c.workloads = splitList(workloadList)
 	if len(c.workloads) == 0 {
@@ -219,6 +248,7 @@ type bench struct {
 	dataRoot string
 	dstRoot  string // parent of the destination, synced after each run
 	slow     *slowSource
+	hdd      *hddSource
 	rss      *rssProbe
 	notes    []string // printed with the report: what was skipped and why
 	results  []*cell
@@ -328,6 +358,22 @@ func (b *bench) run() error {
 			cfg.conds = []string{"cold"}
 		}
 	}
+	if cfg.hdd {
+		if slices.ContainsFunc(sel, func(w workload) bool { return w.rerun }) {
+			return fmt.Errorf("-hdd-source: the rerun workload reads no source data; leave it out")
+		}
+		h, reason, err := setupHDDSource(b.ctx, cfg, setList, b.logf)
+		if err != nil {
+			return fmt.Errorf("setting up the hdd source: %w", err)
+		}
+		if reason != "" {
+			return fmt.Errorf("-hdd-source cannot run here: %s", reason)
+		}
+		b.hdd = h
+		defer h.close()
+		b.dataRoot = filepath.Join(h.mnt, "data")
+		b.logf("hdd source: %s", h.desc)
+	}
 	if len(cfg.conds) == 0 {
 		return fmt.Errorf("no condition left to run")
 	}
@@ -369,6 +415,9 @@ func (b *bench) report(m machine, sel []workload, sets map[string]*dataset) erro
 	}
 	if b.slow != nil {
 		rep.SlowSource = b.slow.desc
+	}
+	if b.hdd != nil {
+		rep.HDDSource = b.hdd.desc
 	}
 	for _, w := range sel {
 		f, n := sets[w.name].totals()
@@ -554,7 +603,7 @@ func (b *bench) runWorkload(w workload, d *dataset, src string) error {
 					res, err = b.runOnce(w, cond, t, src)
 					res.Retries = try
 				}
-				if err == nil && r == 1 {
+				if err == nil && r == 1 && !t.noCopy {
 					dst, _ := b.runDirs(w, t)
 					err = checkCopy(dst, files, bytes, !hasLinks && t.name != "rclone")
 				}
@@ -571,8 +620,12 @@ func (b *bench) runWorkload(w workload, d *dataset, src string) error {
 				if !res.Quiet {
 					noisy = "  (the CPU did not settle)"
 				}
-				b.logf("%s %s round %d/%d: %-36s %7.3f s (sync %.3f s)  rss %s  other CPU %2.0f%%  prep %.1f s%s",
-					w.name, cond, r, b.cfg.rounds, t.label, res.Seconds, res.SyncSeconds, humanBytes(res.MaxRSSKiB*kib), res.OtherCPU*100, res.PrepSeconds, noisy)
+				disk := ""
+				if res.Disk != nil {
+					disk = fmt.Sprintf("  disk: %d seeks, %d reads, %s, modelled %.2f s (seek %.2f s)", res.Disk.Seeks, res.Disk.Reads, humanBytes(res.Disk.ReadBytes), res.Disk.ModelS, res.Disk.SeekS)
+				}
+				b.logf("%s %s round %d/%d: %-36s %7.3f s (sync %.3f s)  rss %s  other CPU %2.0f%%  prep %.1f s%s%s",
+					w.name, cond, r, b.cfg.rounds, t.label, res.Seconds, res.SyncSeconds, humanBytes(res.MaxRSSKiB*kib), res.OtherCPU*100, res.PrepSeconds, disk, noisy)
 			}
 		}
 	}
@@ -599,6 +652,8 @@ type runResult struct {
 	PrepSeconds float64 `json:"prep_seconds"`
 	// Retries counts the disturbed attempts thrown away before this one.
 	Retries int `json:"retries"`
+	// Disk is what the run cost the emulated disk (-hdd-source).
+	Disk *diskCounters `json:"disk,omitempty"`
 }
 
 // runOnce prepares the destination and the cache condition, then times the
@@ -659,6 +714,13 @@ func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult
 	b.waitFreed()
 	prep := time.Since(prepStart)
 	quiet, waited := b.settle()
+	var disk0 diskCounters
+	if b.hdd != nil {
+		var err error
+		if disk0, err = b.hdd.settleCounters(b.ctx); err != nil {
+			return runResult{}, err
+		}
+	}
 	cpu0 := readCPU()
 	start := time.Now()
 	rss, cpu, err := t.run(b.ctx, src, dst, env(cache), b.rss, wrap)
@@ -671,12 +733,21 @@ func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult
 	}
 	end := time.Now()
 	busy := readCPU().busy - cpu0.busy
+	var disk *diskCounters
+	if b.hdd != nil {
+		disk1, err := b.hdd.settleCounters(b.ctx)
+		if err != nil {
+			return runResult{}, err
+		}
+		d := disk1.sub(disk0)
+		disk = &d
+	}
 	wall := end.Sub(start)
 	other := (busy.Seconds() - cpu.Seconds()) / (wall.Seconds() * float64(runtime.NumCPU()))
 	return runResult{
 		Seconds: wall.Seconds(), SyncSeconds: end.Sub(toolDone).Seconds(), MaxRSSKiB: rss,
 		CPUSeconds: cpu.Seconds(), OtherCPU: max(other, 0), Quiet: quiet, SettleSeconds: waited.Seconds(),
-		PrepSeconds: prep.Seconds(),
+		PrepSeconds: prep.Seconds(), Disk: disk,
 	}, nil
 }
 

@@ -27,9 +27,14 @@ type cell struct {
 	RatioOff  float64     `json:"ratio_vs_fastcopy_off,omitempty"` // of medians
 	PeakRSS   int64       `json:"peak_rss_kib"`
 	OtherCPU  float64     `json:"other_cpu_median"` // see runResult.OtherCPU
-	Unsettled int         `json:"unsettled_runs"`   // runs started before the CPU was quiet
-	Retried   int         `json:"retried_runs"`     // disturbed attempts thrown away
-	Err       string      `json:"error,omitempty"`
+	// Disk holds the medians, field by field, of the runs' disk counters
+	// (-hdd-source); ModelVsFloor is the median modelled disk time over the
+	// physical-order reader's.
+	Disk         *diskCounters `json:"disk_median,omitempty"`
+	ModelVsFloor float64       `json:"model_vs_floor,omitempty"`
+	Unsettled    int           `json:"unsettled_runs"` // runs started before the CPU was quiet
+	Retried      int           `json:"retried_runs"`   // disturbed attempts thrown away
+	Err          string        `json:"error,omitempty"`
 }
 
 type workloadInfo struct {
@@ -75,6 +80,7 @@ type report struct {
 	Retries    int            `json:"retries"`
 	Nice       int            `json:"nice"`
 	SlowSource string         `json:"slow_source,omitempty"`
+	HDDSource  string         `json:"hdd_source,omitempty"`
 	Notes      []string       `json:"notes,omitempty"`
 	Workloads  []workloadInfo `json:"workloads"`
 	Tools      []toolInfo     `json:"tools"`
@@ -120,6 +126,7 @@ func (r *report) computeRatios() {
 			c.Median, c.Min = median(secs), slices.Min(secs)
 			c.OtherCPU = median(other)
 		}
+		c.Disk = medianDisk(c.Runs)
 	}
 	for _, c := range r.Results {
 		if c.Err != "" || len(c.Runs) == 0 {
@@ -131,6 +138,29 @@ func (r *report) computeRatios() {
 		if off := find(c.Workload, c.Condition, "fastcopy-off"); off != nil {
 			c.RatioOff = c.Median / off.Median
 		}
+		if fl := find(c.Workload, c.Condition, "physread"); fl != nil && fl.Disk != nil && c.Disk != nil && fl.Disk.ModelS > 0 {
+			c.ModelVsFloor = c.Disk.ModelS / fl.Disk.ModelS
+		}
+	}
+}
+
+// medianDisk is the field-by-field median of the runs' disk counters, or
+// nil when the runs have none.
+func medianDisk(runs []runResult) *diskCounters {
+	var xs [8][]float64
+	for _, r := range runs {
+		if d := r.Disk; d != nil {
+			for i, v := range []float64{float64(d.Reads), float64(d.ReadBytes), float64(d.SeqReads), float64(d.Seeks), d.ModelS, d.SeekS, d.XferS, d.LateS} {
+				xs[i] = append(xs[i], v)
+			}
+		}
+	}
+	if len(xs[0]) == 0 {
+		return nil
+	}
+	return &diskCounters{
+		Reads: int64(median(xs[0])), ReadBytes: int64(median(xs[1])), SeqReads: int64(median(xs[2])), Seeks: int64(median(xs[3])),
+		ModelS: median(xs[4]), SeekS: median(xs[5]), XferS: median(xs[6]), LateS: median(xs[7]),
 	}
 }
 
@@ -156,6 +186,9 @@ func (r *report) writeMarkdown(w io.Writer) {
 	if r.SlowSource != "" {
 		fmt.Fprintf(w, "- Slow source: %s\n", r.SlowSource)
 	}
+	if r.HDDSource != "" {
+		fmt.Fprintf(w, "- HDD source: %s\n", r.HDDSource)
+	}
 	fmt.Fprintf(w, "- fastcopy %s, %s\n", m.Fastcopy, m.Go)
 	for _, t := range r.Tools {
 		if t.Version != "" && !strings.HasPrefix(t.Name, "fastcopy") {
@@ -176,6 +209,10 @@ func (r *report) writeMarkdown(w io.Writer) {
 	}
 	for _, wl := range r.Workloads {
 		fmt.Fprintf(w, "\n### %s: %s\n\n%s, %s\n\n", wl.Name, wl.Desc, plural(wl.Files, "file"), humanBytes(wl.Bytes))
+		if r.HDDSource != "" {
+			r.writeDiskTable(w, wl.Name)
+			continue
+		}
 		fmt.Fprintf(w, "| condition | tool | median s | min s | vs cp -a | vs fastcopy off | peak RSS | other CPU |\n")
 		fmt.Fprintf(w, "|---|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, c := range r.Results {
@@ -204,6 +241,26 @@ func (r *report) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\nCommand lines:\n\n")
 	for _, t := range r.Tools {
 		fmt.Fprintf(w, "- %s: `%s`\n", t.Label, t.Command)
+	}
+}
+
+// writeDiskTable prints one workload's table for -hdd-source: beside the
+// wall time, the emulated disk's counters (medians of the rounds), which do
+// not depend on how busy the CPU was.
+func (r *report) writeDiskTable(w io.Writer, workload string) {
+	fmt.Fprintf(w, "| tool | median s | min s | seeks | reads | read | modelled disk s | of it seeking s | modelled vs floor | other CPU |\n")
+	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range r.Results {
+		if c.Workload != workload {
+			continue
+		}
+		if c.Err != "" || len(c.Runs) == 0 || c.Disk == nil {
+			fmt.Fprintf(w, "| %s | failed: %s | | | | | | | | |\n", r.label(c.Tool), mdEscape(firstLine(c.Err)))
+			continue
+		}
+		d := c.Disk
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %s | %s | %s | %.1f | %.1f | %s | %.0f%% |\n", r.label(c.Tool), c.Median, c.Min,
+			groupDigits(int(d.Seeks)), groupDigits(int(d.Reads)), humanBytes(d.ReadBytes), d.ModelS, d.SeekS, ratio(c.ModelVsFloor), c.OtherCPU*100)
 	}
 }
 
@@ -296,6 +353,9 @@ func describeMachine(ctx context.Context, work string, tools []*tool, fastcopyVe
 	}
 	m.WorkFS = describeFS(work)
 	for _, t := range tools {
+		if t.name == "physread" {
+			continue // part of the harness
+		}
 		m.Versions[t.name] = toolVersion(ctx, t.path[len(t.path)-1])
 		if t.name == "cp+jdupes" {
 			m.Versions[t.name] = toolVersion(ctx, t.path[0]) + "; " + toolVersion(ctx, t.path[1])

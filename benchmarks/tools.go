@@ -27,6 +27,9 @@ type tool struct {
 	// extra: run only when named in -tools (a mode for a closer look,
 	// not one of the comparisons every run makes).
 	extra bool
+	// noCopy: the tool only reads the source (the physical-order reader),
+	// so there is no copy to check.
+	noCopy bool
 }
 
 func fastcopyCmds(flags ...string) func(t *tool, src, dst string) [][]string {
@@ -56,6 +59,9 @@ func allTools() []*tool {
 			// An empty config: rclone neither asks for one nor reads the user's.
 			return [][]string{{t.path[0], "copy", "--links", "--config", "/dev/null", src, dst}}
 		}},
+		{name: "physread", label: "physical-order reader (floor)", bins: []string{"self"}, extra: true, noCopy: true, cmds: func(t *tool, src, dst string) [][]string {
+			return [][]string{{t.path[0], "-physread", src}}
+		}},
 		{name: "cp+jdupes", label: "cp -a + jdupes -L -r", bins: []string{"cp", "jdupes"}, dupsOnly: true, cmds: func(t *tool, src, dst string) [][]string {
 			return [][]string{{t.path[0], "-a", src + "/.", dst}, {t.path[1], "-q", "-L", "-r", dst}}
 		}},
@@ -83,6 +89,14 @@ func (t *tool) resolve(fastcopyBin string) string {
 	for _, b := range t.bins {
 		if b == "fastcopy" {
 			t.path = append(t.path, fastcopyBin)
+			continue
+		}
+		if b == "self" { // the harness's own physical-order reader
+			p, err := os.Executable()
+			if err != nil {
+				return "cannot find the harness's own executable: " + err.Error()
+			}
+			t.path = append(t.path, p)
 			continue
 		}
 		p, err := exec.LookPath(b)

@@ -26,4 +26,5 @@ const (
 	OpUtimes    Op = "utimes"   // setting times through a Node
 	OpPrefetch  Op = "prefetch" // a read-ahead request; a fault skips it
 	OpSeekData  Op = "seekdata" // SEEK_DATA; a fault of ENXIO makes it report no more data
+	OpFiemap    Op = "fiemap"   // the place of a file's data (PhysicalStart); a fault makes it unknown
 )
