@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // cachedInodes returns the inodes the hash cache at db has entries for
@@ -55,9 +55,8 @@ func TestCacheNeverAheadOfFlush(t *testing.T) {
 			src, dst, db := filepath.Join(base, "src"), filepath.Join(base, "dst"), filepath.Join(base, "hashes.db")
 			writeFile(t, filepath.Join(src, "a"), pattern(1, 10000))
 			writeFile(t, filepath.Join(src, "b"), pattern(2, 20000))
-			setFaults(t, &fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO})
-			_, err := runCached(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: copyengine.VerifyCache, NoSync: noSync})
-			fileio.ClearFaults()
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO})
+			_, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: copyengine.VerifyCache, NoSync: noSync}, faults))
 			if err == nil {
 				t.Errorf("no-sync=%v: the run exited 0 with no flush of its data possible", noSync)
 			}

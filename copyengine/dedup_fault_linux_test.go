@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // sameContentTree writes files of one content and one set of metadata
@@ -43,9 +43,9 @@ func TestDedupReadBack(t *testing.T) {
 		}
 		// Both new files duplicate orig, in place from the first run.
 		sameContentTree(t, src, data, "dupB", "dupC")
-		setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(dst, ".dupB"), Err: syscall.EIO})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(dst, ".dupB"), Err: syscall.EIO})
 		var st copyengine.Stats
-		sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st})
+		sum, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st}, faults))
 		if err == nil || sum.Failed != 1 || len(sum.Failures) != 1 || sum.Failures[0].Path != "dupB" {
 			t.Fatalf("Run: %v, failures %v; want dupB alone to fail", err, sum.Failures)
 		}
@@ -79,11 +79,14 @@ func TestDedupReadBack(t *testing.T) {
 		// The first write to any temporary of the destination is corrupted:
 		// whichever file is written first reads back wrong and is copied
 		// again; the others then share the good copy.
-		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: dst + "/.", Nth: 1, Corrupt: true})
+		corrupt := &fileio.Fault{Op: fileio.OpWrite, PathHas: dst + "/.", Nth: 1, Corrupt: true}
 		var st copyengine.Stats
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st}, fileio.NewFaultSet(corrupt)))
 		if err != nil {
 			t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+		}
+		if corrupt.Calls() == 0 {
+			t.Fatal("no write to a temporary matched the fault: it did not reach the run")
 		}
 		if sum.Copied != 1 || sum.Deduped != 3 || sum.Mismatches != 0 || sum.Verified != 4 {
 			t.Errorf("copied %d, deduplicated %d, mismatches %d, verified %d; want 1 written, 3 shared, all 4 verified",
@@ -111,8 +114,8 @@ func TestDedupLinkEMLINK(t *testing.T) {
 	data := pattern(502, 20000)
 	names := []string{"a", "b", "c", "d"}
 	sameContentTree(t, src, data, names...)
-	setFaults(t, &fileio.Fault{Op: fileio.OpLink, Nth: 1, Err: syscall.EMLINK})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Hardlink})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpLink, Nth: 1, Err: syscall.EMLINK})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Hardlink}, faults))
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}

@@ -232,7 +232,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 	var made *fileio.Dir // the destination root, when this run made it
 	if p.create && !opt.DryRun {
-		d, release, err := makeDest(p.dstRoot)
+		d, release, err := makeDest(p.dstRoot, opt.openRoot)
 		if errors.Is(err, ErrLocked) {
 			return Summary{}, err
 		} else if err != nil {
@@ -262,7 +262,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if !p.create || !opt.DryRun {
 		d := made
 		if d == nil {
-			d, err = fileio.OpenDir(p.dstRoot)
+			d, err = opt.openRoot(p.dstRoot)
 			if err != nil {
 				return Summary{}, refuse(p.dstRoot, "cannot open destination: "+errText(err), "check it is a directory you can write to")
 			}

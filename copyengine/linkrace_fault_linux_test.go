@@ -42,7 +42,7 @@ func TestLinkFollowerLeaderSwapped(t *testing.T) {
 				victim, path = filepath.Join(dst, ".b"+tempSuffix), filepath.Join(dst, "b")
 			}
 			swapped := 0
-			setFaults(t, &fileio.Fault{Op: at, PathIs: path, Then: func() {
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: at, PathIs: path, Then: func() {
 				if swapped > 0 {
 					return
 				}
@@ -52,8 +52,7 @@ func TestLinkFollowerLeaderSwapped(t *testing.T) {
 				}
 			}})
 			var ev events
-			_, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
-			fileio.ClearFaults()
+			_, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record}, faults))
 			if swapped == 0 {
 				t.Fatal("the swap never happened")
 			}

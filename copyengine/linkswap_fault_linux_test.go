@@ -99,14 +99,16 @@ func TestSymlinkTempHardLinked(t *testing.T) {
 				path = filepath.Join(dst, "l") // a rename names its target
 			}
 			swapped := 0
-			setFaults(t, &fileio.Fault{Op: at, PathIs: path, Then: func() {
+			swap := &fileio.Fault{Op: at, PathIs: path, Then: func() {
 				if swapped == 0 && exchange(tmp, evil) == nil {
 					swapped++
 				}
-			}})
+			}}
 			var ev events
-			_, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
-			fileio.ClearFaults()
+			_, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record}, fileio.NewFaultSet(swap)))
+			if swap.Calls() == 0 {
+				t.Fatalf("no %s of %s matched the fault: it did not reach the run", at, path)
+			}
 			if at == fileio.OpRename && swapped == 0 {
 				t.Fatal("the temporary was never exchanged")
 			}
@@ -156,14 +158,13 @@ func TestFIFOTempHardLinked(t *testing.T) {
 	untouched := outsideLinked(t, filepath.Join(scr, "outside", "fifo"), evil, func(p string) error { return unix.Mkfifo(p, 0o600) })
 	tmp := filepath.Join(dst, ".p"+tempSuffix)
 	swapped := 0
-	setFaults(t, &fileio.Fault{Op: fileio.OpOpen, PathIs: tmp, Then: func() {
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpOpen, PathIs: tmp, Then: func() {
 		if swapped == 0 && exchange(tmp, evil) == nil {
 			swapped++
 		}
 	}})
 	var ev events
-	_, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
-	fileio.ClearFaults()
+	_, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record}, faults))
 	if swapped == 0 {
 		t.Fatal("the temporary was never exchanged")
 	}

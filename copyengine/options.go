@@ -76,6 +76,10 @@ type Options struct {
 	// OnEvent, when set, is called for each file acted on and each failure.
 	// It may be called from several goroutines at once.
 	OnEvent func(Event)
+
+	// hooks are set by tests only (hooks.go): the zero value is every
+	// other run's.
+	hooks hooks
 }
 
 // Action is what the engine did with one entry.

@@ -17,9 +17,9 @@ import (
 func TestRetryReadFailsOnce(t *testing.T) {
 	src, _ := faultTree(t)
 	dst := filepath.Join(scratchDir(t), "dst")
-	setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Nth: 1, Err: syscall.EIO})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Nth: 1, Err: syscall.EIO})
 	var ev events
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, OnEvent: ev.record})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, OnEvent: ev.record}, faults))
 	if err != nil {
 		t.Fatalf("run: %v (%v)", err, sum.Failures)
 	}
@@ -51,9 +51,8 @@ func TestRetryReadAlwaysFails(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
 		f := &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Err: syscall.EIO}
-		setFaults(t, f)
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Retries: c.retries})
-		fileio.ClearFaults()
+		faults := fileio.NewFaultSet(f)
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Retries: c.retries}, faults))
 		if err != copyengine.ErrSomeFailed {
 			t.Fatalf("retries %d: run: %v, want some failed", c.retries, err)
 		}

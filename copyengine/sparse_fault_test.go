@@ -66,10 +66,9 @@ func scratchPair(t *testing.T) (src, dst string) {
 // file of the copy equals its source and that the run succeeded.
 func checkLyingMap(t *testing.T, src, dst string, lie *fileio.Fault) {
 	t.Helper()
-	setFaults(t, lie)
+	faults := fileio.NewFaultSet(lie)
 	// --reflink never: a clone would carry the data whatever the map says.
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
-	fileio.ClearFaults()
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever}, faults))
 	if err != nil {
 		t.Errorf("Run: %v (failures %v)", err, sum.Failures)
 	}

@@ -59,9 +59,9 @@ func TestStagedDirHiddenUntilDone(t *testing.T) {
 	subFileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: "sub/f"}
 	dirRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new")}
 	topRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "top.txt")}
-	setFaults(t, created, flushed, readBack, subCreated, subCreatedLate, fileRenames, subFileRenames, dirRename, topRename)
+	faults := fileio.NewFaultSet(created, flushed, readBack, subCreated, subCreatedLate, fileRenames, subFileRenames, dirRename, topRename)
 
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2}, faults))
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}
@@ -106,7 +106,6 @@ func TestStagedDirLimit(t *testing.T) {
 		{"bytes", 100, 10000}, // 5 files of 3 KB and more: over the limit
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			defer copyengine.SetStageLimits(c.files, c.bytes)()
 			src, dst := stagedSource(t)
 			var missing int
 			// The directory handle keeps the path it was opened by, the
@@ -119,8 +118,9 @@ func TestStagedDirLimit(t *testing.T) {
 				}
 			}}
 			fileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: "/f0"}
-			setFaults(t, created, fileRenames)
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
+			faults := fileio.NewFaultSet(created, fileRenames)
+			opt := copyengine.WithStageLimits(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2}, c.files, c.bytes)
+			sum, err := runEngine(t, copyengine.WithFaults(opt, faults))
 			if err != nil {
 				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 			}
@@ -140,7 +140,6 @@ func TestStagedDirLimit(t *testing.T) {
 // staged directory the faulty run left hidden and completes the copy.
 func rerunRemovesHidden(t *testing.T, src, dst string) {
 	t.Helper()
-	fileio.ClearFaults()
 	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.TempsRemoved != 1 {
 		t.Fatalf("rerun: %v, %d temporaries removed (want 1; failures %v)", err, sum.TempsRemoved, sum.Failures)
 	}
@@ -153,8 +152,8 @@ func rerunRemovesHidden(t *testing.T, src, dst string) {
 // a final path), and the next run removes it and copies the directory.
 func TestStagedDirBlocked(t *testing.T) {
 	src, dst := stagedSource(t)
-	setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Err: syscall.ENOTEMPTY})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Err: syscall.ENOTEMPTY})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 	if !errors.Is(err, copyengine.ErrSomeFailed) {
 		t.Fatalf("Run: %v, want ErrSomeFailed", err)
 	}
@@ -196,8 +195,8 @@ func TestStagedDirSpoiled(t *testing.T) {
 			bad := filepath.Join(dst, ".new.fastcopy-tmp", "f02")
 			f := c.fault
 			f.PathIs = bad
-			setFaults(t, &f, &fileio.Fault{Op: fileio.OpRemove, PathIs: bad, Nth: c.removeNth, Err: syscall.EROFS})
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+			faults := fileio.NewFaultSet(&f, &fileio.Fault{Op: fileio.OpRemove, PathIs: bad, Nth: c.removeNth, Err: syscall.EROFS})
+			sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 			if !errors.Is(err, c.err) {
 				t.Fatalf("Run: %v, want %v", err, c.err)
 			}
@@ -228,8 +227,8 @@ func TestStagedDirNameTaken(t *testing.T) {
 	src, dst := stagedSource(t)
 	theirs := filepath.Join(dst, "new")
 	var made error = errors.New("never made")
-	setFaults(t, &fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: func() { made = os.Mkdir(theirs, 0o755) }})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: func() { made = os.Mkdir(theirs, 0o755) }})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 	if made != nil {
 		t.Fatalf("making new in the way: %v", made)
 	}
@@ -264,19 +263,23 @@ func TestStagedDirWholeWhenPublished(t *testing.T) {
 	}
 	staged := filepath.Join(dst, ".new"+tempSuffix)
 	var missing []string
-	setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Then: func() {
+	published := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Then: func() {
 		for _, name := range []string{"a", "dup", "h1", "h2"} {
 			if _, err := os.Lstat(filepath.Join(staged, name)); err != nil {
 				missing = append(missing, name)
 			}
 		}
-	}})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst})
+	}}
+	faults := fileio.NewFaultSet(published)
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst}, faults))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Deduped != 1 || sum.Linked != 1 {
 		t.Fatalf("%d deduplicated, %d hard links kept: want 1 and 1", sum.Deduped, sum.Linked)
+	}
+	if published.Calls() != 1 {
+		t.Errorf("new/ renamed onto its name %d times, as the fault saw it; want once", published.Calls())
 	}
 	if len(missing) > 0 {
 		t.Errorf("new/ was published without %v", missing)

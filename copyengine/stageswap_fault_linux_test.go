@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // TestStagedDirExchanged: a writer of the destination exchanges the
@@ -48,6 +48,7 @@ func TestStagedDirExchanged(t *testing.T) {
 			}
 			var ev events
 			onEvent := ev.record
+			var faults *fileio.FaultSet
 			switch at {
 			case "mkdir":
 				onEvent = func(e copyengine.Event) {
@@ -57,13 +58,12 @@ func TestStagedDirExchanged(t *testing.T) {
 					ev.record(e)
 				}
 			case "create":
-				setFaults(t, &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(tmp, "f1"), Then: swap})
+				faults = fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(tmp, "f1"), Then: swap})
 			case "rename":
-				setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "sub"), Then: swap})
+				faults = fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "sub"), Then: swap})
 			}
 			db := filepath.Join(scr, "hashes.db")
-			sum, err := runCached(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: onEvent})
-			fileio.ClearFaults()
+			sum, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: onEvent}, faults))
 			if swapped == 0 {
 				t.Fatal("the temporary was never exchanged")
 			}

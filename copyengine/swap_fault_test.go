@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fastcopy/fastcopy/copyengine"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // TestSwappedAfterReadBack: a writer in DEST swaps a temporary for a file
@@ -38,13 +38,12 @@ func TestSwappedAfterReadBack(t *testing.T) {
 			var swapErr error
 			// Right before the temporary is renamed onto its name, after
 			// its read-back and its times.
-			setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "victim"), Nth: 1, Then: func() {
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "victim"), Nth: 1, Then: func() {
 				swapErr = exchange(tmp, evil)
 			}})
 			db := filepath.Join(base, "hashes.db")
 			var ev events
-			sum, err := runCached(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: mode, OnEvent: ev.record})
-			fileio.ClearFaults()
+			sum, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: mode, OnEvent: ev.record}, faults))
 			if swapErr != nil {
 				t.Fatalf("the swap did not happen: %v", swapErr)
 			}

@@ -41,9 +41,8 @@ func TestTimesFixWriteBeforeUtimes(t *testing.T) {
 		}
 		w.Close()
 	}}
-	fileio.SetFaults(f)
-	_, err := runCached(t, db, opt)
-	fileio.ClearFaults()
+	faults := fileio.NewFaultSet(f)
+	_, err := runCached(t, db, copyengine.WithFaults(opt, faults))
 	if err != nil {
 		t.Logf("run with the write: %v", err)
 	}

@@ -139,7 +139,7 @@ func (e *engine) walkFileRoot(r *rootSpec) {
 	if !e.rootName(r) {
 		return
 	}
-	sd, err := fileio.OpenDir(r.srcDir)
+	sd, err := e.opt.openRoot(r.srcDir)
 	if err != nil {
 		e.fail(r.dstRel, err)
 		return
@@ -197,7 +197,7 @@ func (e *engine) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	if e.opt.DryRun {
 		return
 	}
-	sd, err := fileio.OpenDir(r.srcDir)
+	sd, err := e.opt.openRoot(r.srcDir)
 	if err != nil {
 		return
 	}
@@ -260,7 +260,7 @@ func (e *engine) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 }
 
 func (e *engine) openSrcDir(w dirWork) (*fileio.Dir, error) {
-	root, err := fileio.OpenDir(w.root.srcDir)
+	root, err := e.opt.openRoot(w.root.srcDir)
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +485,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 	// What the hash cache knows of this directory's files, in one lookup.
 	e.lookupCache(w.root.side, src, dst, w.srcRel, w.dstRel, files)
 	stg := w.stage
-	if stg != nil && !stageable(files) {
+	if stg != nil && !e.opt.hooks.stageable(files) {
 		e.publish(stg) // too much to lose to a crash: temporary names instead
 		stg = nil
 	}
