@@ -49,6 +49,7 @@ func inodeOf(t *testing.T, p string) uint64 {
 // included); a file found in place and read for its digest is recorded only
 // after the run's final flush, so never with --no-sync.
 func TestCacheNeverAheadOfFlush(t *testing.T) {
+	t.Parallel()
 	t.Run("copy/flush-fails", func(t *testing.T) {
 		for _, noSync := range []bool{false, true} {
 			base := scratchDir(t)

@@ -32,6 +32,7 @@ func sameContentTree(t *testing.T, src string, data []byte, names ...string) {
 // duplicate's bytes read back; a copy whose first write was corrupted is
 // copied again and then shared.
 func TestDedupReadBack(t *testing.T) {
+	t.Parallel()
 	t.Run("duplicate read-back fails", func(t *testing.T) {
 		base := ext4Dir(t)
 		src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
@@ -109,6 +110,7 @@ func TestDedupReadBack(t *testing.T) {
 // limit is 65000) makes that file a copy of its own, and the run says why;
 // the other duplicates are linked.
 func TestDedupLinkEMLINK(t *testing.T) {
+	t.Parallel()
 	base := ext4Dir(t)
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
 	data := pattern(502, 20000)

@@ -18,6 +18,7 @@ import (
 // whose source changed mode, or which a rerun writes into, still gets its
 // source's mode and mtime.
 func TestRerunLeavesUpToDateDirsAlone(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
 	writeFile(t, filepath.Join(src, "other", "g"), pattern(9, 10))
 	opt := copyengine.Options{Sources: []string{src}, Dest: dst}

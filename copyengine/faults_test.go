@@ -64,6 +64,7 @@ func onlyVictimFailed(t *testing.T, src, dst string, sum copyengine.Summary, cau
 // fails alone, with its cause, leaves nothing behind, and the rest is
 // copied; a rerun without the fault completes the copy.
 func TestFaultOneFile(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		fault func(src, dst string) *fileio.Fault
@@ -120,6 +121,7 @@ func TestFaultOneFile(t *testing.T) {
 // a file back as soon as it is written (checkCached); a file that reads back
 // wrong there is read again after the flush, so the outcome is the same.
 func TestFaultCorruptWrite(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
 		t.Run(string(mode), func(t *testing.T) { testFaultCorruptWrite(t, mode) })
 	}
@@ -179,6 +181,7 @@ func testFaultCorruptWrite(t *testing.T, mode copyengine.VerifyMode) {
 // whichever file that is: the destination is full, the run stops there
 // with one failure, keeps what it placed and starts nothing more.
 func TestFaultCreateNth(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(scratchDir(t), "src")
 	for i := 0; i < 10; i++ {
 		writeFile(t, filepath.Join(src, fmt.Sprintf("f%d", i)), pattern(int64(30+i), 1000*i+1))
@@ -212,6 +215,7 @@ func TestFaultCreateNth(t *testing.T) {
 // TestFaultSync fails the flush to stable storage: no file of the batch may
 // take its name (its durability is unknown), none is left as a temporary.
 func TestFaultSync(t *testing.T) {
+	t.Parallel()
 	t.Run("every flush", func(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
@@ -256,6 +260,7 @@ func TestFaultSync(t *testing.T) {
 // correct and shares nothing; --reflink always fails instead; any other
 // error fails the file without pretending --reflink always was asked for.
 func TestFaultClone(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Mount(t, reflinkFilesystems[0])
 	src := fs.Path("src")
 	files := map[string][]byte{"a": pattern(40, 300000), "victim": pattern(41, 2<<20+1)}
@@ -318,6 +323,7 @@ func TestFaultClone(t *testing.T) {
 // "not supported", and the run must flush each file and each directory
 // instead and succeed, not fail at its final flush.
 func TestFaultNoSyncfs(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
@@ -349,6 +355,7 @@ func TestFaultNoSyncfs(t *testing.T) {
 // file whose flush fails is reported once, its temporary removed, and the
 // rest of its batch still committed.
 func TestFaultNoSyncfsFileFlushFails(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
@@ -417,6 +424,7 @@ func TestFaultModeSetOnlyWhenNeeded(t *testing.T) {
 // before it are written (16 entries ahead of the one being copied), and
 // files that are empty or larger than 1 MiB are not asked for.
 func TestFaultPrefetchOpensAhead(t *testing.T) {
+	t.Parallel()
 	for _, verifyMode := range []copyengine.VerifyMode{copyengine.VerifyOff, copyengine.VerifyDevice} {
 		t.Run(string(verifyMode), func(t *testing.T) {
 			scr := scratchDir(t)
@@ -468,6 +476,7 @@ func copyCounting(t *testing.T, src, dst string, mode copyengine.VerifyMode, fau
 // and every file of a worker's group (40 files over 8 workers: 5) is asked
 // for from the device before the first of them is hashed and renamed.
 func TestFaultReadBackAhead(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	writeFile(t, filepath.Join(src, "big"), pattern(99, 2<<20))
@@ -493,6 +502,7 @@ func TestFaultReadBackAhead(t *testing.T) {
 // right after the write: no temporary is opened again, and every file
 // still counts as verified.
 func TestFaultCacheReadBackByWorker(t *testing.T) {
+	t.Parallel()
 	src, _ := faultTree(t)
 	dst := filepath.Join(scratchDir(t), "dst")
 	reopened := &fileio.Fault{Op: fileio.OpOpen, PathHas: ".fastcopy-tmp"}

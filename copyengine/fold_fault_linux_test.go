@@ -20,6 +20,7 @@ import (
 // fastcopy's own leftover (listed under another spelling), so the entry is
 // left alone and "a" fails; before, it was removed as a leftover.
 func TestFaultFoldTempTakenByAnother(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
 	src := t.TempDir()
 	writeFile(t, filepath.Join(src, "a"), []byte("a"))

@@ -20,6 +20,7 @@ import (
 // error that names the source, fails no file one by one, and what it had
 // placed in the destination is in place and whole.
 func TestSourceDriverKilled(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.ExfatFUSE, Size: 128 << 20})
 	manyFiles(t, fs.Path("card"), 200, 64<<10)
 	fs.Remount() // read from the image, not from the page cache
@@ -56,6 +57,7 @@ func TestSourceDriverKilled(t *testing.T) {
 // every source file stops it after a streak; a single EIO fails its file
 // alone.
 func TestDriveGoneFaults(t *testing.T) {
+	t.Parallel()
 	t.Run("ENOTCONN", func(t *testing.T) {
 		src := filepath.Join(scratchDir(t), "src")
 		manyFiles(t, src, 100, 1000)

@@ -21,6 +21,7 @@ import (
 // it is renamed onto b. b must never become that outside file unnoticed:
 // it fails, named, as not verified (exit 4).
 func TestLinkFollowerLeaderSwapped(t *testing.T) {
+	t.Parallel()
 	for _, at := range []fileio.Op{fileio.OpLink, fileio.OpRename} {
 		t.Run(string(at), func(t *testing.T) {
 			scr := scratchDir(t)

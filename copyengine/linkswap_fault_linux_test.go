@@ -71,6 +71,7 @@ func outsideLinked(t *testing.T, outside, evil string, mk func(string) error) (c
 // symlink's name must not end up holding it unseen: the entry must fail,
 // named.
 func TestSymlinkTempHardLinked(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (the symlink is given another owner, as only root can)")
 	}
@@ -135,6 +136,7 @@ func TestSymlinkTempHardLinked(t *testing.T) {
 // outside the destination. The outside FIFO must keep its owner, mode and
 // times, and the entry must fail, named.
 func TestFIFOTempHardLinked(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (the FIFO is given another owner, as only root can)")
 	}

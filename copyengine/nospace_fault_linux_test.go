@@ -21,6 +21,7 @@ import (
 // verify, no temporary is left, no file is started after it, and the error
 // names the destination, what was copied and what is free.
 func TestDestFullStopsEarly(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Tmpfs(t, 38<<20)
 	src := filepath.Join(scratchDir(t), "src")
 	const files = 12

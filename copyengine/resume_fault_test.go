@@ -100,6 +100,7 @@ func sameContent(t *testing.T, path string, want []byte) {
 // TestResumeAfterCancel: the rerun writes only what the first run did not,
 // says where it resumed, and the file is complete.
 func TestResumeAfterCancel(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
@@ -124,6 +125,7 @@ func TestResumeAfterCancel(t *testing.T) {
 // TestResumeCorruptPrefix: a byte flipped inside the kept prefix moves the
 // resume point to before it; the file is still copied right.
 func TestResumeCorruptPrefix(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 24)
@@ -156,6 +158,7 @@ func TestResumeCorruptPrefix(t *testing.T) {
 // up, though what it leads to holds the very bytes of the source: the name
 // is replaced by a fresh temporary and the file copied whole.
 func TestResumeNotThrough(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"symlink", "hardlink"} {
 		t.Run(kind, func(t *testing.T) {
 			scr := scratchDir(t)
@@ -190,6 +193,7 @@ func TestResumeNotThrough(t *testing.T) {
 // TestResumeNotOthers: a temporary owned by another user is not taken up
 // (that user could still be writing it).
 func TestResumeNotOthers(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: giving a file to another user needs root")
 	}
@@ -210,6 +214,7 @@ func TestResumeNotOthers(t *testing.T) {
 // TestResumeLeftoverOfUnchanged: a kept temporary of a file that needs no
 // copy after all is removed like any leftover.
 func TestResumeLeftoverOfUnchanged(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(79, resumeSize)
@@ -228,6 +233,7 @@ func TestResumeLeftoverOfUnchanged(t *testing.T) {
 // TestNoResume: --no-resume neither keeps the temporary of a cancelled
 // copy nor takes one up.
 func TestNoResume(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
@@ -258,6 +264,7 @@ func TestNoResume(t *testing.T) {
 // symlink in the temporary's place is neither followed nor removed there:
 // it is not a leftover of fastcopy's, so the file fails.
 func TestResumeFileRoot(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"resume", "symlink"} {
 		t.Run(kind, func(t *testing.T) {
 			scr := scratchDir(t)
@@ -325,6 +332,7 @@ func TestResumeFileRoot(t *testing.T) {
 // file has its final mode, setuid here: while the rerun has it open for
 // writing it is private again (0600), as a new temporary is.
 func TestResumeWritten(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(81, resumeSize)
@@ -370,6 +378,7 @@ func TestResumeWritten(t *testing.T) {
 // compared equal: the read-back of the whole file finds the change, and
 // the file is copied again.
 func TestResumeTamperedAfterCompare(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
@@ -408,6 +417,7 @@ func TestResumeTamperedAfterCompare(t *testing.T) {
 // reading its source, its fresh temporary made; the copy then waits (a
 // second at most) for something to remove that temporary.
 func TestLeftoverOfSmallFileRewritten(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(82, 5000)
@@ -453,6 +463,7 @@ func TestLeftoverOfSmallFileRewritten(t *testing.T) {
 // its digest (--checksum; same size, another mtime) rather than by its
 // stat.
 func TestResumeLeftoverOfEqual(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(84, resumeSize)
@@ -475,6 +486,7 @@ func TestResumeLeftoverOfEqual(t *testing.T) {
 // ACL is one) is not taken up: the copy only adds the source's attributes,
 // so the finished file would keep one the source does not have.
 func TestResumeNotWithXattrs(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)

@@ -15,6 +15,7 @@ import (
 // TestRetryReadFailsOnce: a source read that fails once with EIO (a flaky
 // USB link) and then works costs one retry, reported, and the run succeeds.
 func TestRetryReadFailsOnce(t *testing.T) {
+	t.Parallel()
 	src, _ := faultTree(t)
 	dst := filepath.Join(scratchDir(t), "dst")
 	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Nth: 1, Err: syscall.EIO})
@@ -44,6 +45,7 @@ func TestRetryReadFailsOnce(t *testing.T) {
 // TestRetryReadAlwaysFails: a source that never reads is tried 1+N times
 // (N = --retries) and then fails alone.
 func TestRetryReadAlwaysFails(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		retries int // Options.Retries
 		tries   int

@@ -24,6 +24,7 @@ import (
 // trusts a read (the rewrite then moves the ctime, and the file is read
 // again), or fails the file as changed.
 func TestFaultWholeSecondSourceRewrittenDuringRead(t *testing.T) {
+	t.Parallel()
 	vol := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 48 << 20, Mkfs: []string{"-I", "128"}})
 	src := vol.Path("src")
 	big := filepath.Join(src, "big")

@@ -16,6 +16,7 @@ import (
 // space; it resumes and the file is complete. Under --no-resume the
 // temporary is not taken up, so the same run is refused.
 func TestSpaceCheckCountsKeptTemporary(t *testing.T) {
+	t.Parallel()
 	const size, kept = 40 << 20, 30 << 20
 	fs := loopfs.Tmpfs(t, 56<<20)
 	src, dst := filepath.Join(scratchDir(t), "src"), filepath.Join(fs.Dir, "dst")

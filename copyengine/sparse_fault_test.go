@@ -22,6 +22,7 @@ import (
 // the map, a source that hid its data gave a zero-filled copy that
 // verified, exit 0; a copy that hid its data failed its read-back.
 func TestFaultHoleMapLies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		fs         func(t *testing.T) (src, dst string)

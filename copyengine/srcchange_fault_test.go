@@ -21,6 +21,7 @@ import (
 // regular file in DEST made of whatever the new object reads as (a device
 // like /dev/null reads as empty; one like /dev/zero never ends).
 func TestFaultSourceChangesType(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		make func(path string) error

@@ -39,6 +39,7 @@ func stagedSource(t *testing.T) (src, dst string) {
 // when the batch is flushed and when a file is read back). Its
 // subdirectory is staged inside it.
 func TestStagedDirHiddenUntilDone(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
 	var early []string
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
@@ -97,6 +98,7 @@ func TestStagedDirHiddenUntilDone(t *testing.T) {
 // cost is put in place as soon as it is listed, and its files take
 // temporary names as they always did.
 func TestStagedDirLimit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		files int
@@ -151,6 +153,7 @@ func rerunRemovesHidden(t *testing.T, src, dst string) {
 // is reported by name with what to do, is left hidden (no file shows under
 // a final path), and the next run removes it and copies the directory.
 func TestStagedDirBlocked(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
 	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Err: syscall.ENOTEMPTY})
 	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
@@ -178,6 +181,7 @@ func TestStagedDirBlocked(t *testing.T) {
 // fails in the worker (its write) or in the committer (it reads back
 // wrong twice).
 func TestStagedDirSpoiled(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name      string
 		fault     fileio.Fault // on new/f02
@@ -224,6 +228,7 @@ func TestStagedDirSpoiled(t *testing.T) {
 // name while it is written is neither replaced nor merged into: the staged
 // directory stays hidden and is reported, and a rerun fills the new one.
 func TestStagedDirNameTaken(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
 	theirs := filepath.Join(dst, "new")
 	var made error = errors.New("never made")
@@ -246,6 +251,7 @@ func TestStagedDirNameTaken(t *testing.T) {
 // sharing another file's data) and further hard-link names included, so
 // that a crash can never leave it published without them.
 func TestStagedDirWholeWhenPublished(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(7, 40000)

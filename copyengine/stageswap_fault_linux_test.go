@@ -26,6 +26,7 @@ import (
 // recorded in the hash cache, the run fails as unverified (exit 4), and
 // what ends up under its name is either nothing or reported as failed.
 func TestStagedDirExchanged(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	for _, at := range []string{"mkdir", "create", "rename"} {
 		t.Run(at, func(t *testing.T) {

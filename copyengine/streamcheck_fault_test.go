@@ -29,6 +29,7 @@ func bigTree(t *testing.T) string {
 // bad data); corrupting one write must end with a correct copy after the
 // retry.
 func TestStreamCheckCorrupt(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
 		t.Run(string(mode)+"/every write", func(t *testing.T) {
 			src := bigTree(t)
@@ -72,6 +73,7 @@ func TestStreamCheckCorrupt(t *testing.T) {
 // early read-back not been wired into the copy, these faults would hit the
 // committer's read-back and fail the file.
 func TestStreamCheckFallsBack(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		fault *fileio.Fault

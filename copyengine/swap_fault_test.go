@@ -23,6 +23,7 @@ import (
 // not be recorded in the hash cache as the verified copy, and the others
 // must be in place.
 func TestSwappedAfterReadBack(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
 		t.Run(string(mode), func(t *testing.T) {
 			base := scratchDir(t)

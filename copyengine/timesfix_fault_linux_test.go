@@ -18,6 +18,7 @@ import (
 // write must still keep the file from being recorded in the cache with the
 // digest of its old content.
 func TestTimesFixWriteBeforeUtimes(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst, db := filepath.Join(scr, "src"), filepath.Join(scr, "dst"), filepath.Join(scr, "hashes.db")
 	writeFile(t, filepath.Join(src, "b"), pattern(23, 8192))

@@ -37,6 +37,7 @@ func kinds(r Report) map[string]string {
 }
 
 func TestCompareTrees(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"a": "same", "d/b": "same too", "l": "->a", "gone": "x", "t": "file"}
 	src, dst := t.TempDir(), t.TempDir()
 	writeTree(t, src, base)
@@ -65,6 +66,7 @@ func TestCompareTrees(t *testing.T) {
 }
 
 func TestCheckManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a": "one", "sub/b": "two", "unlisted": "three"})
 	entries := []ManifestEntry{
@@ -88,6 +90,7 @@ func TestCheckManifest(t *testing.T) {
 // TestHashFileSparse checks that a file with holes hashes as its full
 // logical content, holes as zeros: never a size-only shortcut.
 func TestHashFileSparse(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "sparse")
 	f, err := os.Create(p)
 	if err != nil {
