@@ -49,15 +49,15 @@ func inodeOf(t *testing.T, p string) uint64 {
 // included); a file found in place and read for its digest is recorded only
 // after the run's final flush, so never with --no-sync.
 func TestCacheNeverAheadOfFlush(t *testing.T) {
+	t.Parallel()
 	t.Run("copy/flush-fails", func(t *testing.T) {
 		for _, noSync := range []bool{false, true} {
 			base := scratchDir(t)
 			src, dst, db := filepath.Join(base, "src"), filepath.Join(base, "dst"), filepath.Join(base, "hashes.db")
 			writeFile(t, filepath.Join(src, "a"), pattern(1, 10000))
 			writeFile(t, filepath.Join(src, "b"), pattern(2, 20000))
-			setFaults(t, &fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO})
-			_, err := runCached(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: copyengine.VerifyCache, NoSync: noSync})
-			fileio.ClearFaults()
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO})
+			_, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: copyengine.VerifyCache, NoSync: noSync}, faults))
 			if err == nil {
 				t.Errorf("no-sync=%v: the run exited 0 with no flush of its data possible", noSync)
 			}

@@ -40,6 +40,7 @@ func startOfSecond() {
 // for it; the cache must not vouch for it (the entry was recorded within
 // the ctime's resolution of the ctime), so verify and the rerun read it.
 func TestWholeSecondDestRewriteKeptMtime(t *testing.T) {
+	t.Parallel()
 	vol := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20, Mkfs: []string{"-I", "128"}})
 	src := filepath.Join(scratchDir(t), "src")
 	good := []byte("original content\n")
@@ -84,6 +85,7 @@ func TestWholeSecondDestRewriteKeptMtime(t *testing.T) {
 // put back leaves nothing in the stat to show it. The cache must not vouch
 // for such a file: verify with the cache and --checksum read it.
 func TestExfatDestRewriteKeptMtime(t *testing.T) {
+	t.Parallel()
 	fs := mountExfat(t)
 	src := filepath.Join(scratchDir(t), "src")
 	good := []byte("original content\n")
@@ -124,6 +126,7 @@ func TestExfatDestRewriteKeptMtime(t *testing.T) {
 // disk (the run flushes a source filesystem before it stores entries of
 // its files).
 func TestSourcePowerCutCacheEntry(t *testing.T) {
+	t.Parallel()
 	needCut(t)
 	vol := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20})
 	src := vol.Path("src")

@@ -17,6 +17,7 @@ import (
 // run stops within the file, not after it, and keeps its temporary, hidden,
 // for the next run to resume (--no-resume removes it).
 func TestCancelLargeFile(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	const size = 1 << 30

@@ -18,6 +18,7 @@ import (
 // copy of its own, named in the summary and by its event, instead of a
 // failed link(2) on every run. The rerun finds all three in place.
 func TestLinksWithoutHardLinks(t *testing.T) {
+	t.Parallel()
 	fs := mountExfat(t)
 	src := filepath.Join(scratchDir(t), "src")
 	writeFile(t, filepath.Join(src, "hard1"), pattern(31, 100000))
@@ -74,6 +75,7 @@ func TestLinksWithoutHardLinks(t *testing.T) {
 // large one is refused by name before any byte is written, exit 3 for it
 // alone, and the small one is copied.
 func TestTooLargeForFAT(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.FuseFAT, Size: 64 << 20})
 	src := filepath.Join(scratchDir(t), "src")
 	writeFile(t, filepath.Join(src, "small"), pattern(51, 3000))
@@ -119,6 +121,7 @@ func TestTooLargeForFAT(t *testing.T) {
 // verified, and what FAT cannot keep is said once per kind in the summary
 // with the filesystem, not as a failure of every entry.
 func TestNotKeptOnFAT(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: giving files another owner needs root")
 	}
@@ -176,6 +179,7 @@ func TestNotKeptOnFAT(t *testing.T) {
 // has no extended attributes: the files are copied, and the lost ACLs are
 // said once, naming the filesystem, instead of silently.
 func TestACLsNotKeptOnExfat(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("setfacl"); err != nil {
 		t.Skip("skipping: setfacl is not installed (Debian: apt-get install acl)")
 	}
@@ -222,6 +226,7 @@ func notedOnce(notes []string, prefix string) bool {
 // of a linked source file in place still says the hard links are not kept
 // (--strict exits 6 on it as on the first run), once.
 func TestLinksNotKeptOnRerun(t *testing.T) {
+	t.Parallel()
 	fs := mountExfat(t)
 	src := filepath.Join(scratchDir(t), "src")
 	writeFile(t, filepath.Join(src, "a"), pattern(33, 4000))
@@ -245,6 +250,7 @@ func TestLinksNotKeptOnRerun(t *testing.T) {
 // 0600 file shows 0777): the lost permission bits are said, on the first
 // run and on the rerun that finds the file in place.
 func TestModesNotKeptOnExfat(t *testing.T) {
+	t.Parallel()
 	fs := mountExfat(t)
 	src := filepath.Join(scratchDir(t), "src")
 	p := filepath.Join(src, "private")

@@ -40,6 +40,7 @@ func runTogether(t *testing.T, opts ...copyengine.Options) ([]copyengine.Summary
 // while the other copies, or both finish; the destination ends a complete
 // copy either way, with no temporary left.
 func TestConcurrentRunsOneDest(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	files := genTree(t, src, 1500, 21)
@@ -89,6 +90,7 @@ func TestConcurrentRunsOneDest(t *testing.T) {
 // the cache closes cleanly and opens again. Under -race this is the race
 // detector's view of one cache serving two runs.
 func TestConcurrentRunsSharedCache(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	files := genTree(t, src, 1500, 22)

@@ -12,6 +12,7 @@ import (
 // only those whose owner creation already gets right, so that a partial
 // copy is never readable by someone who may not read the finished one.
 func TestCreateMode(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: the setgid directory with a foreign group needs root")
 	}

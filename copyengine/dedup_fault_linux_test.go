@@ -32,6 +32,7 @@ func sameContentTree(t *testing.T, src string, data []byte, names ...string) {
 // duplicate's bytes read back; a copy whose first write was corrupted is
 // copied again and then shared.
 func TestDedupReadBack(t *testing.T) {
+	t.Parallel()
 	t.Run("duplicate read-back fails", func(t *testing.T) {
 		base := ext4Dir(t)
 		src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
@@ -43,9 +44,9 @@ func TestDedupReadBack(t *testing.T) {
 		}
 		// Both new files duplicate orig, in place from the first run.
 		sameContentTree(t, src, data, "dupB", "dupC")
-		setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(dst, ".dupB"), Err: syscall.EIO})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathHas: filepath.Join(dst, ".dupB"), Err: syscall.EIO})
 		var st copyengine.Stats
-		sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st})
+		sum, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st}, faults))
 		if err == nil || sum.Failed != 1 || len(sum.Failures) != 1 || sum.Failures[0].Path != "dupB" {
 			t.Fatalf("Run: %v, failures %v; want dupB alone to fail", err, sum.Failures)
 		}
@@ -79,11 +80,14 @@ func TestDedupReadBack(t *testing.T) {
 		// The first write to any temporary of the destination is corrupted:
 		// whichever file is written first reads back wrong and is copied
 		// again; the others then share the good copy.
-		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: dst + "/.", Nth: 1, Corrupt: true})
+		corrupt := &fileio.Fault{Op: fileio.OpWrite, PathHas: dst + "/.", Nth: 1, Corrupt: true}
 		var st copyengine.Stats
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Stats: &st}, fileio.NewFaultSet(corrupt)))
 		if err != nil {
 			t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+		}
+		if corrupt.Calls() == 0 {
+			t.Fatal("no write to a temporary matched the fault: it did not reach the run")
 		}
 		if sum.Copied != 1 || sum.Deduped != 3 || sum.Mismatches != 0 || sum.Verified != 4 {
 			t.Errorf("copied %d, deduplicated %d, mismatches %d, verified %d; want 1 written, 3 shared, all 4 verified",
@@ -106,13 +110,14 @@ func TestDedupReadBack(t *testing.T) {
 // limit is 65000) makes that file a copy of its own, and the run says why;
 // the other duplicates are linked.
 func TestDedupLinkEMLINK(t *testing.T) {
+	t.Parallel()
 	base := ext4Dir(t)
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
 	data := pattern(502, 20000)
 	names := []string{"a", "b", "c", "d"}
 	sameContentTree(t, src, data, names...)
-	setFaults(t, &fileio.Fault{Op: fileio.OpLink, Nth: 1, Err: syscall.EMLINK})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Hardlink})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpLink, Nth: 1, Err: syscall.EMLINK})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Hardlink}, faults))
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}

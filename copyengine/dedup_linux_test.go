@@ -129,6 +129,7 @@ func ext4Dir(t *testing.T) string {
 // reads back equal to its source. Writing into one clone leaves the files
 // it shared with alone; a rerun does nothing; --dedup=off writes it all.
 func TestDedupCloneSharesExtents(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(scratchDir(t), "src") // not the filesystem under test: nothing is cloned from the source
 	tr := makeDupTree(t, src)
 	total := tr.distinct + tr.dupBytes
@@ -267,6 +268,7 @@ func TestDedupCloneSharesExtents(t *testing.T) {
 // too, since one inode carries one set. Each file keeps its own metadata.
 // A rerun relinks nothing.
 func TestDedupHardlinkNeedsSameMetadata(t *testing.T) {
+	t.Parallel()
 	base := ext4Dir(t)
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
 	data := pattern(77, 70000)
@@ -365,6 +367,7 @@ func TestDedupHardlinkNeedsSameMetadata(t *testing.T) {
 // same content but other metadata (known from the hash cache). New files
 // cannot be linked to it, but they are linked among themselves.
 func TestDedupHardlinkFromDestination(t *testing.T) {
+	t.Parallel()
 	base := ext4Dir(t)
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
 	db := filepath.Join(t.TempDir(), "hashes.db")
@@ -412,6 +415,7 @@ func TestDedupHardlinkFromDestination(t *testing.T) {
 // leaves the stat alone), the target is read again before it is shared,
 // in every verify mode, and (with a read-back) so is the new name.
 func TestDedupNeverLinksStaleDestination(t *testing.T) {
+	t.Parallel()
 	for _, v := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyOff} {
 		for _, rot := range []bool{false, true} {
 			name := "verify=" + string(v)
@@ -523,6 +527,7 @@ func recordInCache(t *testing.T, db, path string, sum verify.Sum) {
 // for their digest. (The files are larger than the read buffer, so that a
 // file read for its digest is read again to be written.)
 func TestDedupOnlyCollidingSizesHashed(t *testing.T) {
+	t.Parallel()
 	base := ext4Dir(t)
 	src := filepath.Join(base, "src")
 	var unique, colliding int64
@@ -554,6 +559,7 @@ func TestDedupOnlyCollidingSizesHashed(t *testing.T) {
 // TestDedupOffAndCloneOnExt4: --dedup=off writes every file; --dedup=clone
 // on ext4, which cannot clone, copies the duplicates and says why.
 func TestDedupOffAndCloneOnExt4(t *testing.T) {
+	t.Parallel()
 	base := ext4Dir(t)
 	src := filepath.Join(base, "src")
 	data := pattern(80, 40000)
@@ -596,6 +602,7 @@ func TestDedupOffAndCloneOnExt4(t *testing.T) {
 // link; the next fails with EMLINK and is copied instead, the files after
 // it are linked to that copy, and the run says why.
 func TestDedupHardlinkLimit(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 64 << 20})
 	src, dst := fs.Path("src"), fs.Path("dst")
 	db := filepath.Join(t.TempDir(), "hashes.db")
@@ -662,6 +669,7 @@ func noErr(t testing.TB, err error) {
 // the cache saw: it is read once to be copied and once to be read back, as
 // a file with a unique size is.
 func TestDedupSkipsGoneDestinationTargets(t *testing.T) {
+	t.Parallel()
 	const size = 3 * verify.BufSize
 	for _, c := range []struct {
 		name   string
@@ -707,6 +715,7 @@ func TestDedupSkipsGoneDestinationTargets(t *testing.T) {
 // digest, like any file, not held back to be read and copied again after
 // the others: the source bytes are read once per file, plus the read-back.
 func TestDedupUnshareableCopiedInPlace(t *testing.T) {
+	t.Parallel()
 	base := ext4Dir(t)
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
 	const size = 100000

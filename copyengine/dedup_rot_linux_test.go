@@ -74,6 +74,7 @@ func rot(t *testing.T, fs *loopfs.FS, path string) {
 // old content must not be cloned from it without reading it, in any
 // verify mode: the new file gets the right bytes.
 func TestDedupRehashesRottedTarget(t *testing.T) {
+	t.Parallel()
 	for _, v := range []copyengine.VerifyMode{copyengine.VerifyOff, copyengine.VerifyCache, copyengine.VerifyDevice} {
 		t.Run("verify="+string(v), func(t *testing.T) {
 			fs := loopfs.Mount(t, reflinkFilesystems[0])

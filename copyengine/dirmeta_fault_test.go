@@ -18,6 +18,7 @@ import (
 // whose source changed mode, or which a rerun writes into, still gets its
 // source's mode and mtime.
 func TestRerunLeavesUpToDateDirsAlone(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
 	writeFile(t, filepath.Join(src, "other", "g"), pattern(9, 10))
 	opt := copyengine.Options{Sources: []string{src}, Dest: dst}
@@ -25,8 +26,8 @@ func TestRerunLeavesUpToDateDirsAlone(t *testing.T) {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}
 	dirChmods := &fileio.Fault{Op: fileio.OpChmod, PathHas: dst}
-	setFaults(t, dirChmods)
-	if sum, err := runEngine(t, opt); err != nil || sum.Copied != 0 {
+	faults := fileio.NewFaultSet(dirChmods)
+	if sum, err := runEngine(t, copyengine.WithFaults(opt, faults)); err != nil || sum.Copied != 0 {
 		t.Fatalf("rerun: %v, copied %d (failures %v)", err, sum.Copied, sum.Failures)
 	}
 	if dirChmods.Calls() != 0 {
@@ -41,7 +42,7 @@ func TestRerunLeavesUpToDateDirsAlone(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(src, "other"), time.Unix(1e9, 5), time.Unix(1e9, 7)); err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := runEngine(t, opt); err != nil || sum.Copied != 1 {
+	if sum, err := runEngine(t, copyengine.WithFaults(opt, faults)); err != nil || sum.Copied != 1 {
 		t.Fatalf("rerun after changes: %v, copied %d, want 1 (failures %v)", err, sum.Copied, sum.Failures)
 	}
 	diffs, err := treecmp.Compare(src, dst, treecmp.Options{})

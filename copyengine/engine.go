@@ -276,7 +276,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	opt := e.opt
 	var made *fileio.Dir // the destination root, when this run made it
 	if p.create && !opt.DryRun {
-		d, release, err := makeDest(p.dstRoot)
+		d, release, err := makeDest(p.dstRoot, opt.openRoot)
 		if errors.Is(err, ErrLocked) {
 			return err
 		} else if err != nil {
@@ -293,7 +293,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	d := made
 	if d == nil {
 		var err error
-		d, err = fileio.OpenDir(p.dstRoot)
+		d, err = e.opt.openRoot(p.dstRoot)
 		if err != nil {
 			return refuse(p.dstRoot, "cannot open destination: "+ErrText(err), "check it is a directory you can write to")
 		}

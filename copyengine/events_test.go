@@ -17,6 +17,7 @@ import (
 // cache). Each file gets one event: "metadata" where something was brought
 // up to date, "skip" where nothing was, and metadata_only counts files.
 func TestUnchangedReportedOnce(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	for i, n := range []string{"same", "mode", "times", "both"} {

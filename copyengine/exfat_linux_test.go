@@ -213,6 +213,7 @@ func renumbered(t *testing.T, db string, now map[string]uint64) int {
 // cache. After an unmount and a mount, a rerun in either direction reads no
 // file content; a file changed on the volume is still found and copied.
 func TestExfatFuseCache(t *testing.T) {
+	t.Parallel()
 	fs := mountExfat(t)
 
 	typ, err := fileio.FSType(fs.dir)

@@ -1,22 +1,20 @@
 package copyengine
 
-// SetStageLimits lowers the most files and bytes a new directory may hold
-// and still be kept staged, for the rest of a test; the returned function
-// puts the limits back.
-func SetStageLimits(files int, bytes int64) (restore func()) {
-	oldFiles, oldBytes := stageMaxFiles, stageMaxBytes
-	stageMaxFiles, stageMaxBytes = files, bytes
-	return func() { stageMaxFiles, stageMaxBytes = oldFiles, oldBytes }
+// WithStageLimits returns opt with the most files and bytes a new
+// directory may hold and still be kept staged lowered to files and bytes,
+// for its run alone.
+func WithStageLimits(opt Options, files int, bytes int64) Options {
+	opt.hooks.stageMaxFiles, opt.hooks.stageMaxBytes = files, bytes
+	return opt
 }
 
 // WindowsRule returns the rule of Windows' names that name breaks, "" when
 // none.
 var WindowsRule = windowsRule
 
-// SetResumeMin lowers the size from which an interrupted copy's temporary
-// is kept and taken up, for the rest of a test.
-func SetResumeMin(n int64) (restore func()) {
-	old := resumeMin
-	resumeMin = n
-	return func() { resumeMin = old }
+// WithResumeMin returns opt with the size from which an interrupted copy's
+// temporary is kept and taken up lowered to n, for its run alone.
+func WithResumeMin(opt Options, n int64) Options {
+	opt.hooks.resumeMin = n
+	return opt
 }

@@ -21,15 +21,6 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// The faults are global to the process: these tests never run in parallel.
-
-// setFaults activates fs for the rest of the test.
-func setFaults(t *testing.T, fs ...*fileio.Fault) {
-	t.Helper()
-	fileio.SetFaults(fs...)
-	t.Cleanup(fileio.ClearFaults)
-}
-
 // faultTree writes a small tree whose file "victim" the faults aim at and
 // returns the source directory and the contents by relative path.
 func faultTree(t *testing.T) (string, map[string][]byte) {
@@ -73,6 +64,7 @@ func onlyVictimFailed(t *testing.T, src, dst string, sum copyengine.Summary, cau
 // fails alone, with its cause, leaves nothing behind, and the rest is
 // copied; a rerun without the fault completes the copy.
 func TestFaultOneFile(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		fault func(src, dst string) *fileio.Fault
@@ -106,14 +98,13 @@ func TestFaultOneFile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			src, _ := faultTree(t)
 			dst := filepath.Join(scratchDir(t), "dst")
-			setFaults(t, c.fault(src, dst))
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
+			faults := fileio.NewFaultSet(c.fault(src, dst))
+			sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever}, faults))
 			if !errors.Is(err, copyengine.ErrSomeFailed) {
 				t.Errorf("Run returned %v, want ErrSomeFailed", err)
 			}
 			onlyVictimFailed(t, src, dst, sum, c.cause)
 
-			fileio.ClearFaults()
 			sum, err = runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
 			if err != nil || sum.Copied != 1 || sum.Skipped != 3 {
 				t.Errorf("rerun: %v, copied %d, skipped %d; want the victim copied and the rest skipped", err, sum.Copied, sum.Skipped)
@@ -130,6 +121,7 @@ func TestFaultOneFile(t *testing.T) {
 // a file back as soon as it is written (checkCached); a file that reads back
 // wrong there is read again after the flush, so the outcome is the same.
 func TestFaultCorruptWrite(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
 		t.Run(string(mode), func(t *testing.T) { testFaultCorruptWrite(t, mode) })
 	}
@@ -139,9 +131,9 @@ func testFaultCorruptWrite(t *testing.T, mode copyengine.VerifyMode) {
 	t.Run("every write", func(t *testing.T) {
 		src, files := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true})
 		var ev events
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode, OnEvent: ev.record})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode, OnEvent: ev.record}, faults))
 		if !errors.Is(err, copyengine.ErrMismatch) {
 			t.Errorf("Run returned %v, want ErrMismatch", err)
 		}
@@ -165,11 +157,14 @@ func testFaultCorruptWrite(t *testing.T, mode copyengine.VerifyMode) {
 	t.Run("first write", func(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true, Nth: 1})
+		corrupt := &fileio.Fault{Op: fileio.OpWrite, PathHas: "victim", Corrupt: true, Nth: 1}
 		var st copyengine.Stats
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode, Stats: &st})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: mode, Stats: &st}, fileio.NewFaultSet(corrupt)))
 		if err != nil {
 			t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+		}
+		if corrupt.Calls() == 0 {
+			t.Fatal("no write of the victim matched the fault: it did not reach the run")
 		}
 		if sum.Mismatches != 0 || sum.Copied != 4 || sum.Verified != 4 {
 			t.Errorf("mismatches %d, copied %d, verified %d; want the retry to succeed", sum.Mismatches, sum.Copied, sum.Verified)
@@ -186,14 +181,15 @@ func testFaultCorruptWrite(t *testing.T, mode copyengine.VerifyMode) {
 // whichever file that is: the destination is full, the run stops there
 // with one failure, keeps what it placed and starts nothing more.
 func TestFaultCreateNth(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(scratchDir(t), "src")
 	for i := 0; i < 10; i++ {
 		writeFile(t, filepath.Join(src, fmt.Sprintf("f%d", i)), pattern(int64(30+i), 1000*i+1))
 	}
 	dst := filepath.Join(scratchDir(t), "dst")
 	full := &fileio.Fault{Op: fileio.OpCreate, Nth: 4, Err: syscall.ENOSPC}
-	setFaults(t, full)
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1})
+	faults := fileio.NewFaultSet(full)
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1}, faults))
 	if !errors.Is(err, copyengine.ErrSomeFailed) || !errors.As(err, new(*copyengine.DestFullError)) {
 		t.Errorf("Run returned %v, want a full destination (ErrSomeFailed)", err)
 	}
@@ -219,11 +215,12 @@ func TestFaultCreateNth(t *testing.T) {
 // TestFaultSync fails the flush to stable storage: no file of the batch may
 // take its name (its durability is unknown), none is left as a temporary.
 func TestFaultSync(t *testing.T) {
+	t.Parallel()
 	t.Run("every flush", func(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 		if err == nil || !errors.Is(err, syscall.EIO) {
 			t.Errorf("Run returned %v, want an error that wraps EIO", err)
 		}
@@ -244,14 +241,13 @@ func TestFaultSync(t *testing.T) {
 	t.Run("first flush", func(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO, Nth: 1})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpSync, Err: syscall.EIO, Nth: 1})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 		if !errors.Is(err, copyengine.ErrSomeFailed) || sum.Failed == 0 {
 			t.Errorf("Run returned %v with %d failed, want ErrSomeFailed", err, sum.Failed)
 		}
 		noTemps(t, dst)
 		finalFilesMatch(t, src, dst)
-		fileio.ClearFaults()
 		if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil {
 			t.Fatalf("rerun: %v (failures %v)", err, sum.Failures)
 		}
@@ -264,6 +260,7 @@ func TestFaultSync(t *testing.T) {
 // correct and shares nothing; --reflink always fails instead; any other
 // error fails the file without pretending --reflink always was asked for.
 func TestFaultClone(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Mount(t, reflinkFilesystems[0])
 	src := fs.Path("src")
 	files := map[string][]byte{"a": pattern(40, 300000), "victim": pattern(41, 2<<20+1)}
@@ -273,8 +270,8 @@ func TestFaultClone(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.ENOTSUP, syscall.EXDEV} {
 		t.Run("fallback "+errno.Error(), func(t *testing.T) {
 			dst := fs.Path("dst-" + strings.ReplaceAll(errno.Error(), " ", "-"))
-			setFaults(t, &fileio.Fault{Op: fileio.OpClone, Err: errno})
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAuto})
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpClone, Err: errno})
+			sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAuto}, faults))
 			if err != nil {
 				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 			}
@@ -292,8 +289,8 @@ func TestFaultClone(t *testing.T) {
 
 	t.Run("always", func(t *testing.T) {
 		dst := fs.Path("dst-always")
-		setFaults(t, &fileio.Fault{Op: fileio.OpClone, PathHas: "victim", Err: syscall.ENOTSUP})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAlways})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpClone, PathHas: "victim", Err: syscall.ENOTSUP})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAlways}, faults))
 		if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || sum.Failures[0].Path != "victim" {
 			t.Fatalf("Run: %v, failures %v; want the victim to fail", err, sum.Failures)
 		}
@@ -308,8 +305,8 @@ func TestFaultClone(t *testing.T) {
 
 	t.Run("hard error under auto", func(t *testing.T) {
 		dst := fs.Path("dst-eio")
-		setFaults(t, &fileio.Fault{Op: fileio.OpClone, PathHas: "victim", Err: syscall.EIO})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAuto})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpClone, PathHas: "victim", Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkAuto}, faults))
 		if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || sum.Failures[0].Path != "victim" {
 			t.Fatalf("Run: %v, failures %v; want the victim to fail", err, sum.Failures)
 		}
@@ -326,6 +323,7 @@ func TestFaultClone(t *testing.T) {
 // "not supported", and the run must flush each file and each directory
 // instead and succeed, not fail at its final flush.
 func TestFaultNoSyncfs(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
@@ -333,11 +331,14 @@ func TestFaultNoSyncfs(t *testing.T) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fileio.SetFaults(&fileio.Fault{Op: fileio.OpSyncfs, PathIs: dst, Err: syscall.ENOTSUP})
-	defer fileio.ClearFaults()
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	nosyncfs := &fileio.Fault{Op: fileio.OpSyncfs, PathIs: dst, Err: syscall.ENOTSUP}
+	faults := fileio.NewFaultSet(nosyncfs)
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+	}
+	if nosyncfs.Calls() == 0 {
+		t.Fatal("the run never asked for a filesystem-wide flush: the fault did not reach it")
 	}
 	if sum.Copied != 2 || sum.Verified != 2 {
 		t.Fatalf("copied %d, verified %d; want 2, 2", sum.Copied, sum.Verified)
@@ -354,6 +355,7 @@ func TestFaultNoSyncfs(t *testing.T) {
 // file whose flush fails is reported once, its temporary removed, and the
 // rest of its batch still committed.
 func TestFaultNoSyncfsFileFlushFails(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
@@ -361,12 +363,11 @@ func TestFaultNoSyncfsFileFlushFails(t *testing.T) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fileio.SetFaults(
+	faults := fileio.NewFaultSet(
 		&fileio.Fault{Op: fileio.OpSyncfs, PathIs: dst, Err: syscall.ENOTSUP},
 		&fileio.Fault{Op: fileio.OpSync, PathHas: ".b.fastcopy-tmp", Err: syscall.EIO},
 	)
-	defer fileio.ClearFaults()
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 	if !errors.Is(err, copyengine.ErrSomeFailed) {
 		t.Fatalf("Run: %v; want ErrSomeFailed", err)
 	}
@@ -395,13 +396,12 @@ func TestFaultModeSetOnlyWhenNeeded(t *testing.T) {
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	writeFile(t, filepath.Join(src, "a"), pattern(1, 5000))
-	fileio.SetFaults(
+	faults := fileio.NewFaultSet(
 		&fileio.Fault{Op: fileio.OpChmod, PathHas: "fastcopy-tmp", Err: syscall.EIO},
 		&fileio.Fault{Op: fileio.OpChown, PathHas: "fastcopy-tmp", Err: syscall.EIO},
 	)
-	defer fileio.ClearFaults()
 	dst := filepath.Join(scr, "plain")
-	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil {
+	if sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults)); err != nil {
 		t.Fatalf("Run into a plain directory: %v (failures %v); the mode or owner was set although creation gave it", err, sum.Failures)
 	}
 	checkModes(t, dst, map[string]os.FileMode{"a": 0o644})
@@ -413,7 +413,7 @@ func TestFaultModeSetOnlyWhenNeeded(t *testing.T) {
 	if err := unix.Setxattr(dst, "system.posix_acl_default", defaultACL(), 0); err != nil {
 		t.Skipf("skipped the default-ACL half: %s takes no default ACL: %v", dst, err)
 	}
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 	if !errors.Is(err, copyengine.ErrSomeFailed) || len(sum.Failures) != 1 || !strings.Contains(sum.Failures[0].Err, "setting mode") {
 		t.Fatalf("Run under a default ACL: %v, failures %v; want the mode set (and its injected failure reported)", err, sum.Failures)
 	}
@@ -424,6 +424,7 @@ func TestFaultModeSetOnlyWhenNeeded(t *testing.T) {
 // before it are written (16 entries ahead of the one being copied), and
 // files that are empty or larger than 1 MiB are not asked for.
 func TestFaultPrefetchOpensAhead(t *testing.T) {
+	t.Parallel()
 	for _, verifyMode := range []copyengine.VerifyMode{copyengine.VerifyOff, copyengine.VerifyDevice} {
 		t.Run(string(verifyMode), func(t *testing.T) {
 			scr := scratchDir(t)
@@ -441,9 +442,9 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 			// The temporary of the first small file written (the chunk of sub/
 			// may come first).
 			firstCreate := &fileio.Fault{Op: fileio.OpCreate, PathHas: string(filepath.Separator) + ".f", Nth: 1, Then: func() { askedAtFirstWrite = prefetches.Calls() }}
-			setFaults(t, opens, prefetches, firstCreate)
+			faults := fileio.NewFaultSet(opens, prefetches, firstCreate)
 
-			copyCounting(t, src, filepath.Join(scr, "dst"), verifyMode, opens, small+2, prefetches, small,
+			copyCounting(t, src, filepath.Join(scr, "dst"), verifyMode, faults, opens, small+2, prefetches, small,
 				"sources (each once: the copy uses the descriptor opened ahead)", "the small files, not the empty or 2 MiB one")
 			if want := 17; askedAtFirstWrite != want {
 				t.Errorf("when the first file was created, %d reads had been asked for, want %d (it and the 16 after it)", askedAtFirstWrite, want)
@@ -453,12 +454,12 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 }
 
 // copyCounting copies src to dst with one worker and no dedup under the
-// faults already set, checks the copy, and checks the calls that opens and
+// faults (among them opens and prefetches), checks the copy, and checks the calls that opens and
 // prefetches counted: the files opened (opened says which) and the reads
 // asked for ahead (asked says which).
-func copyCounting(t *testing.T, src, dst string, mode copyengine.VerifyMode, opens *fileio.Fault, wantOpens int, prefetches *fileio.Fault, wantAhead int, opened, asked string) {
+func copyCounting(t *testing.T, src, dst string, mode copyengine.VerifyMode, faults *fileio.FaultSet, opens *fileio.Fault, wantOpens int, prefetches *fileio.Fault, wantAhead int, opened, asked string) {
 	t.Helper()
-	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: mode, Dedup: dedup.Off}); err != nil {
+	if _, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: mode, Dedup: dedup.Off}, faults)); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, src, dst)
@@ -475,6 +476,7 @@ func copyCounting(t *testing.T, src, dst string, mode copyengine.VerifyMode, ope
 // and every file of a worker's group (40 files over 8 workers: 5) is asked
 // for from the device before the first of them is hashed and renamed.
 func TestFaultReadBackAhead(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	writeFile(t, filepath.Join(src, "big"), pattern(99, 2<<20))
@@ -487,8 +489,8 @@ func TestFaultReadBackAhead(t *testing.T) {
 	prefetches := &fileio.Fault{Op: fileio.OpPrefetch, PathHas: tmp}
 	askedAtFirstRename := -1
 	firstRename := &fileio.Fault{Op: fileio.OpRename, PathHas: dst, Nth: 1, Then: func() { askedAtFirstRename = prefetches.Calls() }}
-	setFaults(t, opens, prefetches, firstRename)
-	copyCounting(t, src, dst, copyengine.VerifyDevice, opens, small+1, prefetches, small,
+	faults := fileio.NewFaultSet(opens, prefetches, firstRename)
+	copyCounting(t, src, dst, copyengine.VerifyDevice, faults, opens, small+1, prefetches, small,
 		"temporaries (each once, for its read-back)", "the small files, not the 2 MiB one")
 	if askedAtFirstRename < 5 {
 		t.Errorf("when the first file was renamed into place, %d read-backs had been asked for, want at least 5 (its group)", askedAtFirstRename)
@@ -500,17 +502,22 @@ func TestFaultReadBackAhead(t *testing.T) {
 // right after the write: no temporary is opened again, and every file
 // still counts as verified.
 func TestFaultCacheReadBackByWorker(t *testing.T) {
+	t.Parallel()
 	src, _ := faultTree(t)
 	dst := filepath.Join(scratchDir(t), "dst")
 	reopened := &fileio.Fault{Op: fileio.OpOpen, PathHas: ".fastcopy-tmp"}
-	setFaults(t, reopened)
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: copyengine.VerifyCache})
+	created := &fileio.Fault{Op: fileio.OpCreate, PathHas: ".fastcopy-tmp"} // shows the faults reach the run
+	faults := fileio.NewFaultSet(reopened, created)
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Verify: copyengine.VerifyCache}, faults))
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}
 	sameTree(t, src, dst)
 	if sum.Verified != 4 || sum.VerifiedBytes != sum.Bytes {
 		t.Errorf("verified %d files, %d bytes; want 4, %d", sum.Verified, sum.VerifiedBytes, sum.Bytes)
+	}
+	if created.Calls() < 4 {
+		t.Errorf("%d temporaries created as the faults saw it; want 4: the faults did not reach the run", created.Calls())
 	}
 	if n := reopened.Calls(); n != 0 {
 		t.Errorf("temporaries opened %d times for their read-back; want none (read through the write descriptor)", n)

@@ -20,6 +20,7 @@ import (
 // fastcopy's own leftover (listed under another spelling), so the entry is
 // left alone and "a" fails; before, it was removed as a leftover.
 func TestFaultFoldTempTakenByAnother(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
 	src := t.TempDir()
 	writeFile(t, filepath.Join(src, "a"), []byte("a"))
@@ -28,13 +29,13 @@ func TestFaultFoldTempTakenByAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(dst, ".A"+tempSuffix)
-	setFaults(t, &fileio.Fault{Op: fileio.OpCreate, PathHas: "/.a" + tempSuffix, Nth: 1, Then: func() {
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpCreate, PathHas: "/.a" + tempSuffix, Nth: 1, Then: func() {
 		if err := os.WriteFile(other, []byte("another writer's"), 0o644); err != nil {
 			t.Error(err)
 		}
 	}})
 	var ev events
-	_, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
+	_, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record}, faults))
 	fails := ev.failures()
 	if !errors.Is(err, copyengine.ErrSomeFailed) || len(fails) != 1 || fails["a"] == nil || !strings.Contains(fails["a"].Error(), "not a leftover") {
 		t.Errorf("Run: %v, failures %v; want a to fail, its temporary's name taken", err, fails)

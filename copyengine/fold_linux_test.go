@@ -87,6 +87,7 @@ func compare(t *testing.T, src, dst string) []treeverify.Diff {
 // other by name; a rerun keeps that one and fails the other again; verify
 // reports the one that is not there, for the same reason.
 func TestFoldCollisionsExfat(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
 	src := t.TempDir()
 	writeFile(t, filepath.Join(src, "docs", "README"), []byte("upper"))
@@ -144,6 +145,7 @@ func TestFoldCollisionsExfat(t *testing.T) {
 // destination holds under another spelling only updates that entry and
 // keeps its spelling; neither flips on a rerun, and verify agrees.
 func TestFoldKeepsDestSpelling(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
 	src := t.TempDir()
 	dst := fs.Path("dst")
@@ -183,6 +185,7 @@ func TestFoldKeepsDestSpelling(t *testing.T) {
 // semantics), also with windows_names, which forbids characters, not
 // case: both names are copied, and nothing fails.
 func TestFoldNTFS(t *testing.T) {
+	t.Parallel()
 	for _, opts := range [][]string{nil, {"windows_names"}} {
 		t.Run(strings.Join(append([]string{"ntfs-3g"}, opts...), ","), func(t *testing.T) {
 			fs := loopfs.MountFUSE(t, loopfs.NTFS(16<<20, opts...))
@@ -207,6 +210,7 @@ func TestFoldNTFS(t *testing.T) {
 // attribute of a directory (chattr +F): names collide in such a directory
 // and in the directories made in it, and not beside it.
 func TestFoldExt4Casefold(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/sys/fs/ext4/features/casefold"); err != nil {
 		// Without CONFIG_UNICODE the kernel refuses to mount it.
 		t.Skip("skipping: this kernel's ext4 has no casefold support (/sys/fs/ext4/features/casefold)")
@@ -242,6 +246,7 @@ func TestFoldExt4Casefold(t *testing.T) {
 // temporary taken, took the other file's copy for a leftover and removed
 // it.
 func TestFoldTempNameOfAnother(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
 	src := t.TempDir()
 	writeFile(t, filepath.Join(src, ".A"+tempSuffix), []byte("a file of the source"))
@@ -271,6 +276,7 @@ func TestFoldTempNameOfAnother(t *testing.T) {
 // and "Ǆ" apart although it folds "README" and "readme": a destination
 // holding only "ǅ" must still be found to fold.
 func TestFoldProbeListedNonASCII(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
 	dst := fs.Path("dst")
 	writeFile(t, filepath.Join(dst, "\u01c5"), []byte("titlecase"))
@@ -294,6 +300,7 @@ func TestFoldProbeListedNonASCII(t *testing.T) {
 // be compared by content and replaced, not skipped by size and mtime, with
 // readme's other names linked to readme's bytes, never README's.
 func TestFoldListedLowerCase(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.LowNTFS(16<<20, "ignore_case"))
 	src := t.TempDir()
 	upper, lower := []byte("UPPER-CONTENT\n"), []byte("lower-content\n")

@@ -20,6 +20,7 @@ import (
 // FUSE. It asserts nothing and runs only with FASTCOPY_MEASURE_FUSE=1 (it
 // takes minutes).
 func TestMeasureFUSEWriters(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("FASTCOPY_MEASURE_FUSE") == "" {
 		t.Skip("skipping: a measurement, not a test; set FASTCOPY_MEASURE_FUSE=1 to run it")
 	}
@@ -65,6 +66,7 @@ func TestMeasureFUSEWriters(t *testing.T) {
 // TestFUSEDestJobsCapped: a run to a FUSE destination uses at most four
 // copy workers unless --jobs says otherwise, and says why.
 func TestFUSEDestJobsCapped(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.ExfatFUSE, Size: 64 << 20})
 	src := scratchDir(t)
 	writeFile(t, filepath.Join(src, "f"), []byte("x"))

@@ -20,18 +20,19 @@ import (
 // error that names the source, fails no file one by one, and what it had
 // placed in the destination is in place and whole.
 func TestSourceDriverKilled(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.ExfatFUSE, Size: 128 << 20})
 	manyFiles(t, fs.Path("card"), 200, 64<<10)
 	fs.Remount() // read from the image, not from the page cache
 	src := fs.Path("card")
 	dst := filepath.Join(scratchDir(t), "dst")
-	setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathHas: src + "/", Nth: 40, Then: func() {
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathHas: src + "/", Nth: 40, Then: func() {
 		if err := fs.Kill(); err != nil {
 			t.Errorf("killing the driver: %v", err)
 		}
 	}})
 	var ev events
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2, OnEvent: ev.record})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2, OnEvent: ev.record}, faults))
 	var gone *copyengine.DriveGoneError
 	if !errors.As(err, &gone) {
 		t.Fatalf("run: %v, want the source gone (failed %d: %v)", err, sum.Failed, sum.Failures)
@@ -56,12 +57,13 @@ func TestSourceDriverKilled(t *testing.T) {
 // every source file stops it after a streak; a single EIO fails its file
 // alone.
 func TestDriveGoneFaults(t *testing.T) {
+	t.Parallel()
 	t.Run("ENOTCONN", func(t *testing.T) {
 		src := filepath.Join(scratchDir(t), "src")
 		manyFiles(t, src, 100, 1000)
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpCreate, PathHas: dst + "/", Err: syscall.ENOTCONN})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpCreate, PathHas: dst + "/", Err: syscall.ENOTCONN})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 		var gone *copyengine.DriveGoneError
 		if !errors.As(err, &gone) || gone.Side != "destination" {
 			t.Fatalf("run: %v, want the destination gone (failed %d)", err, sum.Failed)
@@ -74,8 +76,8 @@ func TestDriveGoneFaults(t *testing.T) {
 		src := filepath.Join(scratchDir(t), "src")
 		manyFiles(t, src, 100, 1000)
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathHas: src + "/", Err: syscall.EIO})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Retries: -1, Jobs: 1})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathHas: src + "/", Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Retries: -1, Jobs: 1}, faults))
 		var gone *copyengine.DriveGoneError
 		if !errors.As(err, &gone) || gone.Side != "source" || !strings.Contains(err.Error(), "in a row") {
 			t.Fatalf("run: %v, want the source gone after a streak (failed %d)", err, sum.Failed)
@@ -95,8 +97,8 @@ func TestDriveGoneFaults(t *testing.T) {
 			}
 		}
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpCreate, PathHas: dst + "/.p", Err: syscall.EIO})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpCreate, PathHas: dst + "/.p", Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1}, faults))
 		if err != copyengine.ErrSomeFailed || sum.Failed != 40 || sum.Copied != 10 {
 			t.Fatalf("run: %v, failed %d, copied %d; want the 40 FIFOs failed and the files copied", err, sum.Failed, sum.Copied)
 		}
@@ -104,8 +106,8 @@ func TestDriveGoneFaults(t *testing.T) {
 	t.Run("one EIO", func(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
-		setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Err: syscall.EIO})
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Retries: -1})
+		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Err: syscall.EIO})
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Retries: -1}, faults))
 		if err != copyengine.ErrSomeFailed {
 			t.Fatalf("run: %v, want the victim alone failed", err)
 		}

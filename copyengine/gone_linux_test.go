@@ -65,6 +65,7 @@ func placedFiles(ev *events) []string {
 // had placed: after a remount those files are there and whole, and the next
 // run completes the copy.
 func TestDestDriverKilled(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.ExfatFUSE, Size: 128 << 20})
 	src := scratchDir(t)
 	manyFiles(t, src, 400, 64<<10)
@@ -108,6 +109,7 @@ func TestDestDriverKilled(t *testing.T) {
 // fails, but the files are no longer under the destination's path. The run
 // says so (exit 1) instead of reporting success.
 func TestDestUnmountedLazily(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: needs root to mount a tmpfs")
 	}

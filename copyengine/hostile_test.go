@@ -98,6 +98,7 @@ func untouched(t *testing.T, root string, before map[string]string, nlinkMoves .
 // both absolute): nothing is written through them, each fails alone with a
 // message that says why, and the rest of the tree is copied.
 func TestHostileSymlinkedDir(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst, outside := filepath.Join(scr, "src"), filepath.Join(scr, "dst"), filepath.Join(scr, "outside")
 	for rel, data := range map[string][]byte{
@@ -172,6 +173,7 @@ func TestHostileSymlinkedDir(t *testing.T) {
 // Every one is replaced by a rename, never opened for writing; the files
 // outside keep their content, mode and times.
 func TestHostileLinkedFiles(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst, outside := filepath.Join(scr, "src"), filepath.Join(scr, "dst"), filepath.Join(scr, "outside")
 	names := []string{"symlinked", "hardlinked", "samestat", "fifo", "tmp-symlink", "tmp-hardlink"}
@@ -275,6 +277,7 @@ func statPath(t *testing.T, p string) os.FileInfo {
 // content, verified or not, and nothing is reported copied that is not in
 // place.
 func TestHostileTempNames(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("L", 245)
 	taken := fmt.Sprintf("a~%016x", xxh3.HashString("a\x00taken"))
 	cases := map[string][]string{
@@ -314,6 +317,7 @@ func TestHostileTempNames(t *testing.T) {
 // half-written. (A temporary seen shorter than its source is one whose
 // mode has not been set yet: the mode is set after the last write.)
 func TestTempCreatedPrivate(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	const size = 512 << 20

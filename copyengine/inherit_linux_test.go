@@ -62,6 +62,7 @@ func checkModes(t *testing.T, dst string, modes map[string]os.FileMode) {
 var plainModes = map[string]os.FileMode{"rw-r--r--": 0o644, "rwxr-xr-x": 0o755, "rw-rw-r--": 0o664, "rw-------": 0o600}
 
 func TestModesUnderDefaultACL(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	modeTree(t, src, plainModes)
@@ -104,6 +105,7 @@ func TestModesUnderUmask(t *testing.T) {
 }
 
 func TestGroupInSetgidDirectory(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: giving a directory a group the process is not in needs root")
 	}

@@ -41,6 +41,7 @@ func inode(t *testing.T, p string) uint64 {
 // clone, so --dedup=auto links); touch -d on the source of b.bin and a
 // cached rerun must leave a.bin's times alone.
 func TestTimesFixOnDedupLink(t *testing.T) {
+	t.Parallel()
 	for _, checksum := range []bool{false, true} {
 		name := "cache"
 		if checksum {
@@ -86,6 +87,7 @@ func TestTimesFixOnDedupLink(t *testing.T) {
 // times when the source's times move and a rerun brings the copy up to
 // date (with the cache, and with --checksum, which reads both sides).
 func TestTimesFixOnSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, checksum := range []bool{false, true} {
 		name := "cache"
 		if checksum {
@@ -132,6 +134,7 @@ func TestTimesFixOnSnapshot(t *testing.T) {
 // would then skip it for good). The write is made from the event of the
 // file fixed just before it, so it lands in exactly that window.
 func TestTimesFixConcurrentWrite(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst, db := filepath.Join(scr, "src"), filepath.Join(scr, "dst"), filepath.Join(scr, "hashes.db")
 	writeFile(t, filepath.Join(src, "a"), pattern(21, 8192))

@@ -21,6 +21,7 @@ import (
 // it is renamed onto b. b must never become that outside file unnoticed:
 // it fails, named, as not verified (exit 4).
 func TestLinkFollowerLeaderSwapped(t *testing.T) {
+	t.Parallel()
 	for _, at := range []fileio.Op{fileio.OpLink, fileio.OpRename} {
 		t.Run(string(at), func(t *testing.T) {
 			scr := scratchDir(t)
@@ -42,7 +43,7 @@ func TestLinkFollowerLeaderSwapped(t *testing.T) {
 				victim, path = filepath.Join(dst, ".b"+tempSuffix), filepath.Join(dst, "b")
 			}
 			swapped := 0
-			setFaults(t, &fileio.Fault{Op: at, PathIs: path, Then: func() {
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: at, PathIs: path, Then: func() {
 				if swapped > 0 {
 					return
 				}
@@ -52,8 +53,7 @@ func TestLinkFollowerLeaderSwapped(t *testing.T) {
 				}
 			}})
 			var ev events
-			_, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
-			fileio.ClearFaults()
+			_, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record}, faults))
 			if swapped == 0 {
 				t.Fatal("the swap never happened")
 			}

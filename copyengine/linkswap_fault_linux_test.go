@@ -71,6 +71,7 @@ func outsideLinked(t *testing.T, outside, evil string, mk func(string) error) (c
 // symlink's name must not end up holding it unseen: the entry must fail,
 // named.
 func TestSymlinkTempHardLinked(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (the symlink is given another owner, as only root can)")
 	}
@@ -99,14 +100,16 @@ func TestSymlinkTempHardLinked(t *testing.T) {
 				path = filepath.Join(dst, "l") // a rename names its target
 			}
 			swapped := 0
-			setFaults(t, &fileio.Fault{Op: at, PathIs: path, Then: func() {
+			swap := &fileio.Fault{Op: at, PathIs: path, Then: func() {
 				if swapped == 0 && exchange(tmp, evil) == nil {
 					swapped++
 				}
-			}})
+			}}
 			var ev events
-			_, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
-			fileio.ClearFaults()
+			_, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record}, fileio.NewFaultSet(swap)))
+			if swap.Calls() == 0 {
+				t.Fatalf("no %s of %s matched the fault: it did not reach the run", at, path)
+			}
 			if at == fileio.OpRename && swapped == 0 {
 				t.Fatal("the temporary was never exchanged")
 			}
@@ -133,6 +136,7 @@ func TestSymlinkTempHardLinked(t *testing.T) {
 // outside the destination. The outside FIFO must keep its owner, mode and
 // times, and the entry must fail, named.
 func TestFIFOTempHardLinked(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (the FIFO is given another owner, as only root can)")
 	}
@@ -156,14 +160,13 @@ func TestFIFOTempHardLinked(t *testing.T) {
 	untouched := outsideLinked(t, filepath.Join(scr, "outside", "fifo"), evil, func(p string) error { return unix.Mkfifo(p, 0o600) })
 	tmp := filepath.Join(dst, ".p"+tempSuffix)
 	swapped := 0
-	setFaults(t, &fileio.Fault{Op: fileio.OpOpen, PathIs: tmp, Then: func() {
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpOpen, PathIs: tmp, Then: func() {
 		if swapped == 0 && exchange(tmp, evil) == nil {
 			swapped++
 		}
 	}})
 	var ev events
-	_, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record})
-	fileio.ClearFaults()
+	_, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: ev.record}, faults))
 	if swapped == 0 {
 		t.Fatal("the temporary was never exchanged")
 	}

@@ -104,8 +104,9 @@ func closeAll(ds []*fileio.Dir) {
 // shared as soon as it is made, then dest itself, which it returns open
 // for lockDest. A run into a directory below dest that starts between a
 // directory's mkdir and its lock is the one window left. release drops
-// the shared locks; the caller closes the returned directory.
-func makeDest(dest string) (d *fileio.Dir, release func(), err error) {
+// the shared locks; the caller closes the returned directory. openRoot
+// opens the directories named by path (Options.openRoot).
+func makeDest(dest string, openRoot func(string) (*fileio.Dir, error)) (d *fileio.Dir, release func(), err error) {
 	abs, err := filepath.Abs(dest)
 	if err != nil {
 		return nil, nil, err
@@ -126,7 +127,7 @@ func makeDest(dest string) (d *fileio.Dir, release func(), err error) {
 		missing = append([]string{filepath.Base(base)}, missing...)
 		base = parent
 	}
-	cur, err := fileio.OpenDir(base)
+	cur, err := openRoot(base)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +165,7 @@ func makeDest(dest string) (d *fileio.Dir, release func(), err error) {
 		cur = next
 	}
 	// Nothing was missing: dest appeared since the plan was made.
-	d, err = fileio.OpenDir(abs)
+	d, err = openRoot(abs)
 	if err != nil {
 		release()
 		return nil, nil, err

@@ -30,6 +30,7 @@ func manifestRefused(t *testing.T, opt copyengine.Options, check string) {
 // another spelling (a bind mount of DEST, a case-folding filesystem, a
 // --names mapping) is refused like one spelled inside DEST.
 func TestManifestInsideDestByAnotherName(t *testing.T) {
+	t.Parallel()
 	t.Run("bind mount", func(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("a bind mount needs root")

@@ -20,6 +20,7 @@ import (
 // check of DEST against the manifest then passes because DEST is right, not
 // because the manifest took its digests from DEST.
 func TestManifestFromSource(t *testing.T) {
+	t.Parallel()
 	base := scratchDir(t)
 	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
 	files := map[string][]byte{

@@ -82,6 +82,7 @@ const swapRuns = 40
 // fixed in place, while their names are swapped with a symlink to a file
 // outside the destination.
 func TestSwappedModeFix(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (the file outside the destination is root's, as a run as root could change it)")
 	}
@@ -137,6 +138,7 @@ func TestSwappedModeFix(t *testing.T) {
 // predictable temporary names, which are swapped with a symlink to a file
 // outside the destination while the run sets their mode.
 func TestSwappedSpecialTemp(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (devices, and a file outside the destination that only root could change)")
 	}

@@ -66,6 +66,7 @@ const lookAlikeName = "sub/pre\uFF1Aquoted"
 // to ext4 with --names=decode byte-identical, and no-change reruns in both
 // directions copy nothing.
 func TestWindowsNames(t *testing.T) {
+	t.Parallel()
 	for _, wfs := range windowsFilesystems {
 		t.Run(wfs.name, func(t *testing.T) {
 			mnt := loopfs.MountFUSE(t, wfs.cfg)

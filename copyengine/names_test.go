@@ -14,6 +14,7 @@ import (
 // TestEncodeName checks the look-alike table of docs/design.md entry by
 // entry, and that each encoded name decodes back.
 func TestEncodeName(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, enc string }{
 		{"plain.txt", "plain.txt"},
 		{`we:ird?.txt`, "we\uFF1Aird\uFF1F.txt"},
@@ -55,6 +56,7 @@ func TestEncodeName(t *testing.T) {
 // TestWindowsRule checks each rule of Windows' names on a name that breaks
 // only it, and names that break none.
 func TestWindowsRule(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, rule string }{
 		{"we:ird.txt", `name contains ':'`},
 		{"a|b", `name contains '|'`},
@@ -81,6 +83,7 @@ func TestWindowsRule(t *testing.T) {
 
 // TestNamesModeSet checks that the mode parses itself, as a flag's value.
 func TestNamesModeSet(t *testing.T) {
+	t.Parallel()
 	var m copyengine.NamesMode
 	if m.String() != "strict" {
 		t.Errorf("zero NamesMode is %q, want strict", m.String())
@@ -121,6 +124,7 @@ func FuzzNameEncoding(f *testing.F) {
 // TestNamesModeRefused checks that Run, not only the flag, refuses a mode
 // it does not know, before writing anything.
 func TestNamesModeRefused(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	dst := filepath.Join(t.TempDir(), "dst")
 	_, err := copyengine.Run(context.Background(), copyengine.Options{Sources: []string{src}, Dest: dst, Names: "windows"})
@@ -137,6 +141,7 @@ func TestNamesModeRefused(t *testing.T) {
 // on one destination name fails the second on its own, the name already
 // right winning, and that an excluded name takes no part.
 func TestDecodeCollision(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join(scratchDir(t), "src")
 	writeFile(t, filepath.Join(src, "a:b"), []byte("ascii"))
 	writeFile(t, filepath.Join(src, "a\uFF1Ab"), []byte("fullwidth"))

@@ -21,6 +21,7 @@ import (
 // verify, no temporary is left, no file is started after it, and the error
 // names the destination, what was copied and what is free.
 func TestDestFullStopsEarly(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Tmpfs(t, 38<<20)
 	src := filepath.Join(scratchDir(t), "src")
 	const files = 12
@@ -33,7 +34,7 @@ func TestDestFullStopsEarly(t *testing.T) {
 	for i := 0; i < files; i++ {
 		created = append(created, &fileio.Fault{Op: fileio.OpCreate, PathHas: fmt.Sprintf("/.f%02d", i)})
 	}
-	setFaults(t, created...)
+	faults := fileio.NewFaultSet(created...)
 	started := func() (n int64) {
 		for _, f := range created {
 			if f.Calls() > 0 {
@@ -43,7 +44,7 @@ func TestDestFullStopsEarly(t *testing.T) {
 		return n
 	}
 
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1}, faults))
 	t.Logf("copied %d, failed %d, %d files started; error: %v", sum.Copied, sum.Failed, started(), err)
 	var full *copyengine.DestFullError
 	if !errors.As(err, &full) {

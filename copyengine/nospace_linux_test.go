@@ -18,6 +18,7 @@ import (
 // nothing is left half-written under a final name or as a temporary, and
 // once space is freed a rerun finishes the copy.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"ext4", "tmpfs"} {
 		t.Run(kind, func(t *testing.T) {
 			var fs *loopfs.FS

@@ -138,6 +138,10 @@ type Options struct {
 	FilesFrom []string
 
 	rules *filter.Rules // Filter, Excludes and FilesFrom compiled by Check
+
+	// hooks are set by tests only (hooks.go): the zero value is every
+	// other run's.
+	hooks hooks
 }
 
 // Action is what the engine did with one entry.

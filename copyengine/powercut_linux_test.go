@@ -36,6 +36,7 @@ func needCut(t *testing.T) {
 // (shut down without writing its log) and is mounted again: every file the
 // run reported must be there, whole.
 func TestPowerCutMountInsideDest(t *testing.T) {
+	t.Parallel()
 	needCut(t)
 	outer := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 64 << 20})
 	dst := outer.Path("dst")
@@ -158,6 +159,7 @@ func cutTree(t *testing.T, src string, seed int64) map[string][]string {
 // once complete, the hash cache vouches for nothing the files do not
 // hold, and a rerun completes the copy.
 func TestPowerCut(t *testing.T) {
+	t.Parallel()
 	needCut(t)
 	if testing.Short() {
 		t.Skip("skipping: power cuts take a while (-short)")

@@ -33,6 +33,7 @@ import (
 // but that device would be served from host memory). The little that ext4
 // metadata adds is far below the margin.
 func TestVerifyDeviceReadsFromStorage(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 512 << 20, DirectIO: true})
 	if !fs.DirectIO() {
 		t.Logf("%s fell back to buffered I/O: its reads come from the image file's page cache, but are still counted as device reads", fs.Dev)

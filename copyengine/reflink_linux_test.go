@@ -27,6 +27,7 @@ var reflinkFilesystems = []loopfs.Config{
 // its source alone. With --reflink never no block is shared, whatever the
 // --verify mode. From another filesystem auto copies and always refuses.
 func TestReflink(t *testing.T) {
+	t.Parallel()
 	for _, c := range reflinkFilesystems {
 		t.Run(c.Type, func(t *testing.T) {
 			fs := loopfs.Mount(t, c)
@@ -184,6 +185,7 @@ func TestReflink(t *testing.T) {
 // TestReflinkAlwaysUnsupported: on ext4, which cannot clone, --reflink
 // always fails each file with an error that says why, and writes nothing.
 func TestReflinkAlwaysUnsupported(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 64 << 20})
 	src := fs.Path("src")
 	writeFile(t, filepath.Join(src, "a"), pattern(4, 70000))

@@ -17,6 +17,7 @@ import (
 // directory, and a kernel filesystem, which keeps them, whether a
 // directory rename keeps a file; the probe leaves nothing behind.
 func TestProbeDirRename(t *testing.T) {
+	t.Parallel()
 	fat := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.FuseFAT, Size: 64 << 20})
 	for _, c := range []struct {
 		dir   string
@@ -47,6 +48,7 @@ func TestProbeDirRename(t *testing.T) {
 // temporary names instead; after an unmount and a mount every file placed
 // is there.
 func TestFusefatNewDirsKeptAfterRemount(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.FuseFAT, Size: 64 << 20})
 	src := scratchDir(t)
 	genTree(t, src, 60, 15)

@@ -32,10 +32,10 @@ import (
 // (or its removal: it is a hidden file named ".NAME.fastcopy-tmp").
 // NoResume (--no-resume) neither keeps nor takes up temporaries.
 
-// resumeMin is the size from which a file's temporary is kept when its copy
-// is interrupted (tests lower it). A smaller file is copied again whole: it
+// defaultResumeMin is the size from which a file's temporary is kept when
+// its copy is interrupted (tests lower it: hooks). A smaller file is copied again whole: it
 // costs little, and a directory of such files can be staged (stage.go).
-var resumeMin = int64(64 << 20)
+const defaultResumeMin = int64(64 << 20)
 
 // resumable reports whether the copy of a file like st keeps its temporary
 // when interrupted and takes up one left by an earlier run: a large file,
@@ -44,7 +44,7 @@ var resumeMin = int64(64 << 20)
 // after all is cloned whole over what the temporary held.
 func (cp *copier) resumable(st *fileio.Stat) bool {
 	e := cp.e
-	return !e.opt.NoResume && st.IsRegular() && st.Size >= resumeMin && !st.Sparse()
+	return !e.opt.NoResume && st.IsRegular() && st.Size >= e.opt.hooks.resumeMinSize() && !st.Sparse()
 }
 
 // keepsTemp reports whether a temporary of en that did not finish is kept

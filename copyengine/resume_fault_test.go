@@ -29,6 +29,11 @@ const (
 	resumeMinIn = 8 << 20
 )
 
+// resumeOpts is opt with the resume minimum lowered to resumeMinIn.
+func resumeOpts(opt copyengine.Options) copyengine.Options {
+	return copyengine.WithResumeMin(opt, resumeMinIn)
+}
+
 // interruptedCopy copies src (holding sub/big, resumeSize bytes) to dst and
 // cancels the run at the cutAt'th read of sub/big, then returns the
 // temporary left in dst and the source's content.
@@ -40,9 +45,8 @@ func interruptedCopy(t *testing.T, src, dst string, cutAt int) (tmp string, data
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cut := &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: cutAt, Then: cancel}
-	fileio.SetFaults(cut)
-	_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst})
-	fileio.ClearFaults()
+	faults := fileio.NewFaultSet(cut)
+	_, err := copyengine.Run(ctx, copyengine.WithFaults(resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst}), faults))
 	if !errors.Is(err, context.Canceled) || cut.Calls() < cutAt {
 		t.Fatalf("first run: %v after %d reads of the large file; want it cancelled at read %d", err, cut.Calls(), cutAt)
 	}
@@ -57,14 +61,15 @@ func interruptedCopy(t *testing.T, src, dst string, cutAt int) (tmp string, data
 	return tmp, data
 }
 
-// resumeRun reruns the copy and returns its summary, the bytes it wrote
-// and where the large file was resumed (-1: it was not).
-func resumeRun(t *testing.T, src, dst string) (sum copyengine.Summary, written, at int64) {
+// resumeRun reruns the copy (with faults, nil for none) and returns its
+// summary, the bytes it wrote and where the large file was resumed (-1: it
+// was not).
+func resumeRun(t *testing.T, src, dst string, faults *fileio.FaultSet) (sum copyengine.Summary, written, at int64) {
 	t.Helper()
 	settleSources() // the sources were written just now
 	var ev events
 	stats := &copyengine.Stats{}
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record})
+	sum, err := runEngine(t, copyengine.WithFaults(resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record}), faults))
 	if err != nil || sum.Failed != 0 {
 		t.Fatalf("rerun: %v, failures %v", err, sum.Failures)
 	}
@@ -95,12 +100,12 @@ func sameContent(t *testing.T, path string, want []byte) {
 // TestResumeAfterCancel: the rerun writes only what the first run did not,
 // says where it resumed, and the file is complete.
 func TestResumeAfterCancel(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
 	st, _ := os.Stat(tmp)
-	sum, written, at := resumeRun(t, src, dst)
+	sum, written, at := resumeRun(t, src, dst, nil)
 	if at <= 0 || at > st.Size() {
 		t.Fatalf("resumed at %d; want within the %d bytes the first run left", at, st.Size())
 	}
@@ -120,7 +125,7 @@ func TestResumeAfterCancel(t *testing.T) {
 // TestResumeCorruptPrefix: a byte flipped inside the kept prefix moves the
 // resume point to before it; the file is still copied right.
 func TestResumeCorruptPrefix(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 24)
@@ -135,7 +140,7 @@ func TestResumeCorruptPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	_, written, at := resumeRun(t, src, dst)
+	_, written, at := resumeRun(t, src, dst, nil)
 	// The source is compared in the pieces it is read in (1 MiB): the
 	// resume point is the start of the piece with the flipped byte.
 	if at > flip || at <= flip-1<<20 {
@@ -153,9 +158,9 @@ func TestResumeCorruptPrefix(t *testing.T) {
 // up, though what it leads to holds the very bytes of the source: the name
 // is replaced by a fresh temporary and the file copied whole.
 func TestResumeNotThrough(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"symlink", "hardlink"} {
 		t.Run(kind, func(t *testing.T) {
-			defer copyengine.SetResumeMin(resumeMinIn)()
 			scr := scratchDir(t)
 			src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 			tmp, data := interruptedCopy(t, src, dst, 16)
@@ -171,7 +176,7 @@ func TestResumeNotThrough(t *testing.T) {
 			if err := link(outside, tmp); err != nil {
 				t.Fatal(err)
 			}
-			_, written, at := resumeRun(t, src, dst)
+			_, written, at := resumeRun(t, src, dst, nil)
 			if at >= 0 {
 				t.Errorf("resumed at %d through a %s", at, kind)
 			}
@@ -188,17 +193,17 @@ func TestResumeNotThrough(t *testing.T) {
 // TestResumeNotOthers: a temporary owned by another user is not taken up
 // (that user could still be writing it).
 func TestResumeNotOthers(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: giving a file to another user needs root")
 	}
-	defer copyengine.SetResumeMin(resumeMinIn)()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
 	if err := os.Chown(tmp, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	_, written, at := resumeRun(t, src, dst)
+	_, written, at := resumeRun(t, src, dst, nil)
 	if at >= 0 || written != resumeSize+1000 {
 		t.Errorf("resumed at %d, wrote %d bytes: a temporary of another owner was taken up", at, written)
 	}
@@ -209,16 +214,16 @@ func TestResumeNotOthers(t *testing.T) {
 // TestResumeLeftoverOfUnchanged: a kept temporary of a file that needs no
 // copy after all is removed like any leftover.
 func TestResumeLeftoverOfUnchanged(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(79, resumeSize)
 	writeFile(t, filepath.Join(src, "big"), data)
-	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil {
+	if _, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst})); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst}))
 	if err != nil || sum.Skipped != 1 || sum.TempsRemoved != 1 {
 		t.Fatalf("rerun: %v, %d skipped, %d temporaries removed; want 1 and 1", err, sum.Skipped, sum.TempsRemoved)
 	}
@@ -228,13 +233,13 @@ func TestResumeLeftoverOfUnchanged(t *testing.T) {
 // TestNoResume: --no-resume neither keeps the temporary of a cancelled
 // copy nor takes one up.
 func TestNoResume(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
 	var ev events
 	stats := &copyengine.Stats{}
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, NoResume: true, Stats: stats, OnEvent: ev.record})
+	sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, NoResume: true, Stats: stats, OnEvent: ev.record}))
 	if err != nil || sum.Resumed != 0 || stats.BytesWritten.Load() != resumeSize+1000 || sum.TempsRemoved != 1 {
 		t.Fatalf("--no-resume rerun: %v, %d resumed, %d bytes written, %d temporaries removed; want 0, the whole file, 1", err, sum.Resumed, stats.BytesWritten.Load(), sum.TempsRemoved)
 	}
@@ -244,9 +249,8 @@ func TestNoResume(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: 16, Then: cancel})
-	_, err = copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst, NoResume: true})
-	fileio.ClearFaults()
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: 16, Then: cancel})
+	_, err = copyengine.Run(ctx, copyengine.WithFaults(resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, NoResume: true}), faults))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled --no-resume run: %v", err)
 	}
@@ -260,9 +264,9 @@ func TestNoResume(t *testing.T) {
 // symlink in the temporary's place is neither followed nor removed there:
 // it is not a leftover of fastcopy's, so the file fails.
 func TestResumeFileRoot(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"resume", "symlink"} {
 		t.Run(kind, func(t *testing.T) {
-			defer copyengine.SetResumeMin(resumeMinIn)()
 			scr := scratchDir(t)
 			data := pattern(80, resumeSize)
 			src, dst := filepath.Join(scr, "big"), filepath.Join(scr, "dst")
@@ -272,9 +276,8 @@ func TestResumeFileRoot(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: src, Nth: 16, Then: cancel})
-			_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst})
-			fileio.ClearFaults()
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: src, Nth: 16, Then: cancel})
+			_, err := copyengine.Run(ctx, copyengine.WithFaults(resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst}), faults))
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("first run: %v; want it cancelled", err)
 			}
@@ -295,7 +298,7 @@ func TestResumeFileRoot(t *testing.T) {
 			settleSources() // the source was written just now
 			var ev events
 			stats := &copyengine.Stats{}
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record})
+			sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats, OnEvent: ev.record}))
 			if kind == "symlink" {
 				// A symlink under the temporary's name is no leftover of
 				// fastcopy's: the file fails by name and the symlink, and
@@ -329,7 +332,7 @@ func TestResumeFileRoot(t *testing.T) {
 // file has its final mode, setuid here: while the rerun has it open for
 // writing it is private again (0600), as a new temporary is.
 func TestResumeWritten(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(81, resumeSize)
@@ -339,9 +342,8 @@ func TestResumeWritten(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fileio.SetFaults(&fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: cancel})
-	_, err := copyengine.Run(ctx, copyengine.Options{Sources: []string{src}, Dest: dst})
-	fileio.ClearFaults()
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: cancel})
+	_, err := copyengine.Run(ctx, copyengine.WithFaults(resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst}), faults))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: %v; want it cancelled", err)
 	}
@@ -350,14 +352,13 @@ func TestResumeWritten(t *testing.T) {
 	}
 	tmp := filepath.Join(dst, ".big"+tempSuffix)
 	var during os.FileMode
-	fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "big"), Nth: 20, Then: func() {
+	faults = fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "big"), Nth: 20, Then: func() {
 		if st, err := os.Lstat(tmp); err == nil {
 			during = st.Mode()
 		}
 	}})
 	stats := &copyengine.Stats{}
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats})
-	fileio.ClearFaults()
+	sum, err := runEngine(t, copyengine.WithFaults(resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, Stats: stats}), faults))
 	if err != nil || sum.Resumed != 1 || sum.BytesResumed != resumeSize || stats.BytesWritten.Load() != 0 || sum.Verified != 1 {
 		t.Fatalf("rerun: %v, %d resumed at %d, %d bytes written, %d verified; want the whole file resumed, nothing written, 1 verified", err, sum.Resumed, sum.BytesResumed, stats.BytesWritten.Load(), sum.Verified)
 	}
@@ -377,7 +378,7 @@ func TestResumeWritten(t *testing.T) {
 // compared equal: the read-back of the whole file finds the change, and
 // the file is copied again.
 func TestResumeTamperedAfterCompare(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
@@ -394,9 +395,8 @@ func TestResumeTamperedAfterCompare(t *testing.T) {
 	}
 	// The third read of the source is of its third MiB: the first two
 	// have been compared with the temporary, equal.
-	fileio.SetFaults(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: 3, Then: tamper})
-	sum, written, at := resumeRun(t, src, dst)
-	fileio.ClearFaults()
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "sub", "big"), Nth: 3, Then: tamper})
+	sum, written, at := resumeRun(t, src, dst, faults)
 	if at <= 1<<20 {
 		t.Fatalf("resumed at %d; the test means to change a byte the rerun compared", at)
 	}
@@ -417,6 +417,7 @@ func TestResumeTamperedAfterCompare(t *testing.T) {
 // reading its source, its fresh temporary made; the copy then waits (a
 // second at most) for something to remove that temporary.
 func TestLeftoverOfSmallFileRewritten(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(82, 5000)
@@ -425,27 +426,29 @@ func TestLeftoverOfSmallFileRewritten(t *testing.T) {
 	tmp := filepath.Join(dst, ".small"+tempSuffix)
 	writeFile(t, tmp, data[:3000])
 	reading := make(chan struct{})
-	fileio.SetFaults(
-		&fileio.Fault{Op: fileio.OpRemove, PathIs: tmp, Nth: 1, Then: func() {
-			select {
-			case <-reading:
-			case <-time.After(time.Second):
+	removed := &fileio.Fault{Op: fileio.OpRemove, PathIs: tmp, Nth: 1, Then: func() {
+		select {
+		case <-reading:
+		case <-time.After(time.Second):
+		}
+	}}
+	read := &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "small"), Nth: 1, Then: func() {
+		close(reading)
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+			if _, err := os.Lstat(tmp); err != nil {
+				return
 			}
-		}},
-		&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "small"), Nth: 1, Then: func() {
-			close(reading)
-			for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
-				if _, err := os.Lstat(tmp); err != nil {
-					return
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}})
+			time.Sleep(time.Millisecond)
+		}
+	}}
+	faults := fileio.NewFaultSet(removed, read)
 	// No dedup: it would read the source before the temporary is made.
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Off})
-	fileio.ClearFaults()
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Dedup: dedup.Off}, faults))
 	if err != nil || sum.Failed != 0 || sum.Copied != 1 {
 		t.Fatalf("run: %v, %d copied, failures %v; want 1 copied, no failure", err, sum.Copied, sum.Failures)
+	}
+	if removed.Calls() == 0 || read.Calls() == 0 {
+		t.Fatalf("the leftover removed %d times, the source read %d times, as the faults saw it: they did not reach the run", removed.Calls(), read.Calls())
 	}
 	// Read once and read back once: a temporary removed under the copy
 	// fails its read-back and is copied again.
@@ -460,7 +463,7 @@ func TestLeftoverOfSmallFileRewritten(t *testing.T) {
 // its digest (--checksum; same size, another mtime) rather than by its
 // stat.
 func TestResumeLeftoverOfEqual(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(84, resumeSize)
@@ -472,7 +475,7 @@ func TestResumeLeftoverOfEqual(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
 	settleSources()
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true})
+	sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true}))
 	if err != nil || sum.Copied != 0 || sum.TempsRemoved != 1 {
 		t.Fatalf("run: %v, %d copied, %d temporaries removed; want 0 and 1", err, sum.Copied, sum.TempsRemoved)
 	}
@@ -483,14 +486,14 @@ func TestResumeLeftoverOfEqual(t *testing.T) {
 // ACL is one) is not taken up: the copy only adds the source's attributes,
 // so the finished file would keep one the source does not have.
 func TestResumeNotWithXattrs(t *testing.T) {
-	defer copyengine.SetResumeMin(resumeMinIn)()
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
 	if err := syscall.Setxattr(tmp, "user.stale", []byte("1"), 0); err != nil {
 		t.Skipf("skipping: the scratch filesystem takes no user xattr: %v", err)
 	}
-	_, written, at := resumeRun(t, src, dst)
+	_, written, at := resumeRun(t, src, dst, nil)
 	if at >= 0 || written != resumeSize+1000 {
 		t.Errorf("resumed at %d, wrote %d bytes: a temporary carrying user.stale was taken up", at, written)
 	}

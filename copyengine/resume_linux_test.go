@@ -14,6 +14,7 @@ import (
 // (chattr +i or +a) fails its file with a message naming the temporary and
 // saying how to remove it, not a bare "create: file exists".
 func TestImmutableLeftoverNamed(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: chattr +i needs root")
 	}

@@ -15,11 +15,12 @@ import (
 // TestRetryReadFailsOnce: a source read that fails once with EIO (a flaky
 // USB link) and then works costs one retry, reported, and the run succeeds.
 func TestRetryReadFailsOnce(t *testing.T) {
+	t.Parallel()
 	src, _ := faultTree(t)
 	dst := filepath.Join(scratchDir(t), "dst")
-	setFaults(t, &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Nth: 1, Err: syscall.EIO})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Nth: 1, Err: syscall.EIO})
 	var ev events
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, OnEvent: ev.record})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, OnEvent: ev.record}, faults))
 	if err != nil {
 		t.Fatalf("run: %v (%v)", err, sum.Failures)
 	}
@@ -44,6 +45,7 @@ func TestRetryReadFailsOnce(t *testing.T) {
 // TestRetryReadAlwaysFails: a source that never reads is tried 1+N times
 // (N = --retries) and then fails alone.
 func TestRetryReadAlwaysFails(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		retries int // Options.Retries
 		tries   int
@@ -51,9 +53,8 @@ func TestRetryReadAlwaysFails(t *testing.T) {
 		src, _ := faultTree(t)
 		dst := filepath.Join(scratchDir(t), "dst")
 		f := &fileio.Fault{Op: fileio.OpRead, PathIs: filepath.Join(src, "victim"), Err: syscall.EIO}
-		setFaults(t, f)
-		sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Retries: c.retries})
-		fileio.ClearFaults()
+		faults := fileio.NewFaultSet(f)
+		sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Retries: c.retries}, faults))
 		if err != copyengine.ErrSomeFailed {
 			t.Fatalf("retries %d: run: %v, want some failed", c.retries, err)
 		}

@@ -24,6 +24,7 @@ import (
 // trusts a read (the rewrite then moves the ctime, and the file is read
 // again), or fails the file as changed.
 func TestFaultWholeSecondSourceRewrittenDuringRead(t *testing.T) {
+	t.Parallel()
 	vol := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 48 << 20, Mkfs: []string{"-I", "128"}})
 	src := vol.Path("src")
 	big := filepath.Join(src, "big")
@@ -43,7 +44,7 @@ func TestFaultWholeSecondSourceRewrittenDuringRead(t *testing.T) {
 		}
 	}
 	torn := &fileio.Fault{Op: fileio.OpRead, PathIs: big, Nth: 2, Then: func() { rewrite('B') }}
-	setFaults(t, torn)
+	faults := fileio.NewFaultSet(torn)
 
 	startOfSecond()
 	writeFile(t, big, make([]byte, size))
@@ -52,7 +53,7 @@ func TestFaultWholeSecondSourceRewrittenDuringRead(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	dst := filepath.Join(scratchDir(t), "dst")
 	var ev events
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Jobs: 1, OnEvent: ev.record})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Jobs: 1, OnEvent: ev.record}, faults))
 	if torn.Calls() < 2 {
 		t.Fatalf("the source was read %d times: the rewrite never happened", torn.Calls())
 	}

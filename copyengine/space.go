@@ -39,12 +39,12 @@ func (e *engine) checkSpace(p *plan) error {
 		maxFile = maxFileSize(t)
 	}
 	sz := &sizer{e: e, unit: sp.Block, maxFile: maxFile, inodes: map[devIno]bool{}, dirs: map[devIno]bool{}, sizes: map[int64]bool{}}
-	dst, _ := fileio.OpenDir(p.dstRoot) // nil when it does not exist yet
+	dst, _ := e.opt.openRoot(p.dstRoot) // nil when it does not exist yet
 	if dst != nil {
 		defer dst.Close()
 	}
 	for _, r := range p.roots {
-		sd, err := fileio.OpenDir(r.srcDir)
+		sd, err := e.opt.openRoot(r.srcDir)
 		if err != nil {
 			return nil // the walk reports it
 		}

@@ -16,6 +16,7 @@ import (
 // or existing, is left as it was. Without the largest file the copy fits
 // and is not refused; with it again, --no-space-check tries anyway.
 func TestSpaceCheckedFirst(t *testing.T) {
+	t.Parallel()
 	fs := loopfs.Tmpfs(t, 8<<20)
 	src := filepath.Join(scratchDir(t), "src")
 	writeFile(t, filepath.Join(src, "a"), pattern(41, 5<<20))

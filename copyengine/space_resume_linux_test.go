@@ -16,8 +16,8 @@ import (
 // space; it resumes and the file is complete. Under --no-resume the
 // temporary is not taken up, so the same run is refused.
 func TestSpaceCheckCountsKeptTemporary(t *testing.T) {
+	t.Parallel()
 	const size, kept = 40 << 20, 30 << 20
-	defer copyengine.SetResumeMin(8 << 20)()
 	fs := loopfs.Tmpfs(t, 56<<20)
 	src, dst := filepath.Join(scratchDir(t), "src"), filepath.Join(fs.Dir, "dst")
 	data := pattern(91, size)
@@ -27,7 +27,7 @@ func TestSpaceCheckCountsKeptTemporary(t *testing.T) {
 	noErr(t, os.Chmod(tmp, 0o600))
 	settleSources()
 
-	opt := copyengine.Options{Sources: []string{src + "/"}, Dest: dst, NoResume: true}
+	opt := copyengine.WithResumeMin(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, NoResume: true}, 8<<20)
 	if _, err := runEngine(t, opt); err == nil {
 		t.Fatal("--no-resume: the run was not refused, though the kept temporary and the whole file do not fit")
 	}

@@ -22,6 +22,7 @@ import (
 // the map, a source that hid its data gave a zero-filled copy that
 // verified, exit 0; a copy that hid its data failed its read-back.
 func TestFaultHoleMapLies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		fs         func(t *testing.T) (src, dst string)
@@ -66,10 +67,9 @@ func scratchPair(t *testing.T) (src, dst string) {
 // file of the copy equals its source and that the run succeeded.
 func checkLyingMap(t *testing.T, src, dst string, lie *fileio.Fault) {
 	t.Helper()
-	setFaults(t, lie)
+	faults := fileio.NewFaultSet(lie)
 	// --reflink never: a clone would carry the data whatever the map says.
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
-	fileio.ClearFaults()
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever}, faults))
 	if err != nil {
 		t.Errorf("Run: %v (failures %v)", err, sum.Failures)
 	}

@@ -23,6 +23,7 @@ type island struct {
 // islands of data: the copies stay sparse, verify, and hash to the digest
 // of their whole logical content, holes read as zeros.
 func TestSparse(t *testing.T) {
+	t.Parallel()
 	const gib = 1 << 30
 	cases := []struct {
 		name    string
@@ -115,6 +116,7 @@ func TestSparse(t *testing.T) {
 // TestEmptyAndProcFiles: a 0-byte file copies as one, and a file that
 // reports size 0 yet has content (procfs) is copied with its content.
 func TestEmptyAndProcFiles(t *testing.T) {
+	t.Parallel()
 	dir := scratchDir(t)
 	writeFile(t, filepath.Join(dir, "src", "empty"), nil)
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{filepath.Join(dir, "src")}, Dest: filepath.Join(dir, "dst")})

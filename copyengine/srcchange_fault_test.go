@@ -21,6 +21,7 @@ import (
 // regular file in DEST made of whatever the new object reads as (a device
 // like /dev/null reads as empty; one like /dev/zero never ends).
 func TestFaultSourceChangesType(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		make func(path string) error
@@ -52,10 +53,10 @@ func TestFaultSourceChangesType(t *testing.T) {
 					t.Error(err)
 				}
 			}}
-			setFaults(t, swapped)
+			faults := fileio.NewFaultSet(swapped)
 			dst := filepath.Join(scratchDir(t), "dst")
 			var ev events
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, OnEvent: ev.record})
+			sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, OnEvent: ev.record}, faults))
 			if swapped.Calls() == 0 {
 				t.Fatal("the source was never read: the test does not test anything")
 			}

@@ -16,6 +16,7 @@ import (
 // copy equals one whole state of the source, and was verified) or fails
 // with ErrSourceChanged; a torn copy is never reported as copied.
 func TestSourceChangedDuringCopy(t *testing.T) {
+	t.Parallel()
 	// The writer rewrites the whole file in place, 1 MiB at a time, with one
 	// byte value per pass. A copy read during a pass would mix two values;
 	// only the size/mtime/ctime check around the read can catch that, as

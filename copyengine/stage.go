@@ -25,7 +25,8 @@ import (
 // A subdirectory is staged on its own, inside its parent, so a directory
 // is held back only for its own files. Only a directory whose files are
 // few and small enough to be lost and copied again cheaply is kept staged
-// (stageMaxFiles, stageMaxBytes, and no file of resumeMin bytes or more,
+// (defaultStageMaxFiles, defaultStageMaxBytes, and no file of
+// defaultResumeMin bytes or more,
 // whose temporary an interrupted run keeps for the next to take up: see
 // resumer): a run killed or a machine that loses
 // power leaves a staged directory behind, and the next run removes it with
@@ -51,11 +52,11 @@ import (
 // directory and says how many files in it are not in place; nothing in it
 // is counted as copied or verified, or recorded in the hash cache.
 
-// stageMaxFiles and stageMaxBytes bound a directory kept staged while its
-// files are written (tests lower them).
-var (
-	stageMaxFiles = 10000
-	stageMaxBytes = int64(64 << 20)
+// defaultStageMaxFiles and defaultStageMaxBytes bound a directory kept
+// staged while its files are written (tests lower them: hooks).
+const (
+	defaultStageMaxFiles = 10000
+	defaultStageMaxBytes = int64(64 << 20)
 )
 
 // stage is a directory made under its temporary name.
@@ -352,18 +353,19 @@ func (sg *stager) publishAll() {
 
 // stageable reports whether a directory holding files (its non-directory
 // entries) is kept staged while they are written.
-func stageable(files []entry) bool {
+func (h *hooks) stageable(files []entry) bool {
 	n, bytes := 0, int64(0)
 	for i := range files {
 		if files[i].st.IsRegular() {
-			if files[i].st.Size >= resumeMin {
+			if files[i].st.Size >= h.resumeMinSize() {
 				return false // its temporary is kept for a rerun to take up (see resumer)
 			}
 			n++
 			bytes += files[i].st.Size
 		}
 	}
-	return n <= stageMaxFiles && bytes <= stageMaxBytes
+	maxFiles, maxBytes := h.stageLimits()
+	return n <= maxFiles && bytes <= maxBytes
 }
 
 // removeTree removes the directory name in d and everything below it,

@@ -39,6 +39,7 @@ func stagedSource(t *testing.T) (src, dst string) {
 // when the batch is flushed and when a file is read back). Its
 // subdirectory is staged inside it.
 func TestStagedDirHiddenUntilDone(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
 	var early []string
 	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
@@ -59,9 +60,9 @@ func TestStagedDirHiddenUntilDone(t *testing.T) {
 	subFileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: "sub/f"}
 	dirRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new")}
 	topRename := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "top.txt")}
-	setFaults(t, created, flushed, readBack, subCreated, subCreatedLate, fileRenames, subFileRenames, dirRename, topRename)
+	faults := fileio.NewFaultSet(created, flushed, readBack, subCreated, subCreatedLate, fileRenames, subFileRenames, dirRename, topRename)
 
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2}, faults))
 	if err != nil {
 		t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 	}
@@ -97,6 +98,7 @@ func TestStagedDirHiddenUntilDone(t *testing.T) {
 // cost is put in place as soon as it is listed, and its files take
 // temporary names as they always did.
 func TestStagedDirLimit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		files int
@@ -106,7 +108,6 @@ func TestStagedDirLimit(t *testing.T) {
 		{"bytes", 100, 10000}, // 5 files of 3 KB and more: over the limit
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			defer copyengine.SetStageLimits(c.files, c.bytes)()
 			src, dst := stagedSource(t)
 			var missing int
 			// The directory handle keeps the path it was opened by, the
@@ -119,8 +120,9 @@ func TestStagedDirLimit(t *testing.T) {
 				}
 			}}
 			fileRenames := &fileio.Fault{Op: fileio.OpRename, PathHas: "/f0"}
-			setFaults(t, created, fileRenames)
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
+			faults := fileio.NewFaultSet(created, fileRenames)
+			opt := copyengine.WithStageLimits(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2}, c.files, c.bytes)
+			sum, err := runEngine(t, copyengine.WithFaults(opt, faults))
 			if err != nil {
 				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 			}
@@ -140,7 +142,6 @@ func TestStagedDirLimit(t *testing.T) {
 // staged directory the faulty run left hidden and completes the copy.
 func rerunRemovesHidden(t *testing.T, src, dst string) {
 	t.Helper()
-	fileio.ClearFaults()
 	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil || sum.TempsRemoved != 1 {
 		t.Fatalf("rerun: %v, %d temporaries removed (want 1; failures %v)", err, sum.TempsRemoved, sum.Failures)
 	}
@@ -152,9 +153,10 @@ func rerunRemovesHidden(t *testing.T, src, dst string) {
 // is reported by name with what to do, is left hidden (no file shows under
 // a final path), and the next run removes it and copies the directory.
 func TestStagedDirBlocked(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
-	setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Err: syscall.ENOTEMPTY})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Err: syscall.ENOTEMPTY})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 	if !errors.Is(err, copyengine.ErrSomeFailed) {
 		t.Fatalf("Run: %v, want ErrSomeFailed", err)
 	}
@@ -179,6 +181,7 @@ func TestStagedDirBlocked(t *testing.T) {
 // fails in the worker (its write) or in the committer (it reads back
 // wrong twice).
 func TestStagedDirSpoiled(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name      string
 		fault     fileio.Fault // on new/f02
@@ -196,8 +199,8 @@ func TestStagedDirSpoiled(t *testing.T) {
 			bad := filepath.Join(dst, ".new.fastcopy-tmp", "f02")
 			f := c.fault
 			f.PathIs = bad
-			setFaults(t, &f, &fileio.Fault{Op: fileio.OpRemove, PathIs: bad, Nth: c.removeNth, Err: syscall.EROFS})
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+			faults := fileio.NewFaultSet(&f, &fileio.Fault{Op: fileio.OpRemove, PathIs: bad, Nth: c.removeNth, Err: syscall.EROFS})
+			sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 			if !errors.Is(err, c.err) {
 				t.Fatalf("Run: %v, want %v", err, c.err)
 			}
@@ -225,11 +228,12 @@ func TestStagedDirSpoiled(t *testing.T) {
 // name while it is written is neither replaced nor merged into: the staged
 // directory stays hidden and is reported, and a rerun fills the new one.
 func TestStagedDirNameTaken(t *testing.T) {
+	t.Parallel()
 	src, dst := stagedSource(t)
 	theirs := filepath.Join(dst, "new")
 	var made error = errors.New("never made")
-	setFaults(t, &fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: func() { made = os.Mkdir(theirs, 0o755) }})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})
+	faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpSyncfs, Nth: 1, Then: func() { made = os.Mkdir(theirs, 0o755) }})
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst}, faults))
 	if made != nil {
 		t.Fatalf("making new in the way: %v", made)
 	}
@@ -247,6 +251,7 @@ func TestStagedDirNameTaken(t *testing.T) {
 // sharing another file's data) and further hard-link names included, so
 // that a crash can never leave it published without them.
 func TestStagedDirWholeWhenPublished(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	data := pattern(7, 40000)
@@ -264,19 +269,23 @@ func TestStagedDirWholeWhenPublished(t *testing.T) {
 	}
 	staged := filepath.Join(dst, ".new"+tempSuffix)
 	var missing []string
-	setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Then: func() {
+	published := &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "new"), Then: func() {
 		for _, name := range []string{"a", "dup", "h1", "h2"} {
 			if _, err := os.Lstat(filepath.Join(staged, name)); err != nil {
 				missing = append(missing, name)
 			}
 		}
-	}})
-	sum, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst})
+	}}
+	faults := fileio.NewFaultSet(published)
+	sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst}, faults))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Deduped != 1 || sum.Linked != 1 {
 		t.Fatalf("%d deduplicated, %d hard links kept: want 1 and 1", sum.Deduped, sum.Linked)
+	}
+	if published.Calls() != 1 {
+		t.Errorf("new/ renamed onto its name %d times, as the fault saw it; want once", published.Calls())
 	}
 	if len(missing) > 0 {
 		t.Errorf("new/ was published without %v", missing)

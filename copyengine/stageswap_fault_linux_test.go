@@ -26,6 +26,7 @@ import (
 // recorded in the hash cache, the run fails as unverified (exit 4), and
 // what ends up under its name is either nothing or reported as failed.
 func TestStagedDirExchanged(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	for _, at := range []string{"mkdir", "create", "rename"} {
 		t.Run(at, func(t *testing.T) {
@@ -48,6 +49,7 @@ func TestStagedDirExchanged(t *testing.T) {
 			}
 			var ev events
 			onEvent := ev.record
+			var faults *fileio.FaultSet
 			switch at {
 			case "mkdir":
 				onEvent = func(e copyengine.Event) {
@@ -57,13 +59,12 @@ func TestStagedDirExchanged(t *testing.T) {
 					ev.record(e)
 				}
 			case "create":
-				setFaults(t, &fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(tmp, "f1"), Then: swap})
+				faults = fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpCreate, PathIs: filepath.Join(tmp, "f1"), Then: swap})
 			case "rename":
-				setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "sub"), Then: swap})
+				faults = fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "sub"), Then: swap})
 			}
 			db := filepath.Join(scr, "hashes.db")
-			sum, err := runCached(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: onEvent})
-			fileio.ClearFaults()
+			sum, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, OnEvent: onEvent}, faults))
 			if swapped == 0 {
 				t.Fatal("the temporary was never exchanged")
 			}

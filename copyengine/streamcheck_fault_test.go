@@ -29,12 +29,13 @@ func bigTree(t *testing.T) string {
 // bad data); corrupting one write must end with a correct copy after the
 // retry.
 func TestStreamCheckCorrupt(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
 		t.Run(string(mode)+"/every write", func(t *testing.T) {
 			src := bigTree(t)
 			dst := filepath.Join(scratchDir(t), "dst")
-			setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "big", Corrupt: true})
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: mode})
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpWrite, PathHas: "big", Corrupt: true})
+			sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Verify: mode}, faults))
 			if !errors.Is(err, copyengine.ErrMismatch) || sum.Mismatches != 1 {
 				t.Fatalf("Run returned %v with %d mismatches; want ErrMismatch for big", err, sum.Mismatches)
 			}
@@ -50,10 +51,13 @@ func TestStreamCheckCorrupt(t *testing.T) {
 			src := bigTree(t)
 			dst := filepath.Join(scratchDir(t), "dst")
 			// The 40th 1 MiB write: in the third window.
-			setFaults(t, &fileio.Fault{Op: fileio.OpWrite, PathHas: "big", Corrupt: true, Nth: 40})
-			sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: mode})
+			corrupt := &fileio.Fault{Op: fileio.OpWrite, PathHas: "big", Corrupt: true, Nth: 40}
+			sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Verify: mode}, fileio.NewFaultSet(corrupt)))
 			if err != nil {
 				t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
+			}
+			if corrupt.Calls() < 40 {
+				t.Fatalf("%d writes matched the fault, which corrupts the 40th: it never took effect", corrupt.Calls())
 			}
 			if sum.Verified != 3 || sum.VerifiedBytes != 64<<20+75000 {
 				t.Errorf("verified %d files, %d bytes; want all 3", sum.Verified, sum.VerifiedBytes)
@@ -69,6 +73,7 @@ func TestStreamCheckCorrupt(t *testing.T) {
 // early read-back not been wired into the copy, these faults would hit the
 // committer's read-back and fail the file.
 func TestStreamCheckFallsBack(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		fault *fileio.Fault
@@ -81,13 +86,16 @@ func TestStreamCheckFallsBack(t *testing.T) {
 				src := bigTree(t)
 				dst := filepath.Join(scratchDir(t), "dst")
 				f := *c.fault // each run counts its own calls
-				setFaults(t, &f)
-				sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: mode})
+				faults := fileio.NewFaultSet(&f)
+				sum, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Verify: mode}, faults))
 				if err != nil {
 					t.Fatalf("Run: %v (failures %v)", err, sum.Failures)
 				}
 				if sum.Verified != 3 {
 					t.Errorf("verified %d files, want 3", sum.Verified)
+				}
+				if f.Calls() < f.Nth {
+					t.Errorf("%d calls matched the fault, which applies to call %d: it never took effect", f.Calls(), f.Nth)
 				}
 				sameTree(t, src, dst)
 			})

@@ -16,6 +16,7 @@ import (
 // window is let go once it is written back and read back. Without the drop
 // every page would stay cached (direct reads do not evict them).
 func TestStreamCheckDropsBehind(t *testing.T) {
+	t.Parallel()
 	const size = 64 << 20
 	src := filepath.Join(scratchDir(t), "src")
 	writeFile(t, filepath.Join(src, "big"), pattern(43, size))

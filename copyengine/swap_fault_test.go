@@ -23,6 +23,7 @@ import (
 // not be recorded in the hash cache as the verified copy, and the others
 // must be in place.
 func TestSwappedAfterReadBack(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
 		t.Run(string(mode), func(t *testing.T) {
 			base := scratchDir(t)
@@ -38,13 +39,12 @@ func TestSwappedAfterReadBack(t *testing.T) {
 			var swapErr error
 			// Right before the temporary is renamed onto its name, after
 			// its read-back and its times.
-			setFaults(t, &fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "victim"), Nth: 1, Then: func() {
+			faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathIs: filepath.Join(dst, "victim"), Nth: 1, Then: func() {
 				swapErr = exchange(tmp, evil)
 			}})
 			db := filepath.Join(base, "hashes.db")
 			var ev events
-			sum, err := runCached(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: mode, OnEvent: ev.record})
-			fileio.ClearFaults()
+			sum, err := runCached(t, db, copyengine.WithFaults(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: mode, OnEvent: ev.record}, faults))
 			if swapErr != nil {
 				t.Fatalf("the swap did not happen: %v", swapErr)
 			}

@@ -28,6 +28,7 @@ func exchange(a, b string) error {
 // named it as failed, and the hash cache vouches for none of the writer's
 // files.
 func TestSwapperDuringRun(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyCache} {
 		t.Run(string(mode), func(t *testing.T) {
 			base := scratchDir(t)

@@ -17,6 +17,7 @@ import (
 // and land on it, not on the file it points to (which exists here, so a
 // call that followed it would change that file instead).
 func TestSymlinkMetaThroughDescriptor(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root (another owner, and trusted.* attributes, which a symlink can carry)")
 	}

@@ -16,6 +16,7 @@ import (
 // copied or given new times, no directory's metadata set again (each would
 // move a ctime).
 func TestWholeSecondDestRerun(t *testing.T) {
+	t.Parallel()
 	vol := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20, Mkfs: []string{"-I", "128"}})
 	src := filepath.Join(scratchDir(t), "src")
 	files := map[string][]byte{

@@ -18,6 +18,7 @@ import (
 // write must still keep the file from being recorded in the cache with the
 // digest of its old content.
 func TestTimesFixWriteBeforeUtimes(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src, dst, db := filepath.Join(scr, "src"), filepath.Join(scr, "dst"), filepath.Join(scr, "hashes.db")
 	writeFile(t, filepath.Join(src, "b"), pattern(23, 8192))
@@ -41,9 +42,8 @@ func TestTimesFixWriteBeforeUtimes(t *testing.T) {
 		}
 		w.Close()
 	}}
-	fileio.SetFaults(f)
-	_, err := runCached(t, db, opt)
-	fileio.ClearFaults()
+	faults := fileio.NewFaultSet(f)
+	_, err := runCached(t, db, copyengine.WithFaults(opt, faults))
 	if err != nil {
 		t.Logf("run with the write: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 // both sides. CI runs it under -race: it is the race detector's view of the
 // whole pipeline, walkers, workers and committer.
 func TestTreeConcurrent(t *testing.T) {
+	t.Parallel()
 	scr := scratchDir(t)
 	src := filepath.Join(scr, "src")
 	files := genTree(t, src, 3000, 11)

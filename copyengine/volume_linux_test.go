@@ -84,6 +84,7 @@ var volKinds = []volKind{
 // or UUID, that it is the one blkid reads. Where no identity can be had it
 // must say so (zero), never make one up from the device or mount point.
 func TestVolumeIdentity(t *testing.T) {
+	t.Parallel()
 	if err := loopfs.Available("ext4"); err != nil {
 		skipVolume(t, err.Error())
 	}
@@ -267,6 +268,7 @@ func unmountDir(t *testing.T, dir string) {
 // and a --checksum run must read it and copy it again: an entry recorded on
 // A says nothing about B.
 func TestCacheTwoExfatVolumes(t *testing.T) {
+	t.Parallel()
 	for tool, pkg := range map[string]string{"mkfs.exfat": "exfatprogs", "mount.exfat-fuse": "exfat-fuse", "losetup": "mount"} {
 		if _, err := sbinPath(tool); err != nil {
 			skipVolume(t, fmt.Sprintf("%s not found (Debian: apt-get install %s)", tool, pkg))

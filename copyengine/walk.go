@@ -151,7 +151,7 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 	if !wk.rootName(r) {
 		return
 	}
-	sd, err := fileio.OpenDir(r.srcDir)
+	sd, err := e.opt.openRoot(r.srcDir)
 	if err != nil {
 		e.fail(r.dstRel, err)
 		return
@@ -211,7 +211,7 @@ func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	if e.opt.DryRun {
 		return
 	}
-	sd, err := fileio.OpenDir(r.srcDir)
+	sd, err := e.opt.openRoot(r.srcDir)
 	if err != nil {
 		return
 	}
@@ -277,7 +277,7 @@ func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 
 func (wk *walker) openSrcDir(w dirWork) (*fileio.Dir, error) {
 	e := wk.e
-	root, err := fileio.OpenDir(w.root.srcDir)
+	root, err := e.opt.openRoot(w.root.srcDir)
 	if err != nil {
 		return nil, err
 	}
@@ -603,7 +603,7 @@ func (l *dirList) send() {
 	files, kept := l.files, l.kept
 	e.decide.lookupCache(w.root.side, src, dst, w.srcRel, w.dstRel, files)
 	stg := w.stage
-	if stg != nil && !stageable(files) {
+	if stg != nil && !e.opt.hooks.stageable(files) {
 		e.staged.publish(stg) // too much to lose to a crash: temporary names instead
 		stg = nil
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestUniqueSizeNeedsNoHash(t *testing.T) {
+	t.Parallel()
 	ix := NewIndex()
 	if ix.Begin(10, nil) {
 		t.Fatal("first file of a size reported a collision")
@@ -23,6 +24,7 @@ func TestUniqueSizeNeedsNoHash(t *testing.T) {
 }
 
 func TestFindMatchesDigestAndMeta(t *testing.T) {
+	t.Parallel()
 	ix := NewIndex()
 	a, b := verify.Bytes([]byte("a")), verify.Bytes([]byte("b"))
 	m1 := Meta{Mode: 0o644, Mtime: 1}
@@ -53,6 +55,7 @@ func TestFindMatchesDigestAndMeta(t *testing.T) {
 // same-digest file finds it, another goes on. Only a writer from Begin,
 // whose digest comes with its copy, is waited for.
 func TestFindDoesNotWaitForHashedWriters(t *testing.T) {
+	t.Parallel()
 	ix := NewIndex()
 	a, b := verify.Bytes([]byte("a")), verify.Bytes([]byte("b"))
 	ix.Begin(1, nil)
@@ -82,6 +85,7 @@ func TestFindDoesNotWaitForHashedWriters(t *testing.T) {
 // all share one size and come in a few distinct contents: each distinct
 // content must be written exactly once, whatever the interleaving.
 func TestConcurrentDuplicatesWrittenOnce(t *testing.T) {
+	t.Parallel()
 	ix := NewIndex()
 	sums := []verify.Sum{verify.Bytes([]byte("1")), verify.Bytes([]byte("2")), verify.Bytes([]byte("3"))}
 	var writes [3]atomic.Int32
@@ -111,6 +115,7 @@ func TestConcurrentDuplicatesWrittenOnce(t *testing.T) {
 }
 
 func TestAbandonWakesWaiters(t *testing.T) {
+	t.Parallel()
 	ix := NewIndex()
 	ix.Begin(5, nil)
 	done := make(chan *Target)
@@ -128,6 +133,7 @@ func TestAbandonWakesWaiters(t *testing.T) {
 }
 
 func TestTargetInPlace(t *testing.T) {
+	t.Parallel()
 	tg := &Target{}
 	if _, ok := tg.InPlace(); ok {
 		t.Fatal("a target is in place before Done")
@@ -143,6 +149,7 @@ func TestTargetInPlace(t *testing.T) {
 // size is not hashed for it; one still there keeps colliding, and gone is
 // asked about each target once.
 func TestBeginPrunesGoneTargets(t *testing.T) {
+	t.Parallel()
 	ix := NewIndex()
 	sum := verify.Bytes([]byte("x"))
 	deleted := &Target{Rel: "deleted", Sum: sum, Size: 100, External: true}

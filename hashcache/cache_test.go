@@ -60,6 +60,7 @@ func flushT(t testing.TB, c *Cache) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a", "b", "hashes.db")
 	c := openT(t, path, Options{})
@@ -115,6 +116,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestPutDeleteOrder(t *testing.T) {
+	t.Parallel()
 	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{})
 	defer closeT(t, c)
 	c.Put("/b", entryFor(1))
@@ -137,6 +139,7 @@ func TestPutDeleteOrder(t *testing.T) {
 }
 
 func TestInvalidKeys(t *testing.T) {
+	t.Parallel()
 	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{})
 	defer closeT(t, c)
 	long := "/" + string(make([]byte, bolt.MaxKeySize))
@@ -184,6 +187,7 @@ func TestWriterBatching(t *testing.T) {
 
 // A few entries are committed by the timer without a Flush.
 func TestWriterTimer(t *testing.T) {
+	t.Parallel()
 	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{})
 	defer closeT(t, c)
 	start := time.Now() // before the Puts: a busy machine may stall them
@@ -268,6 +272,7 @@ func TestCommitError(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hashes.db")
 
@@ -322,6 +327,7 @@ func TestDefaultPath(t *testing.T) {
 }
 
 func TestPrune(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := openT(t, filepath.Join(dir, "cache", "hashes.db"), Options{})
 	defer closeT(t, c)
@@ -384,6 +390,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestStats100k(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("100k entries")
 	}
@@ -411,6 +418,7 @@ func TestStats100k(t *testing.T) {
 }
 
 func TestClear(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hashes.db")
 	if err := Clear(path); err != nil {

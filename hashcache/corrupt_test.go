@@ -48,6 +48,7 @@ func requireRebuilt(t *testing.T, c *Cache, path string, aside int) {
 }
 
 func TestCorruptFiles(t *testing.T) {
+	t.Parallel()
 	garbage := make([]byte, 64<<10)
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range garbage {
@@ -131,6 +132,7 @@ func TestCorruptFiles(t *testing.T) {
 
 // Only one moved-aside copy is kept.
 func TestCorruptKeepsOneCopy(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hashes.db")
 	writeFile(t, path+".corrupt-1", []byte("old"))
 	writeFile(t, path, []byte("garbage"))
@@ -142,6 +144,7 @@ func TestCorruptKeepsOneCopy(t *testing.T) {
 // A bad page deep in the tree, not touched by Open, is found by a lookup:
 // the cache reports misses from then on, warns, and Close moves it aside.
 func TestCorruptPageAtRuntime(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hashes.db")
 	paths := makeCache(t, path, 5000)
 	victim := paths[2500]
@@ -194,6 +197,7 @@ func TestCorruptPageAtRuntime(t *testing.T) {
 
 // A flipped byte in a stored value makes a miss, not a wrong entry.
 func TestCorruptValue(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hashes.db")
 	paths := makeCache(t, path, 1000)
 	victim := paths[500]
@@ -222,6 +226,7 @@ func TestCorruptValue(t *testing.T) {
 
 // A cache of a newer schema is left alone and unused.
 func TestNewerSchema(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hashes.db")
 	paths := makeCache(t, path, 10)
 	setVersion(t, path, binary.AppendUvarint(nil, schemaVersion+1))

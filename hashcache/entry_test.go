@@ -26,6 +26,7 @@ func stateOf(e Entry) FileState {
 }
 
 func TestValid(t *testing.T) {
+	t.Parallel()
 	ext4 := PolicyFor("ext4")
 	vfat := PolicyFor("vfat")
 	exfat := PolicyFor("exfat")
@@ -156,6 +157,7 @@ func TestValid(t *testing.T) {
 }
 
 func TestRacyExtremes(t *testing.T) {
+	t.Parallel()
 	p := PolicyFor("ext4")
 	for _, e := range []Entry{
 		{Mtime: math.MinInt64, HashedAt: math.MaxInt64},
@@ -170,6 +172,7 @@ func TestRacyExtremes(t *testing.T) {
 }
 
 func TestPolicyFor(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fs           string
 		inode, ctime bool
@@ -202,6 +205,7 @@ func TestPolicyFor(t *testing.T) {
 }
 
 func TestEncoding(t *testing.T) {
+	t.Parallel()
 	for _, e := range []Entry{
 		base,
 		{},
@@ -237,6 +241,7 @@ func TestEncoding(t *testing.T) {
 
 // A later version may append fields before the check; this one skips them.
 func TestEncodingAppendedFields(t *testing.T) {
+	t.Parallel()
 	v := encodeValue(nil, "/k", base)
 	body := append(v[:len(v)-checkLen:len(v)-checkLen], 0x05, 0xff, 0x01)
 	w := append(body, 0, 0, 0, 0)
@@ -251,6 +256,7 @@ func TestEncodingAppendedFields(t *testing.T) {
 // A value written before volumes were recorded ends after the digest: it
 // decodes, with no volume, and is valid for no file.
 func TestEncodingWithoutVolume(t *testing.T) {
+	t.Parallel()
 	v := encodeValue(nil, "/k", base)
 	body := v[: len(v)-checkLen-volLen : len(v)-checkLen-volLen]
 	c := check("/k", body)

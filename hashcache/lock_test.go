@@ -115,6 +115,7 @@ func TestLockedByOtherProcess(t *testing.T) {
 // bbolt's flock belongs to the open file description, so a second Open in
 // the same process is locked out as well.
 func TestLockedInProcess(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "hashes.db")
 	c := openT(t, path, Options{})
 	_, err := Open(path, Options{LockTimeout: 100 * time.Millisecond})

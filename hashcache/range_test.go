@@ -6,6 +6,7 @@ import (
 )
 
 func TestRangeByPrefix(t *testing.T) {
+	t.Parallel()
 	c := openT(t, filepath.Join(t.TempDir(), "h.db"), Options{})
 	for _, p := range []string{"/a/x", "/a/y/z", "/ab/q", "/b/r"} {
 		c.Put(p, Entry{Size: int64(len(p))})

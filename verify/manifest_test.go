@@ -10,6 +10,7 @@ import (
 )
 
 func TestManifestRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := []ManifestEntry{
 		{Sum: Bytes([]byte("a")), Path: "plain.txt"},
 		{Sum: Bytes([]byte("b")), Path: "dir with spaces/naïve café.jpg"},
@@ -47,6 +48,7 @@ func TestManifestRoundTrip(t *testing.T) {
 }
 
 func TestReadManifestRejectsMalformedLines(t *testing.T) {
+	t.Parallel()
 	for _, line := range []string{
 		"nothex  file\n",
 		"0123456789abcdef0123456789abcdef file\n", // one space
@@ -64,6 +66,7 @@ func TestReadManifestRejectsMalformedLines(t *testing.T) {
 }
 
 func TestReadManifestTaggedFormat(t *testing.T) {
+	t.Parallel()
 	s := Bytes([]byte("x"))
 	out, err := ReadManifest(strings.NewReader("# comment\n\nXXH128 (a (1).txt) = " + Hex(s) + "\n"))
 	if err != nil {
@@ -78,6 +81,7 @@ func TestReadManifestTaggedFormat(t *testing.T) {
 // reference tool: xxhsum -c accepts our manifest, and we accept and agree
 // with what xxhsum -H2 writes (for every name xxhsum 0.8.1 can represent).
 func TestManifestInteroperatesWithXxhsum(t *testing.T) {
+	t.Parallel()
 	xxhsum, err := exec.LookPath("xxhsum")
 	if err != nil {
 		t.Skip("xxhsum not installed (Debian package xxhash): skipping the interoperability check")

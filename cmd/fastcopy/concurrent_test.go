@@ -19,6 +19,7 @@ import (
 // TestConcurrentRuns runs two fastcopy processes at once, into one
 // destination, and sharing one hash cache.
 func TestConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	bin := buildFastcopy(t)
 	work := scratchFS(t, 1<<30)
 	tree := makeTree(t, filepath.Join(work, "src"), treeSpec{bytes: 40 << 20, seed: 2})

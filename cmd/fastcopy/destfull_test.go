@@ -12,6 +12,7 @@ import (
 // TestDestFullExit: a run stopped by a full destination exits 3 (some files
 // not copied, the others in place) and prints its one error.
 func TestDestFullExit(t *testing.T) {
+	t.Parallel()
 	err := &copyengine.DestFullError{Root: "/media/usb", Copied: 9, Total: 12, Bytes: 45 << 20, Free: 0, Err: syscall.ENOSPC}
 	if code := exitCode(err); code != exitSomeFailed {
 		t.Errorf("exit %d for %v, want %d", code, err, exitSomeFailed)

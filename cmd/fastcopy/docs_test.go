@@ -20,6 +20,7 @@ var update = flag.Bool("update", false, "rewrite docs/cli from the command tree"
 // TestCLIDocsUpToDate keeps docs/cli/*.md equal to what the cobra command
 // tree generates, so the reference cannot drift from --help.
 func TestCLIDocsUpToDate(t *testing.T) {
+	t.Parallel()
 	want := filepath.Join("..", "..", "docs", "cli")
 	got := t.TempDir()
 	root := newRootCommand(&output{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}})

@@ -89,6 +89,7 @@ func sbinRun(tool string, args ...string) (string, error) {
 // keeps the same one; fastcopy verify --no-cache reports that one missing
 // and nothing else.
 func TestCaseCollisionExfat(t *testing.T) {
+	t.Parallel()
 	mnt := mountExfatCLI(t)
 	bin, err := exec.LookPath("fastcopy")
 	if err != nil {

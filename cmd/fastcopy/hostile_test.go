@@ -20,6 +20,7 @@ import (
 // copy may carry setuid or setgid at any moment, temporary or final; a
 // temporary still being written has mode 0600 or the copy's final mode.
 func TestSetuidNeverWithoutOwner(t *testing.T) {
+	t.Parallel()
 	if ok, why := canRunAsNobody(); !ok {
 		t.Skip("skipping: " + why)
 	}

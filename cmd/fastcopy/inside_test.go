@@ -16,6 +16,7 @@ import (
 // root is the source directory itself (same st_dev and st_ino), so the
 // run is refused with exit 2 and writes nothing into the source.
 func TestDestInsideSourceBindMount(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		if os.Getenv("FASTCOPY_REQUIRE_LOOPFS") != "" {
 			t.Fatal("needs root for a bind mount (and FASTCOPY_REQUIRE_LOOPFS is set)")
@@ -87,6 +88,7 @@ func TestDestInsideSourceBindMount(t *testing.T) {
 // itself as a source directory. It fails that directory by name instead
 // of copying the copy into itself, and copies the rest.
 func TestDereferenceIntoDest(t *testing.T) {
+	t.Parallel()
 	bin := buildFastcopy(t)
 	top := t.TempDir()
 	src, dst := filepath.Join(top, "src"), filepath.Join(top, "dst")

@@ -21,6 +21,7 @@ import (
 // made with and the time of its last write), and that a rerun completes
 // the copy.
 func TestInterruptDirMetadata(t *testing.T) {
+	t.Parallel()
 	bin := buildFastcopy(t)
 	work := scratchFS(t, 512<<20)
 	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")

@@ -13,6 +13,7 @@ import (
 // large file's temporary is kept for the rerun only when one can be: under
 // --no-resume none is, and the message says so.
 func TestInterruptMessageNoResume(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	src := filepath.Join(base, "src")
 	if err := os.MkdirAll(src, 0o755); err != nil {

@@ -470,6 +470,7 @@ func sameAsSource(t *testing.T, src *srcTree, dst string) {
 // hash cache opens; an interrupted run exits 130 and leaves no temporary;
 // a final run completes the copy exactly.
 func TestKillAndInterrupt(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping in -short mode: copies ~300 MB some thirty times")
 	}

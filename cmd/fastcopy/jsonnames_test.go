@@ -142,6 +142,7 @@ func writeTestFile(t *testing.T, path, data string) {
 // TestCacheStatsJSONInvalidUTF8Path checks that 'fastcopy cache stats
 // --json' names a cache file whose path is not valid UTF-8 by its bytes too.
 func TestCacheStatsJSONInvalidUTF8Path(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "hashes-\xe9.db")
 	writeTestFile(t, filepath.Join(dir, "src", "a"), "a")

@@ -20,6 +20,7 @@ import (
 // cp -a cannot copy it (it stats by full path and fails with ENAMETOOLONG),
 // so this is not part of the oracle: the copy is held against the source.
 func TestPathBeyondPathMax(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
 	t.Cleanup(func() {
@@ -175,6 +176,7 @@ func buildDeepTree(t *testing.T, root string) {
 // opened through descriptors when symlinks are followed too, so every file
 // is copied, with the followed links as what they point to.
 func TestPathBeyondPathMaxDereference(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
 	t.Cleanup(func() {

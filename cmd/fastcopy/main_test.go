@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs testdata/script/*.txtar: one behaviour of the command
 // line each, against the real Main, with exact exit codes.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	// The scripts that run fastcopy as an unprivileged user need a work
 	// directory and a binary that user can reach: testscript's own live
 	// under private (0700) temporary directories.

@@ -16,6 +16,7 @@ import (
 // run's removal of leftover temporaries would reach into the other's
 // tree. Two runs into separate directories side by side both copy.
 func TestNestedDestinations(t *testing.T) {
+	t.Parallel()
 	bin := buildFastcopy(t)
 	work := scratchFS(t, 512<<20)
 	tree := makeTree(t, filepath.Join(work, "src"), treeSpec{bytes: 12 << 20, seed: 5})
@@ -69,6 +70,7 @@ func TestNestedDestinations(t *testing.T) {
 // parents (a d0/ made there first fails the first run's own d0 when it
 // puts it in place), and the first run still finishes.
 func TestRefusedRunCreatesNothing(t *testing.T) {
+	t.Parallel()
 	bin := buildFastcopy(t)
 	work := scratchFS(t, 512<<20)
 	tree := makeTree(t, filepath.Join(work, "src"), treeSpec{bytes: 12 << 20, seed: 9})

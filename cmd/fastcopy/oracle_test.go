@@ -444,6 +444,7 @@ func (r *runner) mustRun(prog string, args ...string) string {
 }
 
 func TestOracleCpA(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("cp"); err != nil {
 		t.Skip("cp (coreutils) is not installed: it is the oracle")
 	}

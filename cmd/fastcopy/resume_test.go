@@ -23,6 +23,7 @@ import (
 // binary's (built with -tags fcfault) makes its 100th read of the file
 // never return, so that 99 MiB are written when it is killed.
 func TestResumeAfterKill(t *testing.T) {
+	t.Parallel()
 	bin := buildFastcopy(t, "fcfault")
 	scr := scratchFS(t, 1<<30)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")

@@ -236,7 +236,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	}
 	eo.Cache = hc
 	bar := out.startProgress(eo.Stats, o.progress, o.noProgress)
-	sum, err := copyengine.Run(ctx, eo)
+	sum, err := copyengine.Run(ctx, withFaults(eo))
 	bar.stop()
 	closeCache(out, hc)
 	for _, n := range sum.NotKept {

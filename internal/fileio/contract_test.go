@@ -64,6 +64,7 @@ func symlink(t *testing.T, d *fileio.Dir, target, name string) {
 }
 
 func TestCreateTempIsExclusive(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "first")
 	if _, err := d.CreateTemp("a"); !fileio.IsExist(err) {
@@ -82,6 +83,7 @@ func TestCreateTempIsExclusive(t *testing.T) {
 }
 
 func TestReadAtEnd(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "hello")
 	f, err := d.Open("a", false)
@@ -106,6 +108,7 @@ func TestReadAtEnd(t *testing.T) {
 }
 
 func TestRenameReplaces(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "old", "old content")
 	writeFile(t, d, "tmp", "new")
@@ -128,6 +131,7 @@ func TestRenameReplaces(t *testing.T) {
 // never onto a taken one, not even an empty directory (which a plain
 // rename replaces).
 func TestRenameDirNoReplace(t *testing.T) {
+	t.Parallel()
 	if !fileio.CanStageDirs {
 		t.Skip("skipping: directories are not staged on " + runtime.GOOS)
 	}
@@ -155,6 +159,7 @@ func TestRenameDirNoReplace(t *testing.T) {
 }
 
 func TestRemoveReadOnly(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
 	f, err := d.Open("a", false)
@@ -187,6 +192,7 @@ func TestRemoveReadOnly(t *testing.T) {
 }
 
 func TestSyncAndTimesOnReadOnlyFile(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
 	if err := d.Chmod("a", 0o444); err != nil {
@@ -225,6 +231,7 @@ func TestSyncAndTimesOnReadOnlyFile(t *testing.T) {
 }
 
 func TestLutimes(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
 	const mtime = 1_500_000_000_987_654_321
@@ -245,6 +252,7 @@ func TestLutimes(t *testing.T) {
 }
 
 func TestHardLinkIdentity(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
 	if err := d.Link(d, "a", "b"); err != nil {
@@ -298,6 +306,7 @@ func TestHardLinkIdentity(t *testing.T) {
 }
 
 func TestSymlinksAreNotFollowed(t *testing.T) {
+	t.Parallel()
 	d, dir := openRoot(t)
 	if err := d.Mkdir("real", 0o755); err != nil {
 		t.Fatal(err)
@@ -362,6 +371,7 @@ func mustOpenBeneath(t *testing.T, d *fileio.Dir, rel string) *fileio.Dir {
 }
 
 func TestReadDir(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "b", "")
 	writeFile(t, d, "a", "")
@@ -384,6 +394,7 @@ func TestReadDir(t *testing.T) {
 }
 
 func TestLock(t *testing.T) {
+	t.Parallel()
 	d, dir := openRoot(t)
 	if err := d.Lock(); err != nil {
 		t.Fatal(err)
@@ -410,6 +421,7 @@ func TestLock(t *testing.T) {
 // TestLockShared: shared locks coexist, and none with Lock; Parent walks up
 // to the root, whose parent is itself. (Windows has no shared form.)
 func TestLockShared(t *testing.T) {
+	t.Parallel()
 	_, dir := openRoot(t)
 	open := func() *fileio.Dir {
 		t.Helper()
@@ -467,6 +479,7 @@ func TestLockShared(t *testing.T) {
 }
 
 func TestFallbacks(t *testing.T) {
+	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "src", "data")
 	src, err := d.Open("src", false)

@@ -30,7 +30,7 @@ const CanPrefetch = true
 // Prefetch asks the kernel to start reading n bytes at off into the page
 // cache (POSIX_FADV_WILLNEED) and returns without waiting for them.
 func (f *File) Prefetch(off, n int64) {
-	if inject(OpPrefetch, f.path) != nil {
+	if f.faults.inject(OpPrefetch, f.path) != nil {
 		return
 	}
 	_ = unix.Fadvise(f.fd, off, n, unix.FADV_WILLNEED)

@@ -3,7 +3,6 @@
 package fileio
 
 import (
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -12,7 +11,9 @@ import (
 // FaultsEnabled reports whether this build can inject faults (tag fcfault).
 const FaultsEnabled = true
 
-// A Fault makes an operation fail, or corrupts the data of a write.
+// A Fault makes an operation fail, or corrupts the data of a write. A
+// Fault takes effect only through the FaultSet it is given to (give each
+// Fault to one set: its count of calls is its own).
 type Fault struct {
 	Op      Op            // the operation it applies to
 	PathHas string        // applies only to paths containing this ("" = any)
@@ -22,37 +23,56 @@ type Fault struct {
 	Corrupt bool          // for OpWrite: flip the first byte written instead of failing
 	Short   bool          // for OpWrite: write half of the buffer, then fail with Err
 	Then    func()        // called each time the fault applies (not to OpWrite), before any fault takes effect
+	set     *FaultSet     // the set it was given to, whose mutex guards calls
 	calls   int
 }
 
 // Calls is how many calls have matched f's operation and path so far (a
 // fault with no Err counts calls and changes nothing).
 func (f *Fault) Calls() int {
-	faultMu.Lock()
-	defer faultMu.Unlock()
+	if f.set == nil {
+		return 0
+	}
+	f.set.mu.Lock()
+	defer f.set.mu.Unlock()
 	return f.calls
 }
 
-var (
-	faultMu sync.Mutex
-	faults  []*Fault
-)
-
-// SetFaults replaces the active faults. Call ClearFaults when done.
-func SetFaults(fs ...*Fault) {
-	faultMu.Lock()
-	faults = fs
-	faultMu.Unlock()
+// A FaultSet is the faults of one run under test: the root directories
+// opened with OpenDirFaults carry it, and so does every Dir, File and Node
+// opened from them; their operations consult it, and no other handle's do.
+// It is safe for concurrent use. A nil *FaultSet injects nothing.
+type FaultSet struct {
+	mu     sync.Mutex
+	faults []*Fault
 }
 
-// ClearFaults removes all faults.
-func ClearFaults() { SetFaults() }
-
-func init() {
-	// The end-to-end tests reach the binary through the environment.
-	if spec := os.Getenv("FASTCOPY_FAULTS"); spec != "" {
-		SetFaults(ParseFaults(spec)...)
+// NewFaultSet returns a set of the faults fs.
+func NewFaultSet(fs ...*Fault) *FaultSet {
+	s := &FaultSet{faults: append([]*Fault(nil), fs...)}
+	for _, f := range fs {
+		f.set = s
 	}
+	return s
+}
+
+// faults is what a handle carries of its run's fault set.
+type faults struct{ set *FaultSet }
+
+func faultsOf(s *FaultSet) faults { return faults{set: s} }
+
+func (h faults) inject(op Op, path string) error {
+	if h.set == nil {
+		return nil
+	}
+	return h.set.inject(op, path)
+}
+
+func (h faults) injectWrite(path string, p []byte) ([]byte, error) {
+	if h.set == nil {
+		return p, nil
+	}
+	return h.set.injectWrite(path, p)
 }
 
 // ParseFaults reads faults from a spec such as
@@ -123,11 +143,11 @@ func errnoByName(name string) syscall.Errno {
 
 // match counts the call against every fault for op and path, and returns
 // those that apply to it (Nth reached, or every call).
-func match(op Op, path string) []*Fault {
-	faultMu.Lock()
-	defer faultMu.Unlock()
+func (s *FaultSet) match(op Op, path string) []*Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var hit []*Fault
-	for _, f := range faults {
+	for _, f := range s.faults {
 		if f.Op != op || (f.PathHas != "" && !strings.Contains(path, f.PathHas)) || (f.PathIs != "" && path != f.PathIs) {
 			continue
 		}
@@ -141,9 +161,9 @@ func match(op Op, path string) []*Fault {
 
 // inject runs the Then of every fault that applies to the call and returns
 // the error of the first that has one.
-func inject(op Op, path string) error {
+func (s *FaultSet) inject(op Op, path string) error {
 	var err error
-	for _, f := range match(op, path) {
+	for _, f := range s.match(op, path) {
 		if f.Then != nil {
 			f.Then()
 		}
@@ -156,8 +176,8 @@ func inject(op Op, path string) error {
 
 // injectWrite applies the first fault for a write of p that changes it or
 // fails it; counting faults let it through.
-func injectWrite(path string, p []byte) ([]byte, error) {
-	for _, f := range match(OpWrite, path) {
+func (s *FaultSet) injectWrite(path string, p []byte) ([]byte, error) {
+	for _, f := range s.match(OpWrite, path) {
 		switch {
 		case len(p) == 0:
 			return p, nil

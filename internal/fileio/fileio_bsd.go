@@ -13,7 +13,7 @@ import (
 // copy_file_range(2) has no wrapper there yet), so it returns an error that
 // IsFallback accepts and the caller copies through user space.
 func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
-	if err := inject(OpCopyRange, f.path); err != nil {
+	if err := f.faults.inject(OpCopyRange, f.path); err != nil {
 		return 0, pathErr("copy_file_range", f.path, err)
 	}
 	return 0, pathErr("copy_file_range", f.path, ErrUnsupported)

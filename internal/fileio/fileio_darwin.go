@@ -86,7 +86,7 @@ func openBeneath(dirfd int, rel string) (int, error) {
 // extended attributes and ACL (clonefile copies them); its owner is the
 // caller's (CLONE_NOOWNERCOPY).
 func (f *File) Clone(src *File) error {
-	if err := inject(OpClone, f.path); err != nil {
+	if err := f.faults.inject(OpClone, f.path); err != nil {
 		return pathErr("clone", f.path, err)
 	}
 	return pathErr("clone", f.path, f.clone(src))
@@ -188,10 +188,10 @@ const CanPrefetch = false
 // guarantee. The engine then flushes each file (File.Sync) and each
 // directory it wrote.
 func (d *Dir) Syncfs() error {
-	if err := inject(OpSync, d.path); err != nil {
+	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
-	if err := inject(OpSyncfs, d.path); err != nil {
+	if err := d.faults.inject(OpSyncfs, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
 	// sync(2) only starts the writes and returns: start them (so the

@@ -47,7 +47,7 @@ func openBeneath(dirfd int, rel string) (int, error) { return -1, ErrUnsupported
 // Clone returns an error that IsFallback accepts: FreeBSD has no reflink
 // call (ZFS block cloning is reached only through copy_file_range(2)).
 func (f *File) Clone(src *File) error {
-	if err := inject(OpClone, f.path); err != nil {
+	if err := f.faults.inject(OpClone, f.path); err != nil {
 		return pathErr("clone", f.path, err)
 	}
 	return pathErr("clone", f.path, ErrUnsupported)
@@ -58,10 +58,10 @@ func (f *File) Clone(src *File) error {
 // guarantee. The engine then flushes each file (File.Sync) and each
 // directory it wrote.
 func (d *Dir) Syncfs() error {
-	if err := inject(OpSync, d.path); err != nil {
+	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
-	if err := inject(OpSyncfs, d.path); err != nil {
+	if err := d.faults.inject(OpSyncfs, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
 	// sync(2) only starts the writes and returns: start them (so the
@@ -192,7 +192,7 @@ const CanStageDirs = true
 // the rename are two calls.
 func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
 	p := d.join(newName)
-	if err := inject(OpRename, p); err != nil {
+	if err := d.faults.inject(OpRename, p); err != nil {
 		return pathErr("rename", p, err)
 	}
 	return pathErr("rename", p, renameIfFree(d, oldName, newName))

@@ -52,7 +52,7 @@ func openBeneath(dirfd int, rel string) (int, error) {
 // IsFallback accepts when the filesystem cannot clone or the two files are on
 // different filesystems.
 func (f *File) Clone(src *File) error {
-	if err := inject(OpClone, f.path); err != nil {
+	if err := f.faults.inject(OpClone, f.path); err != nil {
 		return pathErr("clone", f.path, err)
 	}
 	return pathErr("clone", f.path, ignoringEINTR(func() error { return unix.IoctlFileClone(f.fd, src.fd) }))
@@ -62,7 +62,7 @@ func (f *File) Clone(src *File) error {
 // kernel (copy_file_range). It returns the bytes copied; 0 with a nil error
 // means src ended early.
 func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
-	if err := inject(OpCopyRange, f.path); err != nil {
+	if err := f.faults.inject(OpCopyRange, f.path); err != nil {
 		return 0, pathErr("copy_file_range", f.path, err)
 	}
 	var done int64
@@ -93,10 +93,10 @@ func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
 // metadata stays in the driver's memory; an fsync of each file and
 // directory reaches them (FUSE_FSYNC, FUSE_FSYNCDIR).
 func (d *Dir) Syncfs() error {
-	if err := inject(OpSync, d.path); err != nil {
+	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
-	if err := inject(OpSyncfs, d.path); err != nil {
+	if err := d.faults.inject(OpSyncfs, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
 	if d.IsFUSE() {
@@ -254,7 +254,7 @@ const CanStageDirs = true
 // gets a check and a plain rename, whose window is its own.
 func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
 	p := d.join(newName)
-	if err := inject(OpRename, p); err != nil {
+	if err := d.faults.inject(OpRename, p); err != nil {
 		return pathErr("rename", p, err)
 	}
 	err := ignoringEINTR(func() error { return unix.Renameat2(d.fd, oldName, d.fd, newName, unix.RENAME_NOREPLACE) })

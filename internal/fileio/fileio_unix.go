@@ -17,8 +17,9 @@ import (
 // Dir is an open directory. Every name passed to its methods is a single path
 // component, resolved relative to the directory, never through a symlink.
 type Dir struct {
-	fd   int
-	path string
+	faults faults // the run's fault set (tag fcfault), passed on to what is opened from d
+	fd     int
+	path   string
 
 	inheritOnce sync.Once
 	inherit     Inherited
@@ -26,8 +27,9 @@ type Dir struct {
 
 // File is an open file.
 type File struct {
-	fd   int
-	path string
+	faults faults // the fault set of the Dir it was opened from (tag fcfault)
+	fd     int
+	path   string
 }
 
 func ignoringEINTR(fn func() error) error {
@@ -41,8 +43,14 @@ func ignoringEINTR(fn func() error) error {
 
 // OpenDir opens the directory at path, following symlinks in path: it is for
 // the roots the user named on the command line.
-func OpenDir(path string) (*Dir, error) {
-	if err := inject(OpOpenDir, path); err != nil {
+func OpenDir(path string) (*Dir, error) { return OpenDirFaults(path, nil) }
+
+// OpenDirFaults is OpenDir for a run under test: the directory, and every
+// Dir, File and Node opened from it, inject the faults of s (nil: none) in
+// a build with the tag fcfault, and nothing in any other build.
+func OpenDirFaults(path string, s *FaultSet) (*Dir, error) {
+	h := faultsOf(s)
+	if err := h.inject(OpOpenDir, path); err != nil {
 		return nil, pathErr("open", path, err)
 	}
 	var fd int
@@ -53,11 +61,15 @@ func OpenDir(path string) (*Dir, error) {
 	if err != nil {
 		return nil, pathErr("open", path, err)
 	}
-	return &Dir{fd: fd, path: path}, nil
+	return &Dir{faults: h, fd: fd, path: path}, nil
 }
 
 // Path returns the path the directory was opened as (for messages).
 func (d *Dir) Path() string { return d.path }
+
+// faultSet is d's fault set, for the code shared with platforms whose Dir
+// carries none.
+func (d *Dir) faultSet() faults { return d.faults }
 
 func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
 
@@ -67,7 +79,7 @@ func (d *Dir) Close() error { return unix.Close(d.fd) }
 // OpenSub opens the subdirectory name without following a symlink.
 func (d *Dir) OpenSub(name string) (*Dir, error) {
 	p := d.join(name)
-	if err := inject(OpOpenDir, p); err != nil {
+	if err := d.faults.inject(OpOpenDir, p); err != nil {
 		return nil, pathErr("open", p, err)
 	}
 	var fd int
@@ -78,7 +90,7 @@ func (d *Dir) OpenSub(name string) (*Dir, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	return &Dir{fd: fd, path: p}, nil
+	return &Dir{faults: d.faults, fd: fd, path: p}, nil
 }
 
 // OpenBeneath opens the directory rel (slash-separated, relative) below d
@@ -92,7 +104,7 @@ func (d *Dir) OpenBeneath(rel string) (*Dir, error) {
 		goto walk
 	}
 	if fd, err := openBeneath(d.fd, rel); err == nil {
-		return &Dir{fd: fd, path: d.join(rel)}, nil
+		return &Dir{faults: d.faults, fd: fd, path: d.join(rel)}, nil
 	} else if !errors.Is(err, ErrUnsupported) {
 		return nil, pathErr("open", d.join(rel), err)
 	}
@@ -154,7 +166,7 @@ func (d *Dir) OpenFollow(rel string) (*Dir, error) {
 
 // openFollow opens name below d, following symlinks; p names it in errors.
 func (d *Dir) openFollow(name, p string) (*Dir, error) {
-	if err := inject(OpOpenDir, p); err != nil {
+	if err := d.faults.inject(OpOpenDir, p); err != nil {
 		return nil, pathErr("open", p, err)
 	}
 	var fd int
@@ -165,12 +177,12 @@ func (d *Dir) openFollow(name, p string) (*Dir, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	return &Dir{fd: fd, path: p}, nil
+	return &Dir{faults: d.faults, fd: fd, path: p}, nil
 }
 
 // ReadDir lists the directory, sorted by name, without "." and "..".
 func (d *Dir) ReadDir() ([]DirEntry, error) {
-	if err := inject(OpReadDir, d.path); err != nil {
+	if err := d.faults.inject(OpReadDir, d.path); err != nil {
 		return nil, pathErr("readdir", d.path, err)
 	}
 	// A fresh descriptor: the offset of d.fd must not move, and the names
@@ -240,7 +252,7 @@ func (d *Dir) StatFollow(name string) (Stat, error) {
 func (d *Dir) fstatat(name string, flags int) (Stat, error) {
 	var st unix.Stat_t
 	p := d.join(name)
-	if err := inject(OpStat, p); err != nil {
+	if err := d.faults.inject(OpStat, p); err != nil {
 		return Stat{}, pathErr("stat", p, err)
 	}
 	err := ignoringEINTR(func() error { return unix.Fstatat(d.fd, name, &st, flags) })
@@ -273,7 +285,7 @@ func (d *Dir) Open(name string, follow bool) (*File, error) {
 
 func (d *Dir) openRead(name string, flags int) (*File, error) {
 	p := d.join(name)
-	if err := inject(OpOpen, p); err != nil {
+	if err := d.faults.inject(OpOpen, p); err != nil {
 		return nil, pathErr("open", p, err)
 	}
 	var fd int
@@ -284,7 +296,7 @@ func (d *Dir) openRead(name string, flags int) (*File, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	return &File{fd: fd, path: p}, nil
+	return &File{faults: d.faults, fd: fd, path: p}, nil
 }
 
 // CreateTemp creates name exclusively (O_EXCL|O_NOFOLLOW) with mode 0600,
@@ -295,7 +307,7 @@ func (d *Dir) CreateTemp(name string) (*File, error) { return d.CreateTempMode(n
 // umask, or as d's default ACL decides; see Inherit).
 func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
 	p := d.join(name)
-	if err := inject(OpCreate, p); err != nil {
+	if err := d.faults.inject(OpCreate, p); err != nil {
 		return nil, pathErr("create", p, err)
 	}
 	var fd int
@@ -306,7 +318,7 @@ func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
 	if err != nil {
 		return nil, pathErr("create", p, err)
 	}
-	return &File{fd: fd, path: p}, nil
+	return &File{faults: d.faults, fd: fd, path: p}, nil
 }
 
 // OpenTemp opens the existing file name, a temporary left by an earlier
@@ -315,7 +327,7 @@ func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
 // checks through the descriptor what it opened.
 func (d *Dir) OpenTemp(name string) (*File, error) {
 	p := d.join(name)
-	if err := inject(OpOpen, p); err != nil {
+	if err := d.faults.inject(OpOpen, p); err != nil {
 		return nil, pathErr("open", p, err)
 	}
 	var fd int
@@ -326,13 +338,13 @@ func (d *Dir) OpenTemp(name string) (*File, error) {
 	if err != nil {
 		return nil, pathErr("open", p, err)
 	}
-	return &File{fd: fd, path: p}, nil
+	return &File{faults: d.faults, fd: fd, path: p}, nil
 }
 
 // Mkdir creates the directory name with mode perm.
 func (d *Dir) Mkdir(name string, perm uint32) error {
 	p := d.join(name)
-	if err := inject(OpMkdir, p); err != nil {
+	if err := d.faults.inject(OpMkdir, p); err != nil {
 		return pathErr("mkdir", p, err)
 	}
 	return pathErr("mkdir", p, ignoringEINTR(func() error { return unix.Mkdirat(d.fd, name, perm) }))
@@ -342,7 +354,7 @@ func (d *Dir) Mkdir(name string, perm uint32) error {
 // (a symlink or a hard link is replaced, never written through).
 func (d *Dir) Rename(oldName string, nd *Dir, newName string) error {
 	p := nd.join(newName)
-	if err := inject(OpRename, p); err != nil {
+	if err := d.faults.inject(OpRename, p); err != nil {
 		return pathErr("rename", p, err)
 	}
 	return pathErr("rename", p, ignoringEINTR(func() error { return unix.Renameat(d.fd, oldName, nd.fd, newName) }))
@@ -350,7 +362,7 @@ func (d *Dir) Rename(oldName string, nd *Dir, newName string) error {
 
 // Remove removes the non-directory name.
 func (d *Dir) Remove(name string) error {
-	if err := inject(OpRemove, d.join(name)); err != nil {
+	if err := d.faults.inject(OpRemove, d.join(name)); err != nil {
 		return pathErr("remove", d.join(name), err)
 	}
 	return pathErr("remove", d.join(name), ignoringEINTR(func() error { return unix.Unlinkat(d.fd, name, 0) }))
@@ -364,7 +376,7 @@ func (d *Dir) RemoveDir(name string) error {
 // Symlink creates name as a symlink to target.
 func (d *Dir) Symlink(target, name string) error {
 	p := d.join(name)
-	if err := inject(OpCreate, p); err != nil {
+	if err := d.faults.inject(OpCreate, p); err != nil {
 		return pathErr("symlink", p, err)
 	}
 	return pathErr("symlink", p, ignoringEINTR(func() error { return unix.Symlinkat(target, d.fd, name) }))
@@ -373,7 +385,7 @@ func (d *Dir) Symlink(target, name string) error {
 // Readlink returns the target of the symlink name.
 func (d *Dir) Readlink(name string) (string, error) {
 	p := d.join(name)
-	if err := inject(OpRead, p); err != nil {
+	if err := d.faults.inject(OpRead, p); err != nil {
 		return "", pathErr("readlink", p, err)
 	}
 	for size := 256; ; size *= 2 {
@@ -396,7 +408,7 @@ func (d *Dir) Readlink(name string) (string, error) {
 // following a symlink at oldName.
 func (d *Dir) Link(od *Dir, oldName, newName string) error {
 	p := d.join(newName)
-	if err := inject(OpLink, p); err != nil {
+	if err := d.faults.inject(OpLink, p); err != nil {
 		return pathErr("link", p, err)
 	}
 	return pathErr("link", p, ignoringEINTR(func() error { return unix.Linkat(od.fd, oldName, d.fd, newName, 0) }))
@@ -406,7 +418,7 @@ func (d *Dir) Link(od *Dir, oldName, newName string) error {
 // permission bits of mode.
 func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
 	p := d.join(name)
-	if err := inject(OpCreate, p); err != nil {
+	if err := d.faults.inject(OpCreate, p); err != nil {
 		return pathErr("mknod", p, err)
 	}
 	return pathErr("mknod", p, ignoringEINTR(func() error { return mknodat(d.fd, name, mode, rdev) }))
@@ -430,7 +442,7 @@ func (d *Dir) Lutimes(name string, atime, mtime int64) error {
 
 // AsFile returns a File on the same descriptor, for the metadata calls
 // shared with files (Chmod, Chown, SetTimes, xattrs). Closing it closes d.
-func (d *Dir) AsFile() *File { return &File{fd: d.fd, path: d.path} }
+func (d *Dir) AsFile() *File { return &File{faults: d.faults, fd: d.fd, path: d.path} }
 
 // Lock takes an exclusive advisory lock on the directory. It returns
 // ErrLocked at once when another process holds it.
@@ -469,7 +481,7 @@ func (f *File) Stat() (Stat, error) { return fstat(f.fd, f.path) }
 
 // Read reads up to len(p) bytes; it returns 0, nil at end of file.
 func (f *File) Read(p []byte) (int, error) {
-	if err := inject(OpRead, f.path); err != nil {
+	if err := f.faults.inject(OpRead, f.path); err != nil {
 		return 0, pathErr("read", f.path, err)
 	}
 	for {
@@ -486,7 +498,7 @@ func (f *File) Read(p []byte) (int, error) {
 
 // ReadAt reads up to len(p) bytes at off; it returns 0, nil at end of file.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
-	if err := inject(OpRead, f.path); err != nil {
+	if err := f.faults.inject(OpRead, f.path); err != nil {
 		return 0, pathErr("read", f.path, err)
 	}
 	for {
@@ -503,7 +515,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 
 // WriteAt writes all of p at off.
 func (f *File) WriteAt(p []byte, off int64) error {
-	p, ferr := injectWrite(f.path, p)
+	p, ferr := f.faults.injectWrite(f.path, p)
 	for len(p) > 0 {
 		n, err := unix.Pwrite(f.fd, p, off)
 		if err == unix.EINTR {
@@ -528,7 +540,7 @@ func (f *File) Truncate(size int64) error {
 
 // Sync flushes the file's data to stable storage (fdatasync where there is one).
 func (f *File) Sync() error {
-	if err := inject(OpSync, f.path); err != nil {
+	if err := f.faults.inject(OpSync, f.path); err != nil {
 		return pathErr("sync", f.path, err)
 	}
 	return pathErr("sync", f.path, ignoringEINTR(func() error { return fdatasync(f.fd) }))
@@ -536,7 +548,7 @@ func (f *File) Sync() error {
 
 // Chmod sets the file's mode, including setuid, setgid and sticky bits.
 func (f *File) Chmod(mode uint32) error {
-	if err := inject(OpChmod, f.path); err != nil {
+	if err := f.faults.inject(OpChmod, f.path); err != nil {
 		return pathErr("chmod", f.path, err)
 	}
 	return pathErr("chmod", f.path, ignoringEINTR(func() error { return unix.Fchmod(f.fd, mode&0o7777) }))
@@ -544,7 +556,7 @@ func (f *File) Chmod(mode uint32) error {
 
 // Chown sets the file's owner and group (-1 leaves one unchanged).
 func (f *File) Chown(uid, gid int) error {
-	if err := inject(OpChown, f.path); err != nil {
+	if err := f.faults.inject(OpChown, f.path); err != nil {
 		return pathErr("chown", f.path, err)
 	}
 	return pathErr("chown", f.path, ignoringEINTR(func() error { return unix.Fchown(f.fd, uid, gid) }))

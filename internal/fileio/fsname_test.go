@@ -4,6 +4,7 @@ import "testing"
 
 // TestBootKind names the filesystem of a boot sector as messages do.
 func TestBootKind(t *testing.T) {
+	t.Parallel()
 	sector := func(f func(b []byte)) []byte {
 		b := make([]byte, 512)
 		f(b)

@@ -15,6 +15,7 @@ const mountinfo = `22 1 252:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discar
 `
 
 func TestMountType(t *testing.T) {
+	t.Parallel()
 	dev := func(maj, min uint64) uint64 { return maj<<8 | min&0xff | (min&^0xff)<<12 }
 	tests := []struct {
 		dev  uint64
@@ -37,6 +38,7 @@ func TestMountType(t *testing.T) {
 }
 
 func TestUnescapeMount(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`/a\040b`:    "/a b",
 		`/t\011ab`:   "/t\tab",
@@ -52,6 +54,7 @@ func TestUnescapeMount(t *testing.T) {
 }
 
 func TestDevNumbers(t *testing.T) {
+	t.Parallel()
 	// makedev(259, 1048577) as glibc encodes it.
 	dev := uint64(259&0xfff)<<8 | uint64(259&^0xfff)<<32 | uint64(1048577&0xff) | uint64(1048577&^0xff)<<12
 	if devMajor(dev) != 259 || devMinor(dev) != 1048577 {
@@ -60,6 +63,7 @@ func TestDevNumbers(t *testing.T) {
 }
 
 func TestFSType(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ft, err := FSType(dir)
 	if err != nil {

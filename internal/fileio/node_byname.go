@@ -58,7 +58,7 @@ func (n *Node) Close() error { return nil }
 // Chmod sets the node's mode through Dir.Chmod: fchmodat(AT_SYMLINK_NOFOLLOW),
 // or the read-only attribute on Windows.
 func (n *Node) Chmod(mode uint32) error {
-	if err := inject(OpChmod, n.path); err != nil {
+	if err := n.d.faultSet().inject(OpChmod, n.path); err != nil {
 		return pathErr("chmod", n.path, err)
 	}
 	return n.d.Chmod(n.name, mode)
@@ -67,7 +67,7 @@ func (n *Node) Chmod(mode uint32) error {
 // SetTimes sets the node's times through Dir.Lutimes, which does not
 // follow a symlink.
 func (n *Node) SetTimes(atime, mtime int64) error {
-	if err := inject(OpUtimes, n.path); err != nil {
+	if err := n.d.faultSet().inject(OpUtimes, n.path); err != nil {
 		return pathErr("utimes", n.path, err)
 	}
 	return n.d.Lutimes(n.name, atime, mtime)

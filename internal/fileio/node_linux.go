@@ -15,9 +15,10 @@ import (
 // to point to afterwards (a symlink swapped in by another writer of the
 // directory cannot redirect them).
 type Node struct {
-	fd   int
-	path string
-	st   Stat
+	faults faults // the fault set of the Dir it was opened from (tag fcfault)
+	fd     int
+	path   string
+	st     Stat
 }
 
 // OpenNode opens name without following a symlink, for metadata changes
@@ -41,7 +42,7 @@ func (d *Dir) OpenSymlinkNode(name string) (*Node, error) {
 // none was wanted) or EINVAL (anything else where a symlink was).
 func (d *Dir) openNode(name string, symlink bool) (*Node, error) {
 	p := d.join(name)
-	if err := inject(OpOpen, p); err != nil {
+	if err := d.faults.inject(OpOpen, p); err != nil {
 		return nil, pathErr("open", p, err)
 	}
 	var fd int
@@ -65,7 +66,7 @@ func (d *Dir) openNode(name string, symlink bool) (*Node, error) {
 		}
 		return nil, pathErr("open", p, errno)
 	}
-	return &Node{fd: fd, path: p, st: st}, nil
+	return &Node{faults: d.faults, fd: fd, path: p, st: st}, nil
 }
 
 // Stat returns the metadata of the node as it was when opened.
@@ -100,7 +101,7 @@ func procErr(err error) error {
 // fchmodat2(fd, "", AT_EMPTY_PATH) (Linux 6.6), or else chmod of its
 // /proc/self/fd name.
 func (n *Node) Chmod(mode uint32) error {
-	if err := inject(OpChmod, n.path); err != nil {
+	if err := n.faults.inject(OpChmod, n.path); err != nil {
 		return pathErr("chmod", n.path, err)
 	}
 	mode &= 0o7777
@@ -120,7 +121,7 @@ func (n *Node) chmodProc(mode uint32) error {
 // fchownat(fd, "", AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW), the descriptor's own
 // object, a symlink node's symlink.
 func (n *Node) Chown(uid, gid int) error {
-	if err := inject(OpChown, n.path); err != nil {
+	if err := n.faults.inject(OpChown, n.path); err != nil {
 		return pathErr("chown", n.path, err)
 	}
 	return pathErr("chown", n.path, ignoringEINTR(func() error {
@@ -131,7 +132,7 @@ func (n *Node) Chown(uid, gid int) error {
 // SetTimes sets the node's access and modification times, in nanoseconds:
 // utimensat(fd, "", AT_EMPTY_PATH), or else of its /proc/self/fd name.
 func (n *Node) SetTimes(atime, mtime int64) error {
-	if err := inject(OpUtimes, n.path); err != nil {
+	if err := n.faults.inject(OpUtimes, n.path); err != nil {
 		return pathErr("utimes", n.path, err)
 	}
 	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}

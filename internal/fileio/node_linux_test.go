@@ -17,6 +17,7 @@ import (
 // kernels without fchmodat2, changes the object opened and leaves the
 // symlink's target alone. A symlink itself is refused.
 func TestNodeActsOnObject(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	other := filepath.Join(t.TempDir(), "other")
 	if err := os.WriteFile(other, []byte("elsewhere"), 0o600); err != nil {

@@ -6,7 +6,7 @@ import "golang.org/x/sys/unix"
 
 // Chown sets the node's owner and group: fchownat(AT_SYMLINK_NOFOLLOW).
 func (n *Node) Chown(uid, gid int) error {
-	if err := inject(OpChown, n.path); err != nil {
+	if err := n.d.faultSet().inject(OpChown, n.path); err != nil {
 		return pathErr("chown", n.path, err)
 	}
 	return n.d.Lchown(n.name, uid, gid)

@@ -35,7 +35,7 @@ type fiemapOne struct {
 // device mapper, a RAID or a loop device the offset is the filesystem's
 // view of its own device, which is what an order of reads needs.
 func (f *File) PhysicalStart() (off int64, ok bool) {
-	if inject(OpFiemap, f.path) != nil {
+	if f.faults.inject(OpFiemap, f.path) != nil {
 		return 0, false
 	}
 	fm := fiemapOne{length: ^uint64(0), count: 1}

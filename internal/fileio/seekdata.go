@@ -12,7 +12,7 @@ import "golang.org/x/sys/unix"
 // The hole map is the filesystem's word, which filesystems have got wrong;
 // digests are never computed through it (see verify.HashFile).
 func (f *File) NextData(off, size int64) (data, hole int64, err error) {
-	if ferr := inject(OpSeekData, f.path); ferr != nil {
+	if ferr := f.faults.inject(OpSeekData, f.path); ferr != nil {
 		err = ferr // a fault of ENXIO: a map that shows no more data
 	} else {
 		data, err = unix.Seek(f.fd, off, unix.SEEK_DATA)

@@ -18,5 +18,5 @@ func (d *Dir) CreateUnnamed() (*File, error) {
 	case err != nil:
 		return nil, pathErr("open", d.path, err)
 	}
-	return &File{fd: fd, path: d.path}, nil
+	return &File{faults: d.faults, fd: fd, path: d.path}, nil
 }

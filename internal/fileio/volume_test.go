@@ -6,6 +6,7 @@ import (
 )
 
 func TestBootSerial(t *testing.T) {
+	t.Parallel()
 	sector := func(f func(b []byte)) []byte {
 		b := make([]byte, 512)
 		f(b)

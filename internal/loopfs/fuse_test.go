@@ -8,6 +8,7 @@ import (
 // TestFUSEKillRemount mounts each driver, kills it, and mounts again: what
 // the tests of a drive that goes away rely on.
 func TestFUSEKillRemount(t *testing.T) {
+	t.Parallel()
 	for _, typ := range []string{ExfatFUSE, NTFS3G, FuseFAT} {
 		t.Run(typ, func(t *testing.T) {
 			fs := MountFUSE(t, FUSEConfig{Type: typ, Size: 64 << 20})

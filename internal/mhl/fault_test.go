@@ -50,11 +50,14 @@ func TestWriteGenerationFaults(t *testing.T) {
 			chain := filepath.Join(root, "ascmhl", "ascmhl_chain.xml")
 			before := readFile(t, chain)
 			f := tc.fault
-			fileio.SetFaults(&f)
-			_, err := WriteGeneration(root, gen(listFiles(t, root), t1))
-			fileio.ClearFaults()
+			ng := gen(listFiles(t, root), t1)
+			ng.faults = fileio.NewFaultSet(&f)
+			_, err := WriteGeneration(root, ng)
 			if err == nil {
 				t.Fatal("WriteGeneration succeeded through the fault")
+			}
+			if f.Calls() == 0 {
+				t.Fatal("the fault was never reached")
 			}
 			if !bytes.Equal(readFile(t, chain), before) {
 				t.Error("the chain changed")

@@ -3,6 +3,7 @@ package mhl
 import (
 	"time"
 
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -142,6 +143,8 @@ type NewGeneration struct {
 	Ignore []string
 	Files  []File
 	Dirs   []Dir
+
+	faults *fileio.FaultSet // set by tests (fcfault builds): injected into the writes
 }
 
 // Written says what WriteGeneration wrote.

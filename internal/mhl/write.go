@@ -47,7 +47,7 @@ func GenerationFileName(seq int, folder string, t time.Time) string {
 // names it, and the chain is replaced whole. One writer at a time: the
 // caller holds whatever lock guards root.
 func WriteGeneration(root string, ng *NewGeneration) (Written, error) {
-	rd, err := fileio.OpenDir(root)
+	rd, err := fileio.OpenDirFaults(root, ng.faults)
 	if err != nil {
 		return Written{}, err
 	}

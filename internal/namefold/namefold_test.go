@@ -7,6 +7,7 @@ import (
 )
 
 func TestKey(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a, b      string
 		normalise bool

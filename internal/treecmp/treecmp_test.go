@@ -111,6 +111,7 @@ func needRoot(t *testing.T) {
 }
 
 func TestIdenticalTreesHaveNoDiffs(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	a, b := base+"/a", base+"/b"
 	buildTree(t, a, nil)
@@ -130,6 +131,7 @@ func TestIdenticalTreesHaveNoDiffs(t *testing.T) {
 }
 
 func TestDetectsEachDifference(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name   string
 		root   bool                            // the change needs root
@@ -270,6 +272,7 @@ func bump(t *testing.T, p string, da, dm int64) {
 // TestDeepPaths compares trees whose paths are longer than PATH_MAX, which
 // no path-based call can reach, and finds a difference at the bottom.
 func TestDeepPaths(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	name := strings.Repeat("n", 250)
 	build := func(root, content string) {
