@@ -144,6 +144,7 @@ type engine struct {
 
 	cache   *hashcache.Cache // nil with --no-cache
 	ownFile devIno           // the cache's file, left out of the source walk
+	ownDir  devIno           // the directory it is in, whose cache journals are left out too
 	dstSide cacheSide
 	devs    devInfos // per filesystem: volume identity, time resolution
 
@@ -226,6 +227,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
 			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
 				e.ownFile = devIno{st.Dev, st.Ino}
+			}
+			if st, err := d.Stat(); err == nil {
+				e.ownDir = devIno{st.Dev, st.Ino}
 			}
 			d.Close()
 		}

@@ -427,7 +427,7 @@ func (e *engine) walkDir(q *walkQueue, w dirWork) {
 			}
 			continue
 		}
-		if st.IsRegular() && st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
+		if st.IsRegular() && st.Ino != 0 && ((devIno{st.Dev, st.Ino}) == e.ownFile || e.ownJournal(sd, n.Name)) {
 			e.event(ActOwnCache, dstRel)
 			continue
 		}

@@ -38,6 +38,13 @@ const (
 	staleTmpJournal = time.Minute
 )
 
+// IsJournal reports whether name, a file in the directory of the cache
+// file at cachePath, is one of its journals (in the making or not).
+func IsJournal(cachePath, name string) bool {
+	base := filepath.Base(cachePath)
+	return strings.HasPrefix(name, base+journalInfix) || strings.HasPrefix(name, base+journalTmpInfix)
+}
+
 // jview is a journal's buckets in a read transaction.
 type jview struct{ files, deleted *bolt.Bucket }
 
