@@ -164,3 +164,41 @@ func BenchmarkOpenWarm(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkShared stores 100k (or, with HASHCACHE_BIG=1, 1M) entries while
+// another cache has the file open, so that they go to a journal ("journal":
+// Put and Close), then opens the cache alone, which merges the journal into
+// the file ("merge": Open). BenchmarkPut is the same work without a second
+// cache.
+func BenchmarkShared(b *testing.B) {
+	n := 100_000
+	if os.Getenv("HASHCACHE_BIG") == "1" {
+		n = 1_000_000
+	}
+	paths := walkPaths(n)
+	var journal, merge time.Duration
+	for b.Loop() {
+		path := filepath.Join(b.TempDir(), "hashes.db")
+		closeT(b, openT(b, path, Options{}))
+		other := openT(b, path, Options{ReadOnly: true})
+		start := time.Now()
+		c := openT(b, path, Options{})
+		for i, p := range paths {
+			c.Put(p, entryFor(i))
+		}
+		closeT(b, c)
+		journal += time.Since(start)
+		if m, _ := filepath.Glob(path + ".j-*"); len(m) != 1 {
+			b.Fatalf("journals %v, want 1", m)
+		}
+		closeT(b, other)
+		start = time.Now()
+		closeT(b, openT(b, path, Options{}))
+		merge += time.Since(start)
+		if m, _ := filepath.Glob(path + ".j-*"); len(m) != 0 {
+			b.Fatalf("journals %v left after the merge", m)
+		}
+	}
+	b.ReportMetric(float64(journal.Nanoseconds())/float64(b.N*n), "journal-ns/entry")
+	b.ReportMetric(float64(merge.Nanoseconds())/float64(b.N*n), "merge-ns/entry")
+}

@@ -173,7 +173,7 @@ func (c *Cache) open(first bool) (done bool, err error) {
 	pre, preErr := os.Stat(c.path)
 	if !c.readOnly {
 		// What cannot be merged now stays where it is, and is read.
-		held, state, err := c.exclusive(func(db *bolt.DB) error { _ = c.commitAlone(db, nil); return nil })
+		held, state, err := c.exclusive(func(db *bolt.DB) error { _, _ = c.commitAlone(db, nil); return nil })
 		switch {
 		case err != nil:
 			return false, err

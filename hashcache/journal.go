@@ -220,14 +220,37 @@ func (c *Cache) closeOthers() {
 	c.others = nil
 }
 
+// mergeBudget is the most journal entries merged while the main file is
+// held alone once: a merge writes as much as the commits of the entries
+// did, about 150 bytes an entry, and another process that wants the file
+// meanwhile waits for it. A variable so that tests can make it small.
+var mergeBudget = 50_000
+
+// mergePause is how long Close lets the main file go between two parts of
+// a long merge: longer than bbolt's 50 ms between two tries of a lock, so
+// that a process waiting for the file gets it in between (and the merge
+// stops there, for a later process to go on with).
+var mergePause = 60 * time.Millisecond
+
+// merging is what one commit merged of one journal.
+type merging struct {
+	j              *journal
+	files, deleted [][]byte // keys merged, when not all of them were
+	done           bool     // all of it: the journal is removed
+}
+
 // commitAlone writes to the main file, which this process has open alone
 // as db, in one transaction: the finished journals of other processes,
-// this process's own journal, then batch. The journals merged are removed
-// once that is committed. An entry from a journal replaces one in the main
-// file only if it was hashed no earlier, and a removal removes only an
-// entry hashed before it: two processes that learned of a file in turn
-// leave the later one's entry, whichever merges first.
-func (c *Cache) commitAlone(db *bolt.DB, batch []op) error {
+// this process's own journal, then batch, at most mergeBudget journal
+// entries in all. The journals merged whole are removed once that is
+// committed; from the others, the entries merged. An entry from a journal
+// replaces one in the main file only if it was hashed no earlier, and a
+// removal removes only an entry hashed before it: two processes that
+// learned of a file in turn leave the later one's entry, whichever merges
+// first. While this process's own journal is not merged whole, batch is
+// appended to it instead, after what it holds. more reports that journal
+// entries were left for another time.
+func (c *Cache) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
 	var taken []*journal
 	for _, p := range c.journalPaths() {
 		if c.jn != nil && p == c.jn.path {
@@ -247,19 +270,28 @@ func (c *Cache) commitAlone(db *bolt.DB, batch []op) error {
 	if c.jn != nil {
 		all = append(all, c.jn)
 	}
-	err := protectErr(func() error {
+	var ms []merging
+	toMain := batch
+	err = protectErr(func() error {
 		return db.Update(func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketFiles)
 			if b == nil {
 				return errNoBucket
 			}
 			b.FillPercent = fillPercent
+			budget := mergeBudget
+			ms = ms[:0]
 			for _, j := range all {
-				if err := mergeJournal(b, j); err != nil {
+				m, err := mergeJournal(b, j, &budget)
+				if err != nil {
 					return err
 				}
+				ms = append(ms, m)
 			}
-			for _, o := range batch {
+			if c.jn != nil && !ms[len(ms)-1].done {
+				toMain = nil
+			}
+			for _, o := range toMain {
 				var err error
 				if o.del {
 					err = b.Delete([]byte(o.key))
@@ -273,28 +305,55 @@ func (c *Cache) commitAlone(db *bolt.DB, batch []op) error {
 			return nil
 		})
 	})
-	for _, j := range taken {
-		j.close(err == nil)
+	if err != nil {
+		for _, j := range taken {
+			j.close(false)
+		}
+		return false, err
 	}
-	if err == nil {
-		c.merged.Add(int64(len(all)))
-		if c.jn != nil {
-			c.jn.close(true)
-			c.jn = nil
+	for _, m := range ms {
+		if m.done {
+			m.j.close(true)
+			if m.j == c.jn {
+				c.jn = nil
+			}
+			c.merged.Add(1)
+			continue
+		}
+		// Where forgetting fails, the entries are merged again by a
+		// later process (a merge keeps the entry hashed last); this one
+		// goes on with the journal no further.
+		if m.j.forget(m.files, m.deleted) == nil {
+			more = true
+		}
+		if m.j != c.jn {
+			m.j.close(false)
 		}
 	}
-	return err
+	if len(batch) > 0 && toMain == nil {
+		return more, c.jn.write(batch)
+	}
+	return more, nil
 }
 
-// mergeJournal applies what journal j holds to the files bucket b.
-func mergeJournal(b *bolt.Bucket, j *journal) error {
-	return j.db.View(func(tx *bolt.Tx) error {
+// mergeJournal applies to the files bucket b what journal j holds, at most
+// *budget entries of it, and takes those from *budget.
+func mergeJournal(b *bolt.Bucket, j *journal, budget *int) (m merging, err error) {
+	m.j = j
+	err = j.db.View(func(tx *bolt.Tx) error {
 		v, ok := journalView(tx)
 		if !ok {
-			return nil // not a journal of this fastcopy: nothing to take
+			m.done = true // not a journal of this fastcopy: nothing to take
+			return nil
 		}
 		cur := v.files.Cursor()
-		for k, val := cur.First(); k != nil; k, val = cur.Next() {
+		k, val := cur.First()
+		for ; k != nil && *budget > 0; k, val = cur.Next() {
+			*budget--
+			// The journal's pages are gone when its transaction ends,
+			// before b's commits.
+			k = bytes.Clone(k)
+			m.files = append(m.files, k)
 			e, ok := decodeValue(string(k), val)
 			if !ok {
 				continue
@@ -302,14 +361,19 @@ func mergeJournal(b *bolt.Bucket, j *journal) error {
 			if old, ok := decodeValue(string(k), b.Get(k)); ok && old.HashedAt > e.HashedAt {
 				continue
 			}
-			// The journal's pages are gone when its transaction ends,
-			// before b's commits.
-			if err := b.Put(bytes.Clone(k), bytes.Clone(val)); err != nil {
+			if err := b.Put(k, bytes.Clone(val)); err != nil {
 				return err
 			}
 		}
-		cur = v.deleted.Cursor()
-		for k, t := cur.First(); k != nil; k, t = cur.Next() {
+		if k != nil {
+			return nil
+		}
+		dcur := v.deleted.Cursor()
+		k, t := dcur.First()
+		for ; k != nil && *budget > 0; k, t = dcur.Next() {
+			*budget--
+			k = bytes.Clone(k)
+			m.deleted = append(m.deleted, k)
 			if len(t) != 8 {
 				continue
 			}
@@ -317,11 +381,39 @@ func mergeJournal(b *bolt.Bucket, j *journal) error {
 			if old, ok := decodeValue(string(k), b.Get(k)); ok && old.HashedAt > at {
 				continue
 			}
-			if err := b.Delete(bytes.Clone(k)); err != nil {
+			if err := b.Delete(k); err != nil {
 				return err
 			}
 		}
+		m.done = k == nil
 		return nil
+	})
+	if m.done {
+		m.files, m.deleted = nil, nil
+	}
+	return m, err
+}
+
+// forget removes from the journal the entries a commit merged.
+func (j *journal) forget(files, deleted [][]byte) error {
+	return protectErr(func() error {
+		return j.db.Update(func(tx *bolt.Tx) error {
+			v, ok := journalView(tx)
+			if !ok {
+				return errNoBucket
+			}
+			for _, k := range files {
+				if err := v.files.Delete(k); err != nil {
+					return err
+				}
+			}
+			for _, k := range deleted {
+				if err := v.deleted.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 }
 

@@ -221,3 +221,77 @@ func TestSharedInProcess(t *testing.T) {
 		t.Errorf("journals left: %v", m)
 	}
 }
+
+// A journal larger than mergeBudget is merged in parts: whoever has the
+// file alone merges one part per commit, and Close the rest, letting the
+// file go between parts; what is not merged yet is read from the journal.
+func TestMergeInParts(t *testing.T) {
+	defer func(n int, d time.Duration) { mergeBudget, mergePause = n, d }(mergeBudget, mergePause)
+	mergeBudget, mergePause = 7, time.Millisecond
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	paths := walkPaths(60)
+	check := func(t *testing.T, c *Cache, n int) {
+		t.Helper()
+		for i, r := range c.Lookup(paths[:n]) {
+			if want := i%10 != 3; r.Found != want || (want && r.Entry != entryFor(i)) {
+				t.Fatalf("entry %d: %+v, found %v, want found %v", i, r.Entry, r.Found, want)
+			}
+		}
+	}
+
+	// Another process's journal, merged by a later Open and Close.
+	holder := openT(t, path, Options{})
+	c := openT(t, path, Options{})
+	for i, p := range paths[:50] {
+		c.Put(p, entryFor(i))
+	}
+	for i := 3; i < 50; i += 10 {
+		c.Delete(paths[i])
+	}
+	closeT(t, c) // journal left: the holder has the file open
+	closeT(t, holder)
+	c = openT(t, path, Options{})
+	if n := c.merged.Load(); n != 0 {
+		t.Errorf("Open merged %d journals whole, want a part of one", n)
+	}
+	check(t, c, 50)
+	closeT(t, c)
+	if m, _ := filepath.Glob(path + ".j*"); len(m) != 0 {
+		t.Errorf("journals left after Close: %v", m)
+	}
+
+	// This process's own journal: what it commits while the journal is
+	// not merged whole goes after it, into it.
+	holder = openT(t, path, Options{ReadOnly: true})
+	c = openT(t, path, Options{})
+	for i, p := range paths[:50] {
+		e := entryFor(i) // hashed earlier: replaced below
+		e.Size++
+		e.HashedAt--
+		c.Put(p, e)
+	}
+	flushT(t, c)
+	closeT(t, holder)
+	for i, p := range paths[:55] {
+		if i%10 == 3 {
+			c.Delete(p)
+		} else {
+			c.Put(p, entryFor(i))
+		}
+	}
+	flushT(t, c)
+	if c.jn == nil {
+		t.Fatal("the journal was merged whole in one commit")
+	}
+	check(t, c, 55)
+	closeT(t, c)
+	c = openT(t, path, Options{ReadOnly: true})
+	defer closeT(t, c)
+	check(t, c, 55)
+	if s, _ := c.Stats(); s.Pending != 0 || s.Entries != 49 {
+		t.Errorf("Stats = %+v, want 49 entries, none pending", s)
+	}
+	if m, _ := filepath.Glob(path + ".j*"); len(m) != 0 {
+		t.Errorf("journals left after Close: %v", m)
+	}
+}

@@ -163,9 +163,13 @@ func (c *Cache) Close() error {
 	if c.writing && c.readable() && (c.jn != nil || len(c.journalPaths()) > 0) {
 		// What is in this process's journal, and in those of processes
 		// that finished, goes to the main file if it can be had alone
-		// now; the shared lock on it is let go for that.
+		// now; the shared lock on it is let go for that. A long merge
+		// goes in parts, letting the file go in between: a process that
+		// wants it then gets it, and the rest is left to a later one.
 		c.closeMain()
-		c.storeAlone(nil)
+		for c.storeAlone(nil) {
+			time.Sleep(mergePause)
+		}
 	}
 	if c.jn != nil {
 		c.jn.close(false) // finished: the next process to have the file alone merges it
@@ -309,37 +313,43 @@ func (c *Cache) commit(batch []op) {
 
 // storeAlone commits batch (and the journals) to the main file if this
 // process can have it alone, and to its journal otherwise. dbMu must be
-// held and the main file closed.
-func (c *Cache) storeAlone(batch []op) {
+// held and the main file closed. more reports that the file was had alone
+// and journal entries are left to merge.
+func (c *Cache) storeAlone(batch []op) (more bool) {
 	for attempt := 1; attempt <= 3; attempt++ {
-		held, state, err := c.exclusive(func(db *bolt.DB) error { return c.commitAlone(db, batch) })
+		held, state, err := c.exclusive(func(db *bolt.DB) error {
+			var err error
+			more, err = c.commitAlone(db, batch)
+			return err
+		})
 		switch {
 		case isPanic(err) || errors.Is(err, errNoBucket):
 			c.markBroken(err)
-			return
+			return false
 		case err != nil:
 			c.setErr(fmt.Errorf("hash cache %q: commit: %w", c.path, err))
-			return
+			return false
 		case state == stateCorrupt:
 			continue // moved aside: a new one next
 		case state == stateNewer:
 			c.setErr(fmt.Errorf("hash cache %q: %w: nothing more stored", c.path, ErrNewerSchema))
-			return
+			return false
 		case held:
-			return
+			return more
 		}
 		if len(batch) == 0 {
-			return
+			return false
 		}
 		if c.jn == nil {
 			if c.jn, err = c.newJournal(); err != nil {
 				c.setErr(fmt.Errorf("hash cache %q: journal: %w", c.path, err))
-				return
+				return false
 			}
 		}
 		if err := c.jn.write(batch); err != nil {
 			c.setErr(fmt.Errorf("hash cache %q: journal commit: %w", c.path, err))
 		}
-		return
+		return false
 	}
+	return false
 }
