@@ -53,7 +53,7 @@ the next run to have the cache alone merges.
 	}
 	f := cmd.PersistentFlags()
 	f.StringVar(&flags.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
-	f.DurationVar(&flags.lockTimeout, "cache-wait", 0, "how long to wait for a cache another fastcopy holds alone")
+	f.DurationVar(&flags.lockTimeout, "cache-wait", 0, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
 	cmd.AddCommand(
 		newCachePathCommand(out, flags),
 		newCacheStatsCommand(out, flags),
