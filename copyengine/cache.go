@@ -46,6 +46,17 @@ func fileState(st *fileio.Stat, vol hashcache.Volume) hashcache.FileState {
 	return hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Volume: vol}
 }
 
+// ownJournal reports whether name, in the source directory d, is a
+// journal of this run's hash cache (hashcache.IsJournal): the runs that
+// share the cache write them as they go, as this run writes the cache.
+func (e *engine) ownJournal(d *fileio.Dir, name string) bool {
+	if e.cache == nil || !hashcache.IsJournal(e.cache.Path(), name) {
+		return false
+	}
+	st, err := d.Stat()
+	return err == nil && (devIno{st.Dev, st.Ino}) == e.ownDir
+}
+
 // cached is what the cache knows of an entry, looked up by the walker.
 type cached struct {
 	src, dst       verify.Sum

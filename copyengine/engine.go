@@ -144,6 +144,7 @@ type engine struct {
 
 	cache   *hashcache.Cache // nil with --no-cache
 	ownFile devIno           // the cache's file, left out of the source walk
+	ownDir  devIno           // the directory it is in, whose cache journals are left out too
 	dstSide cacheSide
 
 	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
@@ -332,6 +333,9 @@ func (e *engine) cacheSides(p *plan) {
 		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
 			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
 				e.ownFile = devIno{st.Dev, st.Ino}
+			}
+			if st, err := d.Stat(); err == nil {
+				e.ownDir = devIno{st.Dev, st.Ino}
 			}
 			d.Close()
 		}

@@ -535,7 +535,7 @@ func (l *dirList) entry(i int) (en entry, ok bool) {
 		}
 		return entry{}, false
 	}
-	if st.IsRegular() && st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
+	if st.IsRegular() && st.Ino != 0 && ((devIno{st.Dev, st.Ino}) == e.ownFile || e.ownJournal(l.sd, n.Name)) {
 		e.event(ActOwnCache, dstRel)
 		return entry{}, false
 	}

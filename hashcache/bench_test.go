@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // BenchmarkPut stores 100k entries with 58-byte paths through the writer and
@@ -163,4 +165,106 @@ func BenchmarkOpenWarm(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkShared stores 100k (or, with HASHCACHE_BIG=1, 1M) entries while
+// another cache has the file open, so that they go to a journal ("journal":
+// Put and Close), then opens the cache alone, which merges the journal into
+// the file ("merge": Open). BenchmarkPut is the same work without a second
+// cache.
+func BenchmarkShared(b *testing.B) {
+	n := 100_000
+	if os.Getenv("HASHCACHE_BIG") == "1" {
+		n = 1_000_000
+	}
+	paths := walkPaths(n)
+	var journal, merge time.Duration
+	for b.Loop() {
+		path := filepath.Join(b.TempDir(), "hashes.db")
+		closeT(b, openT(b, path, Options{}))
+		other := openT(b, path, Options{ReadOnly: true})
+		start := time.Now()
+		c := openT(b, path, Options{})
+		for i, p := range paths {
+			c.Put(p, entryFor(i))
+		}
+		closeT(b, c)
+		journal += time.Since(start)
+		if m, _ := filepath.Glob(path + ".j-*"); len(m) != 1 {
+			b.Fatalf("journals %v, want 1", m)
+		}
+		closeT(b, other)
+		start = time.Now()
+		closeT(b, openT(b, path, Options{}))
+		merge += time.Since(start)
+		if m, _ := filepath.Glob(path + ".j-*"); len(m) != 0 {
+			b.Fatalf("journals %v left after the merge", m)
+		}
+	}
+	b.ReportMetric(float64(journal.Nanoseconds())/float64(b.N*n), "journal-ns/entry")
+	b.ReportMetric(float64(merge.Nanoseconds())/float64(b.N*n), "merge-ns/entry")
+}
+
+// BenchmarkOpenPerOperation measures what opening the file for each
+// operation would cost, the design not taken for lookups (see
+// docs/benchmarks.md, "Hash cache: runs that share it"): bbolt Open and
+// Close of a warm cache of 100k (HASHCACHE_BIG=1: 1M) entries, read-only
+// and for writing, and a directory's lookup (100 paths) with and without
+// an Open and Close around it.
+func BenchmarkOpenPerOperation(b *testing.B) {
+	n := 100_000
+	if os.Getenv("HASHCACHE_BIG") == "1" {
+		n = 1_000_000
+	}
+	path, paths := buildCache(b, n)
+	readAhead(path)
+	for _, ro := range []bool{true, false} {
+		b.Run(fmt.Sprintf("open-close/readonly=%v", ro), func(b *testing.B) {
+			for b.Loop() {
+				db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: ro, Timeout: time.Second, NoStatistics: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				db.Close()
+			}
+		})
+	}
+	lookup := func(b *testing.B, db *bolt.DB, d int) {
+		err := db.View(func(tx *bolt.Tx) error {
+			bk := tx.Bucket(bucketFiles)
+			for _, p := range paths[d*100%n : d*100%n+100] {
+				if bk.Get([]byte(p)) == nil {
+					b.Fatal("miss")
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("lookup/open", func(b *testing.B) {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, NoStatistics: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		d := 0
+		for b.Loop() {
+			lookup(b, db, d)
+			d++
+		}
+	})
+	b.Run("lookup/open-lookup-close", func(b *testing.B) {
+		d := 0
+		for b.Loop() {
+			db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, NoStatistics: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			lookup(b, db, d)
+			db.Close()
+			d++
+		}
+	})
 }

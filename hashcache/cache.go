@@ -60,9 +60,17 @@ type Options struct {
 
 // Cache is an open hash cache. Its methods are safe for concurrent use.
 type Cache struct {
-	path     string
-	readOnly bool
-	db       *bolt.DB // nil when there is nothing to read or the schema is newer
+	path        string
+	readOnly    bool
+	lockTimeout time.Duration
+
+	// dbMu guards db, jn and others: lookups hold it for reading, the
+	// writer for writing while it swaps the main file's handle for a
+	// commit.
+	dbMu   sync.RWMutex
+	db     *bolt.DB   // the main file, read-only (shared lock); nil when there is nothing to read
+	jn     *journal   // this process's journal, while it holds entries not in the main file
+	others []*journal // finished journals of other processes, read-only, newest first
 
 	writing    bool // a writer runs: not read-only, not unused
 	q          queue
@@ -74,6 +82,7 @@ type Cache struct {
 
 	broken  atomic.Bool  // a transaction failed on a bad page
 	commits atomic.Int64 // write transactions, for tests
+	merged  atomic.Int64 // journals merged into the main file, for tests
 }
 
 // LookupResult is the answer of Lookup for one path.
@@ -94,10 +103,14 @@ func DefaultPath() (string, error) {
 }
 
 // Open opens the cache at path, creating it and its directories (mode 0700)
-// if needed. It fails only when no cache can be had: another process holds
-// the lock past opt.LockTimeout (an error wrapping ErrLocked), or the file or
-// its directory cannot be created or opened at all. fastcopy stops on the
-// first (exit status 5) and runs without a cache after the second.
+// if needed. Several processes may have one cache open at once, each for
+// reading and writing (see the package documentation): Open waits only for
+// a process that holds the file alone, an older fastcopy or one that is
+// committing or merging, for opt.LockTimeout (but at least
+// sharedLockGrace), and then fails with an error wrapping ErrLocked. It
+// also fails when the file or its directory cannot be created or opened at
+// all. fastcopy stops on the first (exit status 5) and runs without a
+// cache after the second.
 //
 // A file that is not a readable cache of this fastcopy (garbage, truncated,
 // not a bbolt database, a page that makes bbolt fail) is moved aside to
@@ -113,7 +126,7 @@ func Open(path string, opt Options) (*Cache, error) {
 	case opt.LockTimeout < 0:
 		opt.LockTimeout = time.Nanosecond // bbolt tries once
 	}
-	c := &Cache{path: path, readOnly: opt.ReadOnly}
+	c := &Cache{path: path, readOnly: opt.ReadOnly, lockTimeout: opt.LockTimeout}
 	c.q.room.L = &c.q.mu
 	if !opt.ReadOnly {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -121,19 +134,20 @@ func Open(path string, opt Options) (*Cache, error) {
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		done, err := c.open(opt)
+		done, err := c.open(attempt == 1)
 		if err != nil {
+			c.closeOthers()
 			return nil, err
 		}
 		if done {
 			break
 		}
 		if attempt == 3 {
+			c.closeOthers()
 			return nil, fmt.Errorf("hash cache %q: still unreadable after starting afresh", path)
 		}
 	}
-	if c.db != nil && !c.readOnly {
-		c.writing = true
+	if c.writing {
 		c.q.kick = make(chan struct{}, 1)
 		c.writerDone = make(chan struct{})
 		go c.writer()
@@ -141,56 +155,143 @@ func Open(path string, opt Options) (*Cache, error) {
 	return c, nil
 }
 
+// sharedLockGrace is the least Open waits for the shared lock, whatever
+// Options.LockTimeout says: another fastcopy takes the file alone for each
+// commit, a few milliseconds every 200 ms.
+var sharedLockGrace = time.Second
+
 // open makes one attempt. done is false when the file was moved aside (or
 // replaced under us) and Open should try again.
-func (c *Cache) open(opt Options) (done bool, err error) {
+//
+// A writable cache first takes the file alone, once, without waiting: if
+// no other process has it open, it is created or checked, set aside when
+// unreadable, and the journals other processes left are merged into it.
+// Then every cache, writable or not, opens the file read-only with a
+// shared lock for the rest of its life, and the finished journals that
+// could not be merged (another process has the file open) read-only too.
+func (c *Cache) open(first bool) (done bool, err error) {
 	pre, preErr := os.Stat(c.path)
+	if !c.readOnly {
+		// What cannot be merged now stays where it is, and is read.
+		held, state, err := c.exclusive(func(db *bolt.DB) error { _, _ = c.commitAlone(db, nil); return nil })
+		switch {
+		case err != nil:
+			return false, err
+		case state == stateCorrupt:
+			return false, nil // moved aside: again
+		case state == stateNewer:
+			return true, nil
+		case held && state == stateFresh && first && preErr == nil && pre.Size() == 0:
+			c.warn(fmt.Errorf("%w: %q was empty; started a new one", ErrCorrupt, c.path))
+		}
+	}
 	if c.readOnly && errors.Is(preErr, fs.ErrNotExist) {
 		return true, nil // nothing cached yet
 	}
-	o := openDB(c.path, opt)
+	wait := max(c.lockTimeout, sharedLockGrace)
+	o := openDB(c.path, Options{ReadOnly: true, LockTimeout: wait})
 	switch {
 	case errors.Is(o.err, berrors.ErrTimeout):
-		waited := opt.LockTimeout
-		if waited <= time.Nanosecond {
-			waited = 0 // tried once
-		}
-		return false, fmt.Errorf("hash cache %q: %w (waited %v)", c.path, errCacheLocked, waited)
+		return false, fmt.Errorf("hash cache %q: %w (waited %v)", c.path, errCacheLocked, wait)
+	case errors.Is(o.openErr, fs.ErrNotExist) && c.readOnly:
+		return true, nil // removed (cache clear) since the stat
+	case errors.Is(o.openErr, fs.ErrNotExist):
+		return false, nil // removed since it was created: again
 	case o.openErr != nil:
 		return false, fmt.Errorf("hash cache: %w", o.openErr)
 	case o.err != nil:
-		return c.corrupt(o, o.err)
+		return c.unusable(o, o.err)
 	}
 	state, ver, cause := checkSchema(o.db, o.file)
 	switch state {
 	case stateFresh:
-		if c.readOnly {
-			o.release()
-			return true, nil
-		}
-		if err := initSchema(o.db); err != nil {
-			if isPanic(err) {
-				return c.corrupt(o, err)
-			}
-			o.release()
-			return false, fmt.Errorf("hash cache %q: %w", c.path, err)
-		}
-		if preErr == nil && pre.Size() == 0 {
-			c.warn(fmt.Errorf("%w: %q was empty; started a new one", ErrCorrupt, c.path))
-		}
+		// Empty: being created by another process that has not written
+		// it yet, or left so by one that died doing it. Nothing to read;
+		// a writer's first commit makes it a cache.
+		o.release()
+		c.writing = !c.readOnly
+		c.others = c.finishedJournals()
+		return true, nil
 	case stateNewer:
 		o.release()
-		c.warn(fmt.Errorf("%w: %q has schema version %d, this fastcopy knows %d; not used for this run",
-			ErrNewerSchema, c.path, ver, schemaVersion))
+		c.warnNewer(ver)
 		return true, nil
 	case stateCorrupt:
-		return c.corrupt(o, cause)
+		return c.unusable(o, cause)
 	}
 	c.db = o.db
+	c.writing = !c.readOnly
+	c.others = c.finishedJournals()
 	if fi, err := o.file.Stat(); err == nil && fi.Size() >= readAheadMin {
 		readAhead(c.path)
 	}
 	return true, nil
+}
+
+func (c *Cache) warnNewer(ver uint64) {
+	c.warn(fmt.Errorf("%w: %q has schema version %d, this fastcopy knows %d; not used for this run",
+		ErrNewerSchema, c.path, ver, schemaVersion))
+}
+
+// unusable deals with a file found unreadable under the shared lock: a
+// read-only cache ignores it; a writable one moves it aside when it can
+// have it alone, and otherwise reads nothing from it and leaves that to the
+// first commit that has it alone.
+func (c *Cache) unusable(o opened, cause error) (done bool, err error) {
+	if c.readOnly {
+		return c.corrupt(o, cause)
+	}
+	o.release()
+	held, state, err := c.exclusive(func(*bolt.DB) error { return nil })
+	switch {
+	case err != nil:
+		return false, err
+	case held:
+		return state == stateNewer, nil // moved aside or fine now: again
+	}
+	c.warn(fmt.Errorf("%w: %q: %v; not read for this run", ErrCorrupt, c.path, cause))
+	c.writing = true
+	return true, nil
+}
+
+// exclusive opens the main file alone, trying once, and runs fn on it: a
+// new file is made a cache first, an unreadable one is moved aside
+// (state stateCorrupt, fn not run), and one of a newer schema is left
+// alone (stateNewer, with a warning, fn not run). held is false when
+// another process has the file open.
+func (c *Cache) exclusive(fn func(*bolt.DB) error) (held bool, state int, err error) {
+	o := openDB(c.path, Options{LockTimeout: time.Nanosecond})
+	switch {
+	case errors.Is(o.err, berrors.ErrTimeout):
+		return false, stateOK, nil
+	case o.openErr != nil:
+		return false, stateOK, fmt.Errorf("hash cache: %w", o.openErr)
+	case o.err != nil:
+		_, err := c.corrupt(o, o.err)
+		return true, stateCorrupt, err
+	}
+	state, ver, cause := checkSchema(o.db, o.file)
+	switch state {
+	case stateFresh:
+		if err := initSchema(o.db); err != nil {
+			if isPanic(err) {
+				_, err := c.corrupt(o, err)
+				return true, stateCorrupt, err
+			}
+			o.release()
+			return true, state, fmt.Errorf("hash cache %q: %w", c.path, err)
+		}
+	case stateNewer:
+		o.release()
+		c.warnNewer(ver)
+		return true, state, nil
+	case stateCorrupt:
+		_, err := c.corrupt(o, cause)
+		return true, state, err
+	}
+	err = fn(o.db)
+	o.release()
+	return true, state, err
 }
 
 // corrupt deals with a file that is not a usable cache: ignored when
@@ -465,31 +566,82 @@ func (c *Cache) markBroken(cause error) {
 }
 
 func (c *Cache) readable() bool {
-	return c.db != nil && !c.broken.Load()
+	return !c.broken.Load()
 }
 
 var errNoBucket = errors.New("files bucket missing")
 
-// view runs fn on the files bucket in a read transaction.
-func (c *Cache) view(fn func(b *bolt.Bucket)) {
+// view runs fn in read transactions of the main file and of the journals
+// this process reads (its own and the finished ones of others): get
+// answers from the journals first, newest first, then from the main file.
+// main is the main file's files bucket, nil when there is none to read.
+func (c *Cache) view(fn func(get func(key []byte) []byte, main *bolt.Bucket)) {
 	if !c.readable() {
 		return
 	}
+	c.dbMu.RLock()
+	defer c.dbMu.RUnlock()
+	var txs []*bolt.Tx
 	var err error
 	if perr := protect(func() {
-		err = c.db.View(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketFiles)
-			if b == nil {
-				return errNoBucket
+		defer func() {
+			for _, tx := range txs {
+				_ = tx.Rollback()
 			}
-			fn(b)
-			return nil
-		})
+		}()
+		var main *bolt.Bucket
+		if c.db != nil {
+			tx, e := c.db.Begin(false)
+			if e != nil {
+				err = e
+				return
+			}
+			txs = append(txs, tx)
+			if main = tx.Bucket(bucketFiles); main == nil {
+				err = errNoBucket
+				return
+			}
+		}
+		var js []jview
+		for _, j := range c.journals() {
+			tx, e := j.db.Begin(false)
+			if e != nil {
+				continue // a journal is an addition: without it, misses
+			}
+			txs = append(txs, tx)
+			if v, ok := journalView(tx); ok {
+				js = append(js, v)
+			}
+		}
+		get := func(key []byte) []byte {
+			for _, j := range js {
+				if v := j.files.Get(key); v != nil {
+					return v
+				}
+				if j.deleted.Get(key) != nil {
+					return nil
+				}
+			}
+			if main == nil {
+				return nil
+			}
+			return main.Get(key)
+		}
+		fn(get, main)
 	}); perr != nil {
 		c.markBroken(perr)
 	} else if errors.Is(err, errNoBucket) {
 		c.markBroken(err)
 	}
+}
+
+// journals returns the journals to read, newest first: this process's own,
+// then the others'. dbMu must be held.
+func (c *Cache) journals() []*journal {
+	if c.jn == nil {
+		return c.others
+	}
+	return append([]*journal{c.jn}, c.others...)
 }
 
 // validKey reports whether path can be a bbolt key. Paths the kernel
@@ -508,8 +660,8 @@ func (c *Cache) Get(path string) (Entry, bool) {
 	if !validKey(path) {
 		return e, false
 	}
-	c.view(func(b *bolt.Bucket) {
-		e, ok = decodeValue(path, b.Get([]byte(path)))
+	c.view(func(get func([]byte) []byte, _ *bolt.Bucket) {
+		e, ok = decodeValue(path, get([]byte(path)))
 	})
 	return e, ok
 }
@@ -518,14 +670,14 @@ func (c *Cache) Get(path string) (Entry, bool) {
 // directory's files at a time), returning one result per path, in order.
 func (c *Cache) Lookup(paths []string) []LookupResult {
 	res := make([]LookupResult, len(paths))
-	c.view(func(b *bolt.Bucket) {
+	c.view(func(get func([]byte) []byte, _ *bolt.Bucket) {
 		var key []byte
 		for i, p := range paths {
 			if !validKey(p) {
 				continue
 			}
 			key = append(key[:0], p...)
-			res[i].Entry, res[i].Found = decodeValue(p, b.Get(key))
+			res[i].Entry, res[i].Found = decodeValue(p, get(key))
 		}
 	})
 	return res

@@ -52,6 +52,21 @@ func closeT(t testing.TB, c *Cache) {
 	}
 }
 
+// updateT writes to the main file of c directly, as a commit does.
+func updateT(c *Cache, fn func(b *bolt.Bucket) error) error {
+	c.dbMu.Lock()
+	defer c.dbMu.Unlock()
+	c.closeMain()
+	defer c.reopenMain()
+	held, _, err := c.exclusive(func(db *bolt.DB) error {
+		return db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketFiles)) })
+	})
+	if err == nil && !held {
+		err = errors.New("another process has the cache open")
+	}
+	return err
+}
+
 func flushT(t testing.TB, c *Cache) {
 	t.Helper()
 	if err := c.Flush(); err != nil {
@@ -221,9 +236,8 @@ func TestWriterBackpressure(t *testing.T) {
 	defer func(n, m int) { batchSize, maxQueued = n, m }(batchSize, maxQueued)
 	batchSize, maxQueued = 10, 1
 	defer func() { testBoltOptions = nil }()
-	testBoltOptions = func(o *bolt.Options) { o.NoSync = true } // 300 commits
-	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{})
-	testBoltOptions = nil
+	testBoltOptions = func(o *bolt.Options) { o.NoSync = true }       // 300 commits
+	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{}) // every open of the file, as each commit opens it
 	defer closeT(t, c)
 	paths := walkPaths(3000)
 	done := make(chan struct{})
@@ -251,8 +265,7 @@ func TestWriterBackpressure(t *testing.T) {
 func TestCommitError(t *testing.T) {
 	defer func() { testBoltOptions = nil }()
 	testBoltOptions = func(o *bolt.Options) { o.MaxSize = 64 << 10 }
-	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{})
-	testBoltOptions = nil
+	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{}) // every open of the file, as each commit opens it
 	paths := walkPaths(5000)
 	for i, p := range paths {
 		c.Put(p, entryFor(i))
@@ -364,7 +377,7 @@ func TestPrune(t *testing.T) {
 		c.Put(p, entryFor(i))
 	}
 	flushT(t, c)
-	if err := c.update(func(b *bolt.Bucket) error { return b.Put([]byte("/junk"), []byte("junk")) }); err != nil {
+	if err := updateT(c, func(b *bolt.Bucket) error { return b.Put([]byte("/junk"), []byte("junk")) }); err != nil {
 		t.Fatal(err)
 	}
 	exists := func(p string) bool {

@@ -10,14 +10,31 @@
 // # Contract
 //
 //   - One file, by default os.UserCacheDir()/fastcopy/hashes.db (DefaultPath),
-//     keyed by absolute path as raw bytes (not necessarily UTF-8). One process
-//     at a time may write it; Open waits Options.LockTimeout for another and
-//     then fails with an error wrapping ErrLocked (fileio.ErrLocked, the
-//     one sentinel for a lock another process holds). The caller decides
-//     what that means: fastcopy stops before it writes anything (exit
-//     status 5) and hints at --no-cache or another --cache; it is any other
-//     failure to open that fastcopy runs on without a cache from, with a
-//     warning.
+//     keyed by absolute path as raw bytes (not necessarily UTF-8), shared by
+//     every process that opens it. bbolt lets one process at a time write
+//     a file and none read it meanwhile, so each open Cache holds the file
+//     read-only, with a shared lock, for its life, and takes it alone only
+//     for a commit: it lets the shared lock go, tries the exclusive one
+//     once, commits, and opens the file read-only again. When another
+//     process has the file open, the commit goes instead to a journal of
+//     this process (PATH.j-<random>, a small bbolt file of the same schema
+//     plus a bucket "deleted"), which it holds locked until Close and which
+//     its lookups read before the file. Open, each commit and Close merge
+//     the journals whose process has let them go (finished, or died) when
+//     they have the file alone, at most mergeBudget entries at a time,
+//     keeping per path the entry hashed last, and remove them; Close merges
+//     in parts, letting the file go between parts. Open also reads the
+//     finished journals it could not merge, so a process sees everything
+//     learned before it started. Open waits Options.LockTimeout (at least a
+//     second) only for a process that holds the file alone, an older
+//     fastcopy or one stopped in a commit or a merge, and then fails with an
+//     error wrapping ErrLocked (fileio.ErrLocked, the one sentinel for a
+//     lock another process holds). The caller decides what that means:
+//     fastcopy stops before it writes anything (exit status 5) and hints at
+//     --no-cache or another --cache; it is any other failure to open that
+//     fastcopy runs on without a cache from, with a warning. Clear does not
+//     wait: a process that has the file open goes on with what it read, and
+//     stores what it learns from then on in a new file.
 //   - The cache is an optimisation and never a source of truth: a missing,
 //     unreadable, truncated or foreign file is moved aside and replaced
 //     (Open warns, see ErrCorrupt); each value carries a check over its key
@@ -47,13 +64,18 @@
 //     write on an idle or read-only source), and drops it where that fails.
 //   - Writes go through one writer goroutine that commits every 1,000
 //     entries or 200 ms, whichever comes first, in key order, each commit
-//     synced. A crash loses at most the uncommitted batch; Flush and Close
-//     wait for the commit and report its error.
+//     synced, to the file or to the journal. A crash loses at most the
+//     uncommitted batch, and leaves a journal the next process merges (a
+//     merge cut short is merged again: it keeps the entry hashed last);
+//     Flush and Close wait for the commit and report its error. Lookups
+//     wait for a commit, which lets the file go for its duration.
 //
 // # Schema
 //
 // Bucket "meta" holds "version" (uvarint, now 1); bucket "files" maps a path
-// to an entry encoded with varints (see encodeValue). Fields are appended to
+// to an entry encoded with varints (see encodeValue). A journal has the same
+// buckets and "deleted", which maps a removed path to the time of its
+// removal (8 bytes, big endian, nanoseconds since the epoch). Fields are appended to
 // values without a version change (the volume was, so an entry from before
 // it decodes with no volume and is never valid); a newer version number means a layout
 // this code cannot read, and such a cache is left alone and not used for the

@@ -6,15 +6,17 @@ import (
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
-// ErrLocked is returned (wrapped) by Open and Clear when another process
-// holds the cache file's lock for longer than the lock timeout; fastcopy
-// stops on it, before writing anything, with exit status 5. It is
+// ErrLocked is returned (wrapped) by Open when another process holds the
+// cache file alone for longer than the lock timeout: a fastcopy from before
+// caches were shared, or one stopped in the middle of a commit or a merge
+// (processes that share the cache never wait for each other otherwise).
+// fastcopy stops on it, before writing anything, with exit status 5. It is
 // fileio.ErrLocked, the one sentinel for a lock another process holds (a
 // destination's too: copyengine.ErrLocked).
 var ErrLocked = fileio.ErrLocked
 
 // errCacheLocked is ErrLocked in the words the cache's messages use.
-var errCacheLocked error = lockedMsg("hash cache is in use by another fastcopy")
+var errCacheLocked error = lockedMsg("hash cache is in use by another fastcopy that holds it alone (an older fastcopy, or one stopped while it commits)")
 
 // lockedMsg is ErrLocked with a message of its own.
 type lockedMsg string

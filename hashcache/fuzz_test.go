@@ -22,14 +22,13 @@ func FuzzEntryEncoding(f *testing.F) {
 	f.Add(strings.Repeat("/deep", bolt.MaxKeySize/5+1), int64(1), int64(2), int64(3), uint64(4), uint64(5), uint64(6), int64(7), []byte{})
 	f.Add("relative/path", int64(1)<<40, int64(1)<<62, int64(-1)<<62, uint64(1), uint64(0), uint64(0), int64(0), encodeValue(nil, "relative/path", base))
 
-	defer func() { testBoltOptions = nil }()
 	testBoltOptions = func(o *bolt.Options) { o.NoSync = true } // one commit per input
 	c, err := Open(filepath.Join(f.TempDir(), "hashes.db"), Options{})
-	testBoltOptions = nil
 	if err != nil {
+		testBoltOptions = nil
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { c.Close() })
+	f.Cleanup(func() { c.Close(); testBoltOptions = nil })
 
 	f.Fuzz(func(t *testing.T, path string, size, mtime, ctime int64, ino, hi, lo uint64, hashedAt int64, raw []byte) {
 		e := Entry{Size: size, Mtime: mtime, Ctime: ctime, Ino: ino, Sum: xxh3.Uint128{Hi: hi, Lo: lo}, HashedAt: hashedAt}

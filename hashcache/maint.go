@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -18,6 +19,12 @@ type Stats struct {
 	FileBytes     int64   // size of the file, free pages included
 	UsedBytes     int64   // pages up to the high-water mark; bbolt grows the file ahead of it
 	BytesPerEntry float64 // FileBytes / Entries; 0 when empty
+	// Pending counts the entries in journals that processes sharing the
+	// cache wrote while another had it open (see the package
+	// documentation), which the next process to have the file alone
+	// merges. They are found by lookups already; an entry that is also in
+	// the file, or in two journals, is counted each time.
+	Pending int
 }
 
 // Stats counts the entries (a full pass over the file) and reports the size
@@ -34,10 +41,13 @@ func (c *Cache) Stats() (Stats, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return s, fmt.Errorf("hash cache: %w", err)
 	}
-	c.view(func(b *bolt.Bucket) {
-		s.Entries = b.Stats().KeyN
-		s.UsedBytes = b.Tx().Size()
+	c.view(func(_ func([]byte) []byte, main *bolt.Bucket) {
+		if main != nil {
+			s.Entries = main.Stats().KeyN
+			s.UsedBytes = main.Tx().Size()
+		}
 	})
+	s.Pending = c.pending()
 	if s.Entries > 0 {
 		s.BytesPerEntry = float64(s.FileBytes) / float64(s.Entries)
 	}
@@ -50,21 +60,41 @@ func (c *Cache) isClosed() bool {
 	return c.q.closed
 }
 
-// pruneChunk is how many keys Prune checks per read transaction, and the
-// most it deletes per write transaction.
+// pending counts the entries in the journals this cache reads.
+func (c *Cache) pending() int {
+	c.dbMu.RLock()
+	defer c.dbMu.RUnlock()
+	n := 0
+	for _, j := range c.journals() {
+		_ = protect(func() {
+			_ = j.db.View(func(tx *bolt.Tx) error {
+				if v, ok := journalView(tx); ok {
+					n += v.files.Stats().KeyN
+				}
+				return nil
+			})
+		})
+	}
+	return n
+}
+
+// pruneChunk is how many keys Prune checks per read transaction.
 const pruneChunk = 1000
 
-// Prune removes the entries whose file is gone, as told by exists (the
-// caller passes a function built on os.Lstat), and the entries that do not
-// decode. It walks the keys in chunks, so that exists runs outside any
-// transaction and the writer is never held up for long.
+// Prune removes the entries of the main file whose file is gone, as told
+// by exists (the caller passes a function built on os.Lstat), and the
+// entries that do not decode. It walks the keys in chunks, so that exists
+// runs outside any transaction, and removes them as Delete does: at once
+// when no other process has the cache open, else through the journal, when
+// the file is next had alone (an entry another process records meanwhile,
+// hashed after the removal, is kept).
 func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 	switch {
 	case c.isClosed():
 		return 0, ErrClosed
 	case c.readOnly:
 		return 0, ErrReadOnly
-	case c.db == nil:
+	case !c.writing:
 		return 0, fmt.Errorf("hash cache %q: not in use for this run", c.path)
 	}
 	var after []byte
@@ -74,7 +104,10 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 			ok bool // value decodes
 		}
 		var keys []key
-		c.view(func(b *bolt.Bucket) {
+		c.view(func(_ func([]byte) []byte, b *bolt.Bucket) {
+			if b == nil {
+				return
+			}
 			cur := b.Cursor()
 			k, v := cur.First()
 			if after != nil {
@@ -92,61 +125,44 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 			return removed, fmt.Errorf("%w: %q", ErrCorrupt, c.path)
 		}
 		if len(keys) == 0 {
-			return removed, nil
+			break
 		}
 		after = keys[len(keys)-1].k
-		var gone [][]byte
 		for _, k := range keys {
 			if !k.ok || !exists(string(k.k)) {
-				gone = append(gone, k.k)
+				c.Delete(string(k.k))
+				removed++
 			}
 		}
-		if len(gone) == 0 {
-			continue
-		}
-		err := c.update(func(b *bolt.Bucket) error {
-			for _, k := range gone {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if errors.Is(err, errBroken) {
-			return removed, fmt.Errorf("%w: %q", ErrCorrupt, c.path)
-		}
-		if err != nil {
-			return removed, fmt.Errorf("hash cache %q: prune: %w", c.path, err)
-		}
-		removed += len(gone)
 	}
+	if err := c.Flush(); err != nil {
+		return removed, fmt.Errorf("hash cache %q: prune: %w", c.path, err)
+	}
+	if c.broken.Load() {
+		return removed, fmt.Errorf("%w: %q", ErrCorrupt, c.path)
+	}
+	return removed, nil
 }
 
-// clearLockTimeout is DefaultLockTimeout; tests shorten it.
-var clearLockTimeout = DefaultLockTimeout
-
-// Clear removes the cache file at path, and the copies of bad caches that
-// Open moved aside. It waits DefaultLockTimeout for a fastcopy that has the
-// cache open and then fails with an error wrapping ErrLocked. A missing file
+// Clear removes the cache file at path, the journals of processes that no
+// longer have them open, and the copies of bad caches that Open moved
+// aside. It does not wait for a fastcopy that has the cache open: that one
+// goes on with what it had open, and what it records from then on,
+// including its journal, goes to a new cache file at path. A missing file
 // is not an error.
 func Clear(path string) error {
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-		removeCorrupt(path, "")
-		return nil
-	}
-	o := openDB(path, Options{LockTimeout: clearLockTimeout})
-	switch {
-	case errors.Is(o.err, berrors.ErrTimeout):
-		return fmt.Errorf("hash cache %q: %w", path, errCacheLocked)
-	case o.openErr != nil:
-		return fmt.Errorf("hash cache: %w", o.openErr)
-	}
-	// Remove while holding the lock where the platform allows it, so that a
-	// fastcopy starting now cannot pick up the old file.
+	c := &Cache{path: path}
 	err := os.Remove(path)
-	o.release()
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		err = os.Remove(path)
+	for _, p := range c.journalPaths() {
+		o := openDB(p, Options{LockTimeout: time.Nanosecond})
+		if errors.Is(o.err, berrors.ErrTimeout) || (o.openErr != nil && !errors.Is(o.openErr, fs.ErrNotExist)) {
+			continue // still written, or read
+		}
+		rerr := os.Remove(p)
+		o.release()
+		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			_ = os.Remove(p)
+		}
 	}
 	removeCorrupt(path, "")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -3,6 +3,7 @@ package hashcache
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ type op struct {
 	key  string
 	val  []byte // encoded entry; nil with del
 	del  bool
+	at   int64 // when a delete was asked for, for the merge of a journal
 	done chan error
 }
 
@@ -58,7 +60,7 @@ func (c *Cache) Delete(path string) {
 	if !validKey(path) {
 		return
 	}
-	c.enqueue(op{key: path, del: true})
+	c.enqueue(op{key: path, del: true, at: time.Now().UnixNano()})
 }
 
 func (c *Cache) enqueue(o op) {
@@ -130,7 +132,10 @@ func (c *Cache) Flush() error {
 }
 
 // Close commits what is queued, closes the file and returns what Flush
-// would, plus any error closing. A cache found broken during the run is
+// would, plus any error closing. A cache that wrote to a journal (another
+// process had the file open) merges it, and the journals of processes that
+// finished meanwhile, if it now has the file alone; otherwise it leaves them
+// to whichever process next has. A cache found broken during the run is
 // moved aside now (see Warnings). Put, Delete and Flush must not be called
 // after Close.
 func (c *Cache) Close() error {
@@ -152,7 +157,28 @@ func (c *Cache) Close() error {
 		<-c.writerDone
 	}
 	errs := []error{c.firstErr()}
+	c.dbMu.Lock()
+	defer c.dbMu.Unlock()
+	c.closeOthers()
+	if c.writing && c.readable() && (c.jn != nil || len(c.journalPaths()) > 0) {
+		// What is in this process's journal, and in those of processes
+		// that finished, goes to the main file if it can be had alone
+		// now; the shared lock on it is let go for that. A long merge
+		// goes in parts, letting the file go in between: a process that
+		// wants it then gets it, and the rest is left to a later one.
+		c.closeMain()
+		for c.storeAlone(nil) {
+			time.Sleep(mergePause)
+		}
+	}
+	if c.jn != nil {
+		c.jn.close(false) // finished: the next process to have the file alone merges it
+		c.jn = nil
+	}
 	if c.db == nil {
+		if c.broken.Load() && !c.readOnly {
+			c.setAside()
+		}
 		return errors.Join(errs...)
 	}
 	// A broken file is renamed while we still hold its lock (Unix allows
@@ -164,11 +190,7 @@ func (c *Cache) Close() error {
 	if broken {
 		aside, asideErr = moveAside(c.path, time.Now())
 	}
-	var err error
-	if perr := protect(func() { err = c.db.Close() }); perr != nil {
-		err = perr
-	}
-	if err != nil {
+	if err := c.closeMain(); err != nil {
 		errs = append(errs, fmt.Errorf("hash cache %q: close: %w", c.path, err))
 	}
 	if broken && asideErr != nil {
@@ -181,6 +203,46 @@ func (c *Cache) Close() error {
 		c.warn(fmt.Errorf("%w: %q could not be moved aside: %v", ErrCorrupt, c.path, asideErr))
 	}
 	return errors.Join(errs...)
+}
+
+// setAside moves a broken main file aside, when this cache had no handle
+// of it left.
+func (c *Cache) setAside() {
+	if aside, err := moveAside(c.path, time.Now()); err == nil {
+		c.warn(fmt.Errorf("%w: %q moved to %q", ErrCorrupt, c.path, aside))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		c.warn(fmt.Errorf("%w: %q could not be moved aside: %v", ErrCorrupt, c.path, err))
+	}
+}
+
+// closeMain closes the main file's read-only handle. dbMu must be held.
+func (c *Cache) closeMain() error {
+	if c.db == nil {
+		return nil
+	}
+	var err error
+	if perr := protect(func() { err = c.db.Close() }); perr != nil {
+		err = perr
+	}
+	c.db = nil
+	return err
+}
+
+// reopenMain opens the main file read-only again after a commit, waiting
+// for another process's commit or merge as Open does. Where that fails,
+// lookups answer from the journals alone until the next commit tries
+// again. dbMu must be held.
+func (c *Cache) reopenMain() {
+	o := openDB(c.path, Options{ReadOnly: true, LockTimeout: max(c.lockTimeout, sharedLockGrace)})
+	if o.err != nil || o.openErr != nil {
+		o.release()
+		return
+	}
+	if state, _, _ := checkSchema(o.db, o.file); state != stateOK {
+		o.release() // a commit that has the file alone sets it right
+		return
+	}
+	c.db = o.db
 }
 
 // writer is the only goroutine that writes to the database. It commits one
@@ -231,58 +293,63 @@ func (c *Cache) writer() {
 	}
 }
 
-var errBroken = errors.New("broken")
-
-// commit writes one batch in one transaction, keys in order (bbolt inserts
-// sorted keys several times faster). The sort is stable, so a put and a
-// delete of the same path keep their order.
+// commit stores one batch, keys in order (bbolt inserts sorted keys several
+// times faster); the sort is stable, so a put and a delete of the same path
+// keep their order. The main file is let go (its shared lock with it) and
+// taken alone for the commit when no other process has it open; otherwise
+// the batch goes to this process's journal. Lookups wait meanwhile.
 func (c *Cache) commit(batch []op) {
 	if c.firstErr() != nil || !c.readable() {
 		return
 	}
 	slices.SortStableFunc(batch, func(a, b op) int { return strings.Compare(a.key, b.key) })
-	err := c.update(func(b *bolt.Bucket) error {
-		b.FillPercent = fillPercent
-		for _, o := range batch {
-			var err error
-			if o.del {
-				err = b.Delete([]byte(o.key))
-			} else {
-				err = b.Put([]byte(o.key), o.val)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	c.dbMu.Lock()
+	defer c.dbMu.Unlock()
+	c.closeMain()
+	c.storeAlone(batch)
+	c.reopenMain()
 	c.commits.Add(1)
-	if err != nil && !errors.Is(err, errBroken) {
-		c.setErr(fmt.Errorf("hash cache %q: commit: %w", c.path, err))
-	}
 }
 
-// update runs fn on the files bucket in a write transaction.
-func (c *Cache) update(fn func(b *bolt.Bucket) error) error {
-	if !c.readable() {
-		return errBroken
-	}
-	var err error
-	if perr := protect(func() {
-		err = c.db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketFiles)
-			if b == nil {
-				return errNoBucket
-			}
-			return fn(b)
+// storeAlone commits batch (and the journals) to the main file if this
+// process can have it alone, and to its journal otherwise. dbMu must be
+// held and the main file closed. more reports that the file was had alone
+// and journal entries are left to merge.
+func (c *Cache) storeAlone(batch []op) (more bool) {
+	for attempt := 1; attempt <= 3; attempt++ {
+		held, state, err := c.exclusive(func(db *bolt.DB) error {
+			var err error
+			more, err = c.commitAlone(db, batch)
+			return err
 		})
-	}); perr != nil {
-		c.markBroken(perr)
-		return errBroken
+		switch {
+		case isPanic(err) || errors.Is(err, errNoBucket):
+			c.markBroken(err)
+			return false
+		case err != nil:
+			c.setErr(fmt.Errorf("hash cache %q: commit: %w", c.path, err))
+			return false
+		case state == stateCorrupt:
+			continue // moved aside: a new one next
+		case state == stateNewer:
+			c.setErr(fmt.Errorf("hash cache %q: %w: nothing more stored", c.path, ErrNewerSchema))
+			return false
+		case held:
+			return more
+		}
+		if len(batch) == 0 {
+			return false
+		}
+		if c.jn == nil {
+			if c.jn, err = c.newJournal(); err != nil {
+				c.setErr(fmt.Errorf("hash cache %q: journal: %w", c.path, err))
+				return false
+			}
+		}
+		if err := c.jn.write(batch); err != nil {
+			c.setErr(fmt.Errorf("hash cache %q: journal commit: %w", c.path, err))
+		}
+		return false
 	}
-	if errors.Is(err, errNoBucket) {
-		c.markBroken(err)
-		return errBroken
-	}
-	return err
+	return false
 }

@@ -21,9 +21,11 @@ func (c *cacheFlags) resolve() (string, error) {
 	return hashcache.DefaultPath()
 }
 
-// open opens the hash cache, or returns nil with --no-cache. Another
-// fastcopy holding it past the timeout is an error (exit 5); an unreadable
-// cache file is moved aside and rebuilt, with a warning.
+// open opens the hash cache, or returns nil with --no-cache. Other
+// fastcopy runs may have it open too (it is shared); one that holds it
+// alone past the timeout (an older fastcopy, or one stopped while it
+// commits) is an error (exit 5); an unreadable cache file is moved aside
+// and rebuilt, with a warning.
 func (c *cacheFlags) open(out *output, readOnly bool) (*hashcache.Cache, error) {
 	if c.off {
 		return nil, nil
@@ -35,7 +37,7 @@ func (c *cacheFlags) open(out *output, readOnly bool) (*hashcache.Cache, error) 
 	}
 	wait := c.lockTimeout
 	if wait == 0 {
-		wait = -1 // --cache-wait 0 does not wait (hashcache takes 0 for its default)
+		wait = -1 // --cache-wait 0 waits only hashcache's grace for a commit (0 is its default)
 	}
 	hc, err := hashcache.Open(path, hashcache.Options{LockTimeout: wait, ReadOnly: readOnly})
 	if errors.Is(err, hashcache.ErrLocked) {

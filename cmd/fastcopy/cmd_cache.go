@@ -19,7 +19,8 @@ const cacheExitHelp = `EXIT STATUS
   0    done
   1    the cache could not be read or written
   2    usage error
-  5    another fastcopy is using the cache
+  5    another fastcopy holds the cache alone (an older fastcopy, or one
+       stopped while it commits) for longer than --cache-wait
 `
 
 func newCacheCommand(out *output) *cobra.Command {
@@ -31,7 +32,9 @@ func newCacheCommand(out *output) *cobra.Command {
 verified, with the size, mtime, inode and ctime it had, so that a rerun
 skips unchanged files without reading them. It lives in
 $XDG_CACHE_HOME/fastcopy/hashes.db (~/.cache/fastcopy/hashes.db) unless
---cache names another file.
+--cache names another file. Runs share it: while another has it open, a
+run keeps what it learns in a journal next to it (hashes.db.j-*), which
+the next run to have the cache alone merges.
 
 ` + cacheExitHelp,
 		Example: `  fastcopy cache stats
@@ -50,7 +53,7 @@ $XDG_CACHE_HOME/fastcopy/hashes.db (~/.cache/fastcopy/hashes.db) unless
 	}
 	f := cmd.PersistentFlags()
 	f.StringVar(&flags.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
-	f.DurationVar(&flags.lockTimeout, "cache-wait", 0, "how long to wait for a cache another fastcopy is using")
+	f.DurationVar(&flags.lockTimeout, "cache-wait", 0, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
 	cmd.AddCommand(
 		newCachePathCommand(out, flags),
 		newCacheStatsCommand(out, flags),
@@ -107,9 +110,11 @@ func newCacheStatsCommand(out *output, flags *cacheFlags) *cobra.Command {
 	var asJSON bool
 	cmd := cacheAction("stats", "Show the hash cache's entries and size",
 		`stats prints the cache's path, how many entries it holds (a copied file
-has two: its source and its copy), the size of its file and the bytes
-per entry. It opens the cache read-only and creates nothing: before any
-run, it reports 0 entries.
+has two: its source and its copy), the size of its file, the bytes per
+entry, and the entries in journals of runs that shared the cache and are
+not merged into it yet (pending; they are used all the same). It opens
+the cache read-only and creates nothing: before any run, it reports 0
+entries. It can run while copies run.
 
 `+cacheExitHelp,
 		`  fastcopy cache stats
@@ -141,6 +146,9 @@ run, it reports 0 entries.
 			}
 			out.printf(out.stdout, "path:            %s\nentries:         %d\nfile size:       %s\nbytes per entry: %.0f\n",
 				st.Path, st.Entries, copyengine.HumanBytes(st.FileBytes), st.BytesPerEntry)
+			if st.Pending > 0 {
+				out.printf(out.stdout, "pending:         %d (in journals, merged by the next run to have the cache alone)\n", st.Pending)
+			}
 			return nil
 		})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "stats as JSON")
@@ -153,7 +161,9 @@ func newCachePruneCommand(out *output, flags *cacheFlags) *cobra.Command {
 many it removed. A file that cannot be looked up for another reason (no
 permission) keeps its entry. Run it with every drive the cache knows files
 of mounted: the entries of the files on a drive that is not are removed
-too.
+too. While a copy has the cache open, the removals are journalled and
+take effect when the next run has the cache alone; an entry that run
+records meanwhile is kept.
 
 `+cacheExitHelp,
 		`  fastcopy cache prune
@@ -182,12 +192,18 @@ too.
 
 func newCacheClearCommand(out *output, flags *cacheFlags) *cobra.Command {
 	return cacheAction("clear", "Delete the hash cache file",
-		`clear deletes the cache file, and the copies of unreadable caches set
-aside next to it, and prints the path it removed. A missing cache is not
-an error. It waits `+hashcache.DefaultLockTimeout.String()+` for a fastcopy that has the cache open
-(whatever --cache-wait says). The next run starts a new cache.
+		`clear deletes the cache file, the journals of runs that have finished,
+and the copies of unreadable caches set aside next to it, and prints the
+path it removed. A missing cache is not an error. It does not wait for a
+run that has the cache open: that run goes on with what it had read, and
+what it learns from then on (its journal included) goes into a new cache
+file. The next run starts a new cache.
 
-`+cacheExitHelp,
+EXIT STATUS
+  0    done
+  1    the cache could not be removed
+  2    usage error
+`,
 		`  fastcopy cache clear
   fastcopy cache clear --cache /tmp/other.db`,
 		func() error {
@@ -196,7 +212,7 @@ an error. It waits `+hashcache.DefaultLockTimeout.String()+` for a fastcopy that
 				return err
 			}
 			if err := hashcache.Clear(path); err != nil {
-				return err // one wrapping hashcache.ErrLocked is exit 5
+				return err
 			}
 			out.printf(out.stdout, "removed %s\n", path)
 			return nil

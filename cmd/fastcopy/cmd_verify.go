@@ -99,7 +99,7 @@ EXIT STATUS
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only differences and errors")
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "read every file, trusting no cached digest (a full scrub)")
-	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
+	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
 	o.filter.addFlags(cmd, "compare")
 	return cmd
 }

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,14 +19,16 @@ import (
 )
 
 // TestConcurrentRuns runs two fastcopy processes at once, into one
-// destination, and sharing one hash cache.
+// destination, and sharing one hash cache into two.
 func TestConcurrentRuns(t *testing.T) {
 	t.Parallel()
 	bin := buildFastcopy(t)
 	work := scratchFS(t, 1<<30)
 	tree := makeTree(t, filepath.Join(work, "src"), treeSpec{bytes: 40 << 20, seed: 2})
 	t.Run("same destination", func(t *testing.T) { testSameDest(t, bin, work, tree) })
-	t.Run("shared cache", func(t *testing.T) { testSharedCache(t, bin, work, tree) })
+	t.Run("shared cache", func(t *testing.T) {
+		testSharedCache(t, bin, work, makePlainTree(t, filepath.Join(work, "plain"), 3000))
+	})
 }
 
 // testSameDest starts two fastcopy processes into one destination: while
@@ -120,10 +124,16 @@ func testSameDest(t *testing.T, bin, work string, tree *srcTree) {
 }
 
 // holds reports whether the process pid holds an exclusive flock on path,
-// a destination directory or a cache file. It reads /proc/locks: trying the
-// lock itself, even for a moment, could make the process's own attempt
-// fail.
+// a destination directory or a cache file.
 func holds(t *testing.T, pid int, path string) bool {
+	t.Helper()
+	return hasFlock(t, pid, path, "WRITE")
+}
+
+// hasFlock reports whether the process pid holds a flock of kind (READ,
+// WRITE) on path. It reads /proc/locks: trying the lock itself, even for a
+// moment, could make the process's own attempt fail.
+func hasFlock(t *testing.T, pid int, path, kind string) bool {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
@@ -140,7 +150,7 @@ func holds(t *testing.T, pid int, path string) bool {
 	for _, line := range strings.Split(string(locks), "\n") {
 		// 1: FLOCK  ADVISORY  WRITE 22614 07:00:2 0 EOF
 		f := strings.Fields(line)
-		if len(f) >= 6 && f[1] == "FLOCK" && f[3] == "WRITE" && f[4] == strconv.Itoa(pid) && f[5] == id {
+		if len(f) >= 6 && f[1] == "FLOCK" && f[3] == kind && f[4] == strconv.Itoa(pid) && f[5] == id {
 			return true
 		}
 	}
@@ -232,109 +242,251 @@ func names(t *testing.T, root string) string {
 	return b.String()
 }
 
-// testSharedCache runs two fastcopy processes that share one hash cache
-// (--cache, the same file) into different destinations. Told to wait
-// (--cache-wait), the second waits for the first and both finish; told not
-// to (--cache-wait 0), it exits 5 at once with a message naming the cache
-// and writes nothing. The copies are exact and the cache opens.
+// testSharedCache runs fastcopy processes that share one hash cache
+// (--cache, the same file) into different destinations: neither waits for
+// the other, both finish, and what each learned is in the cache for the
+// runs after them; a run killed meanwhile costs the other nothing; two into
+// one destination are still refused, for the destination; and the cache
+// can be cleared while a run has it open.
+//
+// tree holds regular files only, with old mtimes, so that a rerun after a
+// complete copy decides every file from the cache (see makePlainTree).
 func testSharedCache(t *testing.T, bin, work string, tree *srcTree) {
 	src := tree.root
+	n := int64(len(tree.files))
 	check := newChecker(tree)
 	cache := filepath.Join(work, "shared.db")
-	dst := func(t *testing.T, name string) string {
+	fresh := func(t *testing.T, names ...string) []string {
 		t.Helper()
-		p := filepath.Join(work, name)
-		if err := os.RemoveAll(p); err != nil {
+		if err := hashcacheClear(cache); err != nil {
 			t.Fatal(err)
 		}
-		return p
+		var ps []string
+		for _, name := range names {
+			p := filepath.Join(work, name)
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		return ps
 	}
-
-	// The first run holds the cache (stopped while it does): the second
-	// waits, and goes on once the first is done.
-	t.Run("wait", func(t *testing.T) {
-		d1, d2 := dst(t, "one"), dst(t, "two")
-		a := startBinary(t, bin, "-q", "--cache", cache, src, d1)
-		a.stopWhen(t, func() bool { return holds(t, a.cmd.Process.Pid, cache) })
-		b := startBinary(t, bin, "-q", "--cache", cache, "--cache-wait", "10m", src, d2)
-		time.Sleep(500 * time.Millisecond)
-		select {
-		case err := <-b.done:
-			b.done <- err
-			t.Fatalf("the second run did not wait for the cache (%v):\n%s", err, b.stderr.String())
-		default:
-		}
-		if _, err := os.Lstat(d2); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("the waiting run created its destination before it had the cache (%v)", err)
-		}
-		a.resume(t)
-		ra, rb := a.wait(t, 0, 0), b.wait(t, 0, 0)
-		if ra.code != 0 || rb.code != 0 {
-			t.Fatalf("exits %d and %d, want both 0:\n%s\n%s", ra.code, rb.code, ra.stderr, rb.stderr)
-		}
-		for _, d := range []string{d1, d2} {
+	complete := func(t *testing.T, dsts ...string) {
+		t.Helper()
+		for _, d := range dsts {
 			check.forget()
 			check.complete(t, d)
 		}
-		if n := cacheOpens(t, bin, cache); n == 0 {
-			t.Error("the shared cache is empty after two complete runs")
+	}
+	// rerun copies src to dst again and returns its report: with every
+	// digest the cache should know, it reads nothing for them.
+	rerun := func(t *testing.T, dst string) report {
+		t.Helper()
+		res := runBinary(t, bin, 0, 0, "--json", "--cache", cache, src, dst)
+		if res.code != 0 {
+			t.Fatalf("rerun into %s: exit %d:\n%s", dst, res.code, res.stderr)
 		}
-	})
+		return parseReport(t, res.stdout)
+	}
+	readFree := report{Skipped: n, CacheHits: 2 * n}
 
-	// Told not to wait, the second is refused at once, naming the cache,
-	// and writes nothing.
-	t.Run("no wait", func(t *testing.T) {
-		d1, d2 := dst(t, "one"), dst(t, "two")
-		a := startBinary(t, bin, "-q", "--cache", cache, src, d1)
-		a.stopWhen(t, func() bool { return holds(t, a.cmd.Process.Pid, cache) })
-		rb := runBinary(t, bin, 0, 0, "-q", "--cache", cache, "--cache-wait", "0", src, d2)
-		if rb.code != 5 {
-			t.Errorf("exit %d, want 5 (the cache is in use):\n%s", rb.code, rb.stderr)
-		}
-		if !strings.Contains(rb.stderr, `"`+cache+`"`) || !strings.Contains(rb.stderr, "in use") {
-			t.Errorf("the refusal does not name the cache %s:\n%s", cache, rb.stderr)
-		}
-		if rb.elapsed > time.Second {
-			t.Errorf("--cache-wait 0 took %v to give up: it waited", rb.elapsed.Round(time.Millisecond))
-		}
-		if _, err := os.Lstat(d2); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("the refused run created its destination (%v)", err)
+	// The first run has the cache open and is stopped there: the second,
+	// into another destination, neither waits nor is refused. Both
+	// finish, and a rerun of each finds every digest it needs in the
+	// cache: neither run's entries were lost.
+	t.Run("both finish", func(t *testing.T) {
+		ds := fresh(t, "one", "two")
+		a := startBinary(t, bin, "-q", "--cache", cache, src, ds[0])
+		a.stopWhen(t, func() bool { return sharesCache(t, a.cmd.Process.Pid, cache) })
+		rb := runBinary(t, bin, 0, 0, "-q", "--cache", cache, src, ds[1])
+		if rb.code != 0 {
+			t.Fatalf("the second run, while the first had the cache open: exit %d, want 0:\n%s", rb.code, rb.stderr)
 		}
 		a.resume(t)
 		if ra := a.wait(t, 0, 0); ra.code != 0 {
 			t.Fatalf("the first run: exit %d:\n%s", ra.code, ra.stderr)
 		}
-		check.forget()
-		check.complete(t, d1)
-	})
-
-	// Both at the same moment, as they come: with the default wait, both
-	// finish or one is refused naming the cache; nothing is corrupted.
-	t.Run("together", func(t *testing.T) {
-		for trial := 0; trial < 2; trial++ {
-			d1, d2 := dst(t, "one"), dst(t, "two")
-			a := startBinary(t, bin, "-q", "--cache", cache, src, d1)
-			b := startBinary(t, bin, "-q", "--cache", cache, src, d2)
-			ra, rb := a.wait(t, 0, 0), b.wait(t, 0, 0)
-			for i, r := range []result{ra, rb} {
-				d := []string{d1, d2}[i]
-				switch r.code {
-				case 0:
-					check.forget()
-					check.complete(t, d)
-				case 5:
-					if !strings.Contains(r.stderr, `"`+cache+`"`) {
-						t.Errorf("trial %d: exit 5 without naming the cache:\n%s", trial, r.stderr)
-					}
-				default:
-					t.Fatalf("trial %d: exit %d:\n%s", trial, r.code, r.stderr)
-				}
+		complete(t, ds...)
+		if m, _ := filepath.Glob(cache + ".j*"); len(m) != 0 {
+			t.Errorf("journals left once both runs ended: %v", m)
+		}
+		for _, d := range ds {
+			if r := rerun(t, d); r != readFree {
+				t.Errorf("rerun into %s: %+v, want %+v: nothing read, two digests per file from the cache", d, r, readFree)
 			}
-			if ra.code != 0 && rb.code != 0 {
-				t.Fatalf("trial %d: both were refused", trial)
-			}
-			t.Logf("trial %d: exits %d and %d, after %v and %v", trial, ra.code, rb.code, ra.elapsed.Round(time.Millisecond), rb.elapsed.Round(time.Millisecond))
-			cacheOpens(t, bin, cache)
 		}
 	})
+
+	// Both at the same moment, as they come, twice: both finish, and the
+	// cache opens cleanly after.
+	t.Run("together", func(t *testing.T) {
+		for trial := 0; trial < 2; trial++ {
+			ds := fresh(t, "one", "two")
+			a := startBinary(t, bin, "-q", "--cache", cache, src, ds[0])
+			b := startBinary(t, bin, "-q", "--cache", cache, src, ds[1])
+			ra, rb := a.wait(t, 0, 0), b.wait(t, 0, 0)
+			if ra.code != 0 || rb.code != 0 {
+				t.Fatalf("trial %d: exits %d and %d, want both 0:\n%s\n%s", trial, ra.code, rb.code, ra.stderr, rb.stderr)
+			}
+			t.Logf("trial %d: both done, after %v and %v", trial, ra.elapsed.Round(time.Millisecond), rb.elapsed.Round(time.Millisecond))
+			complete(t, ds...)
+			cacheOpens(t, bin, cache)
+			for _, d := range ds {
+				if r := rerun(t, d); r != readFree {
+					t.Errorf("trial %d: rerun into %s: %+v, want %+v: entries were lost", trial, d, r, readFree)
+				}
+			}
+		}
+	})
+
+	// One of two runs sharing the cache is killed (SIGKILL) after it has
+	// written to its journal: the other finishes, merges what the dead
+	// one's journal holds with its own, and leaves a cache the next run
+	// opens with every entry of the survivor.
+	t.Run("one killed", func(t *testing.T) {
+		ds := fresh(t, "one", "two")
+		a := startBinary(t, bin, "-q", "--cache", cache, src, ds[0])
+		a.stopWhen(t, func() bool { return sharesCache(t, a.cmd.Process.Pid, cache) })
+		b := startBinary(t, bin, "-q", "--cache", cache, src, ds[1])
+		b.stopWhen(t, func() bool { return sharesCache(t, b.cmd.Process.Pid, cache) })
+		a.resume(t)
+		// a now writes to a journal: b has the cache open.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			m, _ := filepath.Glob(cache + ".j-*")
+			if len(m) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the first run wrote no journal while the second had the cache open")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := a.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if ra := a.wait(t, 0, 0); ra.signal != syscall.SIGKILL {
+			t.Logf("the first run ended before it was killed (exit %d)", ra.code)
+		}
+		b.resume(t)
+		if rb := b.wait(t, 0, 0); rb.code != 0 {
+			t.Fatalf("the survivor: exit %d:\n%s", rb.code, rb.stderr)
+		}
+		complete(t, ds[1])
+		if m, _ := filepath.Glob(cache + ".j*"); len(m) != 0 {
+			t.Errorf("journals left after the survivor ended: %v", m)
+		}
+		cacheOpens(t, bin, cache)
+		if r := rerun(t, ds[1]); r != readFree {
+			t.Errorf("rerun of the survivor: %+v, want %+v: every digest from the cache", r, readFree)
+		}
+		// The killed run's copy is finished by its rerun.
+		rerun(t, ds[0])
+		complete(t, ds[0])
+	})
+
+	// Into one destination with one cache: the second is refused for the
+	// destination (exit 5, at once), not kept waiting for the cache.
+	t.Run("same destination", func(t *testing.T) {
+		ds := fresh(t, "one")
+		a := startBinary(t, bin, "-q", "--cache", cache, src, ds[0])
+		a.stopWhen(t, func() bool {
+			return holds(t, a.cmd.Process.Pid, ds[0]) && sharesCache(t, a.cmd.Process.Pid, cache)
+		})
+		before := names(t, ds[0])
+		rb := runBinary(t, bin, 0, 0, "-q", "--cache", cache, src, ds[0])
+		if rb.code != 5 || !strings.Contains(rb.stderr, "destination is locked") {
+			t.Errorf("the second run into one destination: exit %d, want 5 for the destination:\n%s", rb.code, rb.stderr)
+		}
+		if after := names(t, ds[0]); after != before {
+			t.Errorf("the refused run changed the destination:\nbefore %s\nafter  %s", before, after)
+		}
+		a.resume(t)
+		if ra := a.wait(t, 0, 0); ra.code != 0 {
+			t.Fatalf("the first run: exit %d:\n%s", ra.code, ra.stderr)
+		}
+		complete(t, ds[0])
+	})
+
+	// cache clear while a run has the cache open removes it at once; the
+	// run finishes and stores what it learns from then on in a new cache,
+	// which holds nothing from before the clear.
+	t.Run("clear during a run", func(t *testing.T) {
+		ds := fresh(t, "zero", "one")
+		if r := runBinary(t, bin, 0, 0, "-q", "--cache", cache, src, ds[0]); r.code != 0 {
+			t.Fatalf("preparing: exit %d:\n%s", r.code, r.stderr)
+		}
+		a := startBinary(t, bin, "-q", "--cache", cache, src, ds[1])
+		a.stopWhen(t, func() bool { return sharesCache(t, a.cmd.Process.Pid, cache) })
+		rc := runBinary(t, bin, 0, 0, "cache", "clear", "--cache", cache)
+		if rc.code != 0 || rc.stdout != "removed "+cache+"\n" {
+			t.Errorf("cache clear while a run has the cache open: exit %d, want 0:\n%s%s", rc.code, rc.stdout, rc.stderr)
+		}
+		if _, err := os.Lstat(cache); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the cache is still there after clear (%v)", err)
+		}
+		a.resume(t)
+		if ra := a.wait(t, 0, 0); ra.code != 0 {
+			t.Fatalf("the run: exit %d:\n%s", ra.code, ra.stderr)
+		}
+		complete(t, ds[1])
+		cacheOpens(t, bin, cache)
+		if r := rerun(t, ds[0]); r.BytesHashed == 0 {
+			t.Errorf("rerun into %s read nothing: entries from before the clear are still there", ds[0])
+		}
+		if r := rerun(t, ds[1]); r.CacheHits == 0 {
+			t.Errorf("rerun into %s: %+v, no digest from the cache the run stored after the clear", ds[1], r)
+		}
+	})
+}
+
+// makePlainTree writes n regular files of 4 to 12 KiB under root, in 30
+// directories, each with an mtime in 2021: far enough in the past that the
+// hash cache trusts the entries of the first run that reads them.
+func makePlainTree(t *testing.T, root string, n int) *srcTree {
+	t.Helper()
+	tr := &srcTree{root: root, dirs: map[string]bool{".": true}, files: map[string][sha256.Size]byte{}, symlinks: map[string]string{}, shared: map[string]bool{}}
+	r := rand.New(rand.NewSource(7))
+	old := time.Date(2021, 6, 1, 10, 0, 0, 123456789, time.UTC)
+	for i := 0; i < n; i++ {
+		dir := "d" + strconv.Itoa(i%30)
+		if !tr.dirs[dir] {
+			if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tr.dirs[dir] = true
+		}
+		data := make([]byte, 4<<10+r.Intn(8<<10))
+		r.Read(data)
+		rel := filepath.Join(dir, "f"+strconv.Itoa(i))
+		p := filepath.Join(root, rel)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+		tr.files[rel] = sha256.Sum256(data)
+	}
+	return tr
+}
+
+// sharesCache reports whether the process pid has the hash cache at path
+// open with the shared lock that a fastcopy holds for as long as it runs
+// (and not in the middle of a commit, when it holds the file alone).
+func sharesCache(t *testing.T, pid int, path string) bool {
+	t.Helper()
+	return hasFlock(t, pid, path, "READ")
+}
+
+// hashcacheClear removes a cache and its journals between subtests, with
+// no fastcopy running.
+func hashcacheClear(path string) error {
+	m, _ := filepath.Glob(path + "*")
+	for _, p := range m {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }

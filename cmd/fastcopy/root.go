@@ -162,7 +162,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.retries, "retries", copyengine.DefaultRetries, "read a file again from its start this many times after a read error (100 ms, then doubling, between tries)")
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
-	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy is using")
+	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file, which must lie outside DEST")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
