@@ -167,6 +167,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.CacheHits > 0 || s.BytesHashed > 0 {
 		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, copyengine.HumanBytes(s.BytesHashed))
 	}
+	if s.BwLimit > 0 {
+		fmt.Fprintf(&b, "; at most %s/s (--bwlimit)", copyengine.HumanBytes(s.BwLimit))
+	}
 	if s.DedupNote != "" {
 		fmt.Fprintf(&b, "; note: %s", s.DedupNote)
 	}
