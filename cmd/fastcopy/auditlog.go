@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -60,13 +61,73 @@ var loggedActions = map[copyengine.Action]bool{
 
 // openAuditLog opens path for appending (made 0644 if missing). Failing
 // that, the run is refused (exit 2) before it starts.
-func openAuditLog(path string, writeAll bool) (*auditLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+//
+// A run killed while it wrote a batch's lines may have left the last line
+// torn (the kernel may cut a write of several pages short on SIGKILL): that
+// fragment names nothing a reader can trust, so it is cut off, with a
+// warning, before this run appends.
+func openAuditLog(out *output, path string, writeAll bool) (*auditLog, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		var torn int64
+		if torn, err = cutTornLine(f); err == nil && torn > 0 {
+			out.warn("%q: removed a torn last line (%d bytes) left by a run stopped while writing it", path, torn)
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		return nil, &copyengine.RefusalError{Path: path, Msg: "cannot open the --log file: " + copyengine.ErrText(err), Hint: "name a file you can write, outside the destination"}
 	}
 	return &auditLog{path: path, f: f, writeAll: writeAll}, nil
 }
+
+// cutTornLine truncates f after its last newline when it does not end
+// with one, and returns how many bytes it cut.
+func cutTornLine(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return 0, err
+	}
+	size := st.Size()
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return 0, err
+	}
+	if last[0] == '\n' {
+		return 0, nil
+	}
+	keep := int64(0)
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0 && keep == 0; {
+		start := max(0, end-int64(len(buf)))
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			keep = start + int64(i) + 1
+		}
+		end = start
+	}
+	// Only a line of the log's own is cut: another file named by mistake
+	// is left as it is.
+	head := make([]byte, min(size-keep, int64(len(tornPrefix))))
+	if _, err := f.ReadAt(head, keep); err != nil {
+		return 0, err
+	}
+	if !bytes.HasPrefix([]byte(tornPrefix), head) {
+		return 0, errors.New("its last line is not a whole line of a fastcopy log: is it one?")
+	}
+	if err := f.Truncate(keep); err != nil {
+		return 0, err
+	}
+	return size - keep, f.Sync()
+}
+
+// tornPrefix is how every line of the log begins.
+const tornPrefix = `{"time":"`
 
 // start writes the run's first line: what was asked.
 func (l *auditLog) start(args []string, eo *copyengine.Options, cache string) {

@@ -211,7 +211,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	if o.log != "" {
 		err := copyengine.CheckLogPath(&eo, o.log)
 		if err == nil {
-			alog, err = openAuditLog(o.log, o.noSync || o.dryRun)
+			alog, err = openAuditLog(out, o.log, o.noSync || o.dryRun)
 		}
 		if err != nil {
 			if o.json {
