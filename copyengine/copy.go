@@ -174,7 +174,7 @@ func (cp *copier) wouldCopy(en *entry, rel string) {
 	}
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(en.st.Size)
-	e.event(ActWouldDo, rel)
+	e.emit(Event{Action: ActWouldDo, Path: rel, Size: en.st.Size})
 }
 
 // copyFile copies a regular file (or finds it equal, or leaves it to the

@@ -345,3 +345,34 @@ func TestAuditLogTornLine(t *testing.T) {
 		t.Errorf("the file that is not a log was changed: %q", data)
 	}
 }
+
+// With --dry-run the log gets a would-copy line per file, with its size;
+// with --no-sync the lines of the files copied are written at the end.
+func TestAuditLogDryRunNoSync(t *testing.T) {
+	dir := t.TempDir()
+	src, dst, logf := filepath.Join(dir, "src"), filepath.Join(dir, "dst"), filepath.Join(dir, "audit.log")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "f"), []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(80 * time.Millisecond)
+	for _, flag := range []string{"-n", "--no-sync"} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"-q", "--no-cache", flag, "--log", logf, src, dst}, &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", flag, code, stderr.String())
+		}
+	}
+	recs, _ := readLog(t, logf)
+	rs := runs(t, recs)
+	if len(rs) != 2 || len(rs[0]) != 3 || len(rs[1]) != 3 {
+		t.Fatalf("want two runs of one file each: %+v", rs)
+	}
+	if r := rs[0][1]; r.Action != "would-copy" || r.Path != "f" || r.Size == nil || *r.Size != 5 || r.XXH128 != "" {
+		t.Errorf("--dry-run: %+v; want would-copy f, size 5, no digest", r)
+	}
+	if r := rs[1][1]; r.Action != "copy" || r.Path != "f" || r.XXH128 != verify.Hex(verify.Bytes([]byte("12345"))) {
+		t.Errorf("--no-sync: %+v; want copy f with its digest", r)
+	}
+}
