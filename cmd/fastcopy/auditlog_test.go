@@ -376,3 +376,26 @@ func TestAuditLogDryRunNoSync(t *testing.T) {
 		t.Errorf("--no-sync: %+v; want copy f with its digest", r)
 	}
 }
+
+// A log that cannot be written to the end makes a run that otherwise
+// succeeded exit 1, saying so.
+func TestAuditLogWriteFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skipf("skipping: no /dev/full to fail writes: %v", err)
+	}
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-q", "--no-cache", "--log", "/dev/full", src, dst}, &stdout, &stderr); code != exitFatal {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `fastcopy: error: writing the --log file "/dev/full": `) || !strings.Contains(stderr.String(), "fastcopy: hint: ") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}

@@ -84,6 +84,9 @@ func (o *output) reportError(err error, code int) {
 	case errors.As(err, new(*copyengine.DriveGoneError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: reconnect or remount the drive and rerun: what is in place is checked and skipped, the rest copied\n")
+	case errors.As(err, new(logError)):
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: the copies are as the summary says, but the log lacks lines; make room where it lies and rerun\n")
 	case errors.As(err, new(*copyengine.DestFullError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 	case code == exitSomeFailed || code == exitMismatch:

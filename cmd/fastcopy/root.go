@@ -260,13 +260,16 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string) er
 	if alog != nil {
 		if lerr := alog.finish(sum, err); lerr != nil {
 			if err == nil {
-				err = lerr // exit 1: the trail asked for is not there
+				err = logError{lerr} // exit 1: the trail asked for is not there
 			} else {
-				out.printf(out.stderr, "fastcopy: error: %v\n", lerr)
+				out.reportError(logError{lerr}, exitFatal)
 			}
-			out.printf(out.stderr, "fastcopy: hint: the copies are as the summary says, but the log lacks lines; make room where it lies and rerun\n")
 		}
 	}
 	out.summary(sum, err)
 	return err
 }
+
+// logError is a --log file that could not be written to the end: the run
+// exits 1 when nothing else went wrong.
+type logError struct{ error }
