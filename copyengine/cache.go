@@ -463,7 +463,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 		close(en.group.done)
 	}
 	e.recordSum(rel, srcSum)
-	dc.skip(rel, en.st.Size, en.fixed)
+	dc.skip(rel, en.st.Size, en.fixed, srcSum)
 	return true
 }
 
@@ -479,7 +479,7 @@ func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum
 	if err != nil {
 		return verify.Sum{}, fileio.Stat{}, err
 	}
-	sum, n, err := verify.HashFile(f, before.Size, before.Sparse(), buf)
+	sum, n, err := verify.Stream(f, before.Size, false, buf, e.readSink)
 	if err != nil {
 		return verify.Sum{}, fileio.Stat{}, err
 	}

@@ -266,7 +266,7 @@ func (c *committer) reportPlaced(p *pending) {
 	if p.en.linkCopy && (act == ActCopy || act == ActClone) {
 		act = ActLinkCopy
 	}
-	e.done(act, p.rel, p.size, func(s *Summary) {
+	e.doneSum(act, p.rel, p.size, p.sum, func(s *Summary) {
 		if act == ActLinkCopy {
 			s.LinkCopies++
 			s.LinkCopyPaths = append(s.LinkCopyPaths, p.rel)
@@ -398,7 +398,7 @@ func (c *committer) hashBack(p *pending, buf []byte) error {
 		// Not the file written: someone swapped the temporary.
 		return &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file before it was read back", p.tmp)}
 	}
-	got, n, err := verify.Stream(f, st.Size, st.Sparse(), buf, e.ctxSink)
+	got, n, err := verify.Stream(f, st.Size, false, buf, e.readSink)
 	if err != nil {
 		return err
 	}

@@ -174,7 +174,7 @@ func (cp *copier) wouldCopy(en *entry, rel string) {
 	}
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(en.st.Size)
-	e.event(ActWouldDo, rel)
+	e.emit(Event{Action: ActWouldDo, Path: rel, Size: en.st.Size})
 }
 
 // copyFile copies a regular file (or finds it equal, or leaves it to the
@@ -273,11 +273,7 @@ func (c *chunk) dstRel() string {
 
 // done counts an entry that reached its final name.
 func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
-	e.drives.placed()
-	e.count(f)
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(size)
-	e.event(a, rel)
+	e.doneSum(a, rel, size, verify.Sum{}, f)
 }
 
 // makeNonRegular creates a symlink, fifo, socket or device under a
@@ -426,7 +422,7 @@ func (cp *copier) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
 // more (commitOne).
 func (fc *fileCopy) checkCached(p *pending) {
 	began := time.Now()
-	got, n, err := verify.Stream(fc.dst, p.size, fc.en.st.Sparse(), fc.buf, fc.cp.e.ctxSink)
+	got, n, err := verify.Stream(fc.dst, p.size, false, fc.buf, fc.cp.e.readSink)
 	if err != nil || n != p.size || got != p.sum {
 		return
 	}
@@ -627,7 +623,10 @@ func (fc *fileCopy) transfer() error {
 		// Read (and counted), hashed and found stable already: write what
 		// is in buf.
 		fc.act, fc.sum, fc.n, fc.started = ActCopy, pre.sum, pre.n, pre.started
-		return fc.dst.WriteAt(fc.buf[:fc.n], 0)
+		if err := fc.dst.WriteAt(fc.buf[:fc.n], 0); err != nil {
+			return err
+		}
+		return e.charged(ioWrite, fc.n)
 	}
 	if err := fc.copyData(); err != nil {
 		return err
@@ -723,11 +722,14 @@ func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
 	err = fc.dst.Clone(fc.src)
 	if err == nil {
 		e.cloneWorks.Store(st.Dev, true)
+		if err := e.chargedMoved(st.Size); err != nil {
+			return true, err
+		}
 		fc.act, fc.sum, fc.n, fc.hashed = ActClone, verify.Sum{}, st.Size, e.needSum()
 		if e.needSum() {
 			// The clone moved no data through us: read the source once
 			// for its digest, which the read-back is checked against.
-			if fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, st.Sparse(), fc.buf, e.ctxSink); err != nil {
+			if fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, false, fc.buf, e.readSink); err != nil {
 				return true, err
 			}
 		}
@@ -753,7 +755,7 @@ func (fc *fileCopy) copyRange() (done bool, err error) {
 	if _, broken := e.noClone.Load(st.Dev); !broken {
 		return false, nil
 	}
-	n, err := fc.dst.CopyRange(fc.src, 0, 0, st.Size)
+	n, err := fc.copyRangePieces()
 	if err == nil {
 		fc.act, fc.sum, fc.n, fc.hashed = ActCopy, verify.Sum{}, n, false // no digest: not needed
 		return true, nil
@@ -782,10 +784,7 @@ func (fc *fileCopy) stream() (err error) {
 		}
 	}
 	fc.act, fc.hashed = ActCopy, true
-	fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, sparse, fc.buf, func(p []byte, off int64) error {
-		if err := e.ctx.Err(); err != nil {
-			return err // a cancel stops a large file mid-way, not after it
-		}
+	var write verify.Sink = func(p []byte, off int64) error {
 		if rs.same(e, p, off) {
 			sc.wrote(off + int64(len(p))) // read back with the rest
 			return nil
@@ -793,8 +792,22 @@ func (fc *fileCopy) stream() (err error) {
 		if err := dst.WriteAt(p, off); err != nil {
 			return err
 		}
+		if err := e.charged(ioWrite, int64(len(p))); err != nil {
+			return err
+		}
 		sc.wrote(off + int64(len(p)))
 		return nil
+	}
+	if sparse {
+		write = verify.SkipZeros(write) // holes stay holes
+	}
+	// Every byte read is charged to --bwlimit, zeros too: Stream is told
+	// the file is not sparse, and the sink leaves them out.
+	fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, false, fc.buf, func(p []byte, off int64) error {
+		if err := e.readSink(p, off); err != nil {
+			return err // a cancel stops a large file mid-way, not after it
+		}
+		return write(p, off)
 	})
 	return err
 }

@@ -1,6 +1,9 @@
 package copyengine
 
-import "github.com/fastcopy/fastcopy/internal/fileio"
+import (
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
 
 // decider is the stage that decides, for each entry the walker lists, what
 // the copy does with it: skip it (unchanged), bring only its metadata up to
@@ -61,7 +64,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		}
 		en.group = g
 		if dc.unchanged(dst, en) {
-			dc.skip(dstRel, st.Size, en.fixed)
+			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
 			g.sum = e.recordUnchanged(dstRel, en)
 			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 			close(g.done)
@@ -70,7 +73,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		return true
 	}
 	if dc.unchanged(dst, en) {
-		dc.skip(dstRel, st.Size, en.fixed)
+		dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
 		if st.IsRegular() {
 			e.recordUnchanged(dstRel, en)
 		}
@@ -80,8 +83,9 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 }
 
 // skip counts an unchanged entry and reports it once: as "metadata" when
-// its times, mode or owner were brought up to date (fixed), else as "skip".
-func (dc *decider) skip(rel string, size int64, fixed bool) {
+// its times, mode or owner were brought up to date (fixed), else as "skip";
+// sum is its digest, when known (zero otherwise).
+func (dc *decider) skip(rel string, size int64, fixed bool, sum verify.Sum) {
 	e := dc.e
 	e.count(func(s *Summary) {
 		s.Skipped++
@@ -91,11 +95,11 @@ func (dc *decider) skip(rel string, size int64, fixed bool) {
 	})
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(size)
+	act := ActSkip
 	if fixed {
-		e.event(ActMeta, rel)
-	} else {
-		e.event(ActSkip, rel)
+		act = ActMeta
 	}
+	e.emit(Event{Action: act, Path: rel, Size: size, Sum: sum})
 }
 
 // unchanged reports whether the destination already holds this entry: same

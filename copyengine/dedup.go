@@ -181,7 +181,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 			f.Close()
 		}
 	}()
-	sum, n, err := verify.HashFile(f, en.st.Size, en.st.Sparse(), buf)
+	sum, n, err := verify.Stream(f, en.st.Size, false, buf, e.readSink)
 	if err != nil {
 		return nil, err
 	}
@@ -414,6 +414,9 @@ func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur 
 	if err = f.Clone(tf); err != nil {
 		return nil, err
 	}
+	if err = e.chargedMoved(d.en.st.Size); err != nil {
+		return nil, err
+	}
 	src, err := d.src.d.Open(d.en.name, e.opt.Dereference)
 	if err != nil {
 		return nil, err
@@ -446,7 +449,7 @@ func (dp *deduper) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Su
 	}
 	buf := e.buf()
 	defer e.putBuf(buf)
-	got, n, err := verify.HashFile(tf, before.Size, before.Sparse(), *buf)
+	got, n, err := verify.Stream(tf, before.Size, false, *buf, e.readSink)
 	e.stats.BytesRead.Add(n)
 	if err != nil || n != before.Size || got != sum {
 		return false
@@ -570,6 +573,9 @@ func (dp *deduper) sameBytes(d dupFile, td *fileio.Dir, tname string) (bool, err
 		}
 		m, err := b.ReadFull((*bb)[:len(*ba)], off)
 		if err != nil {
+			return false, err
+		}
+		if err := e.charged(ioRead, int64(n+m)); err != nil {
 			return false, err
 		}
 		if n != m || !bytes.Equal((*ba)[:n], (*bb)[:m]) {

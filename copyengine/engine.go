@@ -160,6 +160,8 @@ type engine struct {
 	staged *stager // directories made under temporary names, not yet in place
 	dedupe *deduper
 	record *cacheRecorder
+
+	bw throttle // --bwlimit (bwlimit.go); nil without a limit
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -206,6 +208,7 @@ func newEngine(opt Options) *engine {
 	}
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason // chosen by Check
+	e.bw, e.sum.BwLimit = throttleFor(&opt), opt.BwLimit
 	return e
 }
 
@@ -417,6 +420,7 @@ func (e *engine) run(p *plan) error {
 		// the next run.
 		e.commit.applyDirMeta()
 		e.record.rememberHeld()
+		e.commit.flushForLog()
 		if g := e.drives.goneErr(); g != nil {
 			return e.drives.stopGone(g)
 		}
@@ -432,10 +436,12 @@ func (e *engine) run(p *plan) error {
 	}
 	e.commit.applyDirMeta()
 	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
+		at := time.Now()
 		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
 		e.record.rememberFlushed()
+		e.flushed(at)
 	}
 	return e.ctx.Err()
 }
@@ -443,11 +449,7 @@ func (e *engine) run(p *plan) error {
 func (e *engine) buf() *[]byte     { return e.bufs.Get().(*[]byte) }
 func (e *engine) putBuf(b *[]byte) { e.bufs.Put(b) }
 
-func (e *engine) event(a Action, rel string) {
-	if e.opt.OnEvent != nil {
-		e.opt.OnEvent(Event{Action: a, Path: rel})
-	}
-}
+func (e *engine) event(a Action, rel string) { e.emit(Event{Action: a, Path: rel}) }
 
 // fail records a per-file failure; the run goes on.
 func (e *engine) fail(rel string, err error) {
@@ -469,9 +471,7 @@ func (e *engine) fail(rel string, err error) {
 	}
 	e.mu.Unlock()
 	e.stats.FilesDone.Add(1)
-	if e.opt.OnEvent != nil {
-		e.opt.OnEvent(Event{Action: ActFail, Path: rel, Err: err})
-	}
+	e.emit(Event{Action: ActFail, Path: rel, Err: err})
 }
 
 func (e *engine) count(f func(s *Summary)) {

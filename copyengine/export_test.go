@@ -1,5 +1,10 @@
 package copyengine
 
+import (
+	"context"
+	"sync"
+)
+
 // WithStageLimits returns opt with the most files and bytes a new
 // directory may hold and still be kept staged lowered to files and bytes,
 // for its run alone.
@@ -17,4 +22,47 @@ var WindowsRule = windowsRule
 func WithResumeMin(opt Options, n int64) Options {
 	opt.hooks.resumeMin = n
 	return opt
+}
+
+// Charges records what a run charges to its --bwlimit throttle, in place
+// of the token bucket: the bytes of each kind and the largest single charge
+// of bytes moved by copy_file_range (which asks the throttle for its piece).
+type Charges struct {
+	mu          sync.Mutex
+	Read, Write int64
+	Calls       int
+	Max         int64 // the largest single charge
+	Piece       int64 // what piece() answers
+}
+
+func (c *Charges) wait(_ context.Context, kind ioKind, n int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Calls++
+	c.Max = max(c.Max, n)
+	if kind == ioRead {
+		c.Read += n
+	} else {
+		c.Write += n
+	}
+	return nil
+}
+
+func (c *Charges) piece() int64 { return c.Piece }
+
+// Totals returns the bytes charged as read and as written.
+func (c *Charges) Totals() (read, write int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Read, c.Write
+}
+
+// RecordCharges makes the run of opt charge c instead of a token bucket.
+func RecordCharges(opt *Options, c *Charges) { opt.throttle = c }
+
+// BucketWait charges n bytes to the token bucket --bwlimit makes for
+// bytesPerSec, and returns its burst.
+func BucketWait(ctx context.Context, bytesPerSec, n int64) (burst int64, err error) {
+	r := newRateThrottle(bytesPerSec)
+	return r.piece(), r.wait(ctx, ioRead, n)
 }

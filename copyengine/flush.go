@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
@@ -88,6 +89,7 @@ func (c *committer) flushBatch(batch []*pending) []*pending {
 		}
 		return nil
 	}
+	at := time.Now() // what was placed before is flushed with this batch
 	flushed := map[uint64]error{}
 	for _, p := range batch {
 		if !p.dst.devOK {
@@ -117,6 +119,7 @@ func (c *committer) flushBatch(batch []*pending) []*pending {
 		}
 		kept = append(kept, p)
 	}
+	c.batchFlushed(at, flushed)
 	return kept
 }
 

@@ -97,18 +97,24 @@ func (e *engine) checkManifestPath(p *plan) error {
 	inside := func() error {
 		return refuse(e.opt.Manifest, "is inside the destination "+quote(p.dstRoot)+": the copy would count it as a file the source does not have, or it would replace a copy", "write the manifest outside the destination")
 	}
-	dst, err := os.Stat(p.dstRoot)
+	return checkOutside(e.opt.Manifest, p.dstRoot, inside)
+}
+
+// checkOutside returns inside() when the file path lies in the directory
+// dstRoot or is it, by identity (see checkManifestPath), else nil.
+func checkOutside(path, dstRoot string, inside func() error) error {
+	dst, err := os.Stat(dstRoot)
 	if err != nil {
-		m, d := realPath(e.opt.Manifest), realPath(p.dstRoot)
+		m, d := realPath(path), realPath(dstRoot)
 		if m == d || strings.HasPrefix(m, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
 			return inside()
 		}
 		return nil
 	}
-	if st, err := os.Stat(e.opt.Manifest); err == nil && os.SameFile(st, dst) {
+	if st, err := os.Stat(path); err == nil && os.SameFile(st, dst) {
 		return inside() // DEST itself
 	}
-	dir := manifestDir(e.opt.Manifest)
+	dir := manifestDir(path)
 	for {
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
 			break

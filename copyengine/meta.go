@@ -293,7 +293,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		return replaced
 	}
 	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
-		e.decide.skip(f.rel, f.st.Size, false)
+		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
 	}
@@ -319,7 +319,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.count(func(s *Summary) { s.Linked++ })
 		e.stats.FilesDone.Add(1)
 		e.stats.BytesDone.Add(f.st.Size)
-		e.event(ActLink, f.rel)
+		e.emit(Event{Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum})
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 	})
 	return nil

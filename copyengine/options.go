@@ -11,6 +11,7 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/pathjson"
+	"github.com/fastcopy/fastcopy/verify"
 )
 
 // Reflink says when the data path may clone blocks instead of copying them.
@@ -142,6 +143,22 @@ type Options struct {
 	// hooks are set by tests only (hooks.go): the zero value is every
 	// other run's.
 	hooks hooks
+
+	// The audit log (--log): when set, OnFlush is called each time every
+	// filesystem the run writes in has been flushed to stable storage
+	// (after each commit batch's flush, and once at the end of the run):
+	// whatever an Event with a Time before at reported is then durable.
+	// It is called from one goroutine at a time, never with --no-sync
+	// (nothing is waited for) or --dry-run (nothing is written). See
+	// docs/design.md, Pipeline.
+	OnFlush func(at time.Time)
+
+	// Bandwidth (--bwlimit): BwLimit, when above 0, is the most bytes per
+	// second the run reads and writes together, shared by all workers
+	// (see bwlimit.go for what is counted). throttle, when set, replaces
+	// the limiter BwLimit makes (tests).
+	BwLimit  int64
+	throttle throttle
 }
 
 // Action is what the engine did with one entry.
@@ -178,6 +195,18 @@ type Event struct {
 	// Resumed is, for ActResume, how many bytes of the temporary an
 	// interrupted run left were found equal to the source and kept.
 	Resumed int64
+	// Size is the file's length, for the actions on regular files.
+	Size int64
+	// Sum is the file's xxh128 where the run knows it, zero otherwise:
+	// for copy, clone, link-copy, dedup-clone and dedup-link the source's
+	// digest, which the read-back matched (with --verify=off, the one taken
+	// while it was read; none for a copy_file_range copy or an unhashed
+	// clone); for skip, metadata and hardlink the digest both sides were
+	// found to hold, when one was read or the cache vouched for both.
+	Sum verify.Sum
+	// Time is when the engine reported the event: for a file placed, after
+	// it took its final name. OnFlush compares its argument with it.
+	Time time.Time
 }
 
 // Stats are live counters; read them with the atomic methods at any time.
@@ -268,6 +297,7 @@ type Summary struct {
 	Verify          VerifyMode    `json:"verify"`
 	DryRun          bool          `json:"dry_run"`
 	Failures        []Failure     `json:"failures"`
+	BwLimit         int64         `json:"bwlimit,omitempty"` // --bwlimit: bytes per second, reads and writes together (0: none)
 }
 
 // Check applies the defaults to the fields left zero and refuses a request
@@ -308,6 +338,9 @@ func (o *Options) Check() error {
 	}
 	if o.Dedup == dedup.Clone && o.Reflink == ReflinkNever {
 		return &RefusalError{Msg: "--dedup=clone needs clones, which --reflink=never forbids; use --dedup=hardlink or --dedup=off"}
+	}
+	if o.BwLimit < 0 {
+		return &RefusalError{Msg: fmt.Sprintf("--bwlimit must be above 0, not %d", o.BwLimit), Hint: "give bytes per second, such as 4M"}
 	}
 	if o.Jobs < 0 {
 		return &RefusalError{Msg: fmt.Sprintf("--jobs must be 1 or more, not %d", o.Jobs)}

@@ -140,6 +140,10 @@ func (r *resumer) same(e *engine, p []byte, off int64) bool {
 	}
 	n, err := r.f.ReadFull(r.buf[:len(p)], off)
 	e.stats.BytesRead.Add(int64(n))
+	if cerr := e.charged(ioRead, int64(n)); cerr != nil {
+		r.done = true
+		return false // the write that follows stops on the cancel
+	}
 	if err != nil || n != len(p) || !bytes.Equal(r.buf[:n], p) {
 		r.done = true
 		return false
@@ -164,9 +168,7 @@ func (cp *copier) resumedEvent(rel string, at int64) {
 		s.Resumed++
 		s.BytesResumed += at
 	})
-	if e.opt.OnEvent != nil {
-		e.opt.OnEvent(Event{Action: ActResume, Path: rel, Resumed: at})
-	}
+	e.emit(Event{Action: ActResume, Path: rel, Resumed: at})
 }
 
 // dropKept removes the temporaries scanDest kept that are left when the

@@ -77,9 +77,7 @@ func (cp *copier) retryWait(try int) bool {
 func (cp *copier) retried(rel string, err error, try, of int) {
 	e := cp.e
 	e.count(func(s *Summary) { s.Retries++ })
-	if e.opt.OnEvent != nil {
-		e.opt.OnEvent(Event{Action: ActRetry, Path: rel, Err: fmt.Errorf("reading again from the start, try %d of %d, after: %w", try+1, of+1, err)})
-	}
+	e.emit(Event{Action: ActRetry, Path: rel, Err: fmt.Errorf("reading again from the start, try %d of %d, after: %w", try+1, of+1, err)})
 }
 
 // readFailed is the error of a file whose source read failed on every try.

@@ -49,6 +49,8 @@ type streamCheck struct {
 	checked int64 // bytes read back and hashed
 	dropped int64 // bytes whose cached pages have been let go
 	failed  bool
+
+	charge func(ioKind, int64) error // --bwlimit, for each piece read back
 }
 
 // readAhead is how many windows the writer may be ahead of a direct
@@ -64,7 +66,7 @@ func (cp *copier) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, s
 	if st.Size < streamCheckMin || st.Sparse() {
 		return nil
 	}
-	sc := &streamCheck{dst: dst}
+	sc := &streamCheck{dst: dst, charge: e.charged}
 	if e.opt.Verify != VerifyOff {
 		sc.open = func() (*fileio.File, error) {
 			if e.opt.Verify == VerifyDevice {
@@ -202,5 +204,9 @@ func (sc *streamCheck) readTo(end int64) {
 		}
 		sc.h.Write(sc.buf[:n])
 		sc.checked += n
+		if sc.charge != nil && sc.charge(ioRead, n) != nil {
+			sc.failed = true // a cancelled run: the committer never reads it
+			return
+		}
 	}
 }

@@ -36,7 +36,7 @@ func HashFile(f *fileio.File, size int64, sparse bool, buf []byte) (Sum, int64, 
 // read, never from the hole map.
 func Stream(f *fileio.File, size int64, sparse bool, buf []byte, sink Sink) (Sum, int64, error) {
 	if sparse && sink != nil {
-		sink = skipZeros(sink)
+		sink = SkipZeros(sink)
 	}
 	if size > 0 && size <= int64(len(buf)) {
 		// The common small file: one read, one one-shot hash.
@@ -62,9 +62,11 @@ func Stream(f *fileio.File, size int64, sparse bool, buf []byte, sink Sink) (Sum
 // BufSize, so that blocks stay aligned in the file across reads.
 const zeroBlock = 4096
 
-// skipZeros wraps sink so that it receives only the runs of p made of
-// blocks that are not all zeros.
-func skipZeros(sink Sink) Sink {
+// SkipZeros wraps sink so that it receives only the runs of p made of
+// blocks that are not all zeros, as Stream does for a sparse file: a
+// caller that must see every byte read (to count it) passes sparse false
+// to Stream and wraps its own sink in this.
+func SkipZeros(sink Sink) Sink {
 	return func(p []byte, off int64) error {
 		start := -1 // of the data run being gathered
 		for i := 0; i < len(p); i += zeroBlock {

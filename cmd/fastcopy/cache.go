@@ -69,3 +69,11 @@ func closeCache(out *output, hc *hashcache.Cache) {
 		out.warn("%v", w)
 	}
 }
+
+// describe names the cache a run uses, for the --log file's first line.
+func (c *cacheFlags) describe(hc *hashcache.Cache) string {
+	if hc == nil {
+		return "off"
+	}
+	return hc.Path()
+}

@@ -84,6 +84,9 @@ func (o *output) reportError(err error, code int) {
 	case errors.As(err, new(*copyengine.DriveGoneError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: reconnect or remount the drive and rerun: what is in place is checked and skipped, the rest copied\n")
+	case errors.As(err, new(logError)):
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: the copies are as the summary says, but the log lacks lines; make room where it lies and rerun\n")
 	case errors.As(err, new(*copyengine.DestFullError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 	case code == exitSomeFailed || code == exitMismatch:
@@ -166,6 +169,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	}
 	if s.CacheHits > 0 || s.BytesHashed > 0 {
 		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, copyengine.HumanBytes(s.BytesHashed))
+	}
+	if s.BwLimit > 0 {
+		fmt.Fprintf(&b, "; at most %s/s (--bwlimit)", copyengine.HumanBytes(s.BwLimit))
 	}
 	if s.DedupNote != "" {
 		fmt.Fprintf(&b, "; note: %s", s.DedupNote)

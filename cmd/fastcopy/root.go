@@ -136,6 +136,8 @@ type copyOptions struct {
 	json        bool
 	progress    bool
 	noProgress  bool
+	log         string   // --log
+	bwlimit     byteRate // --bwlimit
 }
 
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
@@ -169,6 +171,10 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
 	f.BoolVar(&o.progress, "progress", false, "show a progress bar even when stderr is not a terminal")
 	f.BoolVar(&o.noProgress, "no-progress", false, "never show a progress bar")
+
+	// Backups: an audit trail of what is durable, and a bandwidth limit.
+	f.StringVar(&o.log, "log", "", "append one JSON line per file acted on to this file (outside DEST), each written once the file is durable, with a first and a last line per run (see docs/cli.md)")
+	f.Var(&o.bwlimit, "bwlimit", "read and write at most this many bytes per second together, over all workers (K, M, G: binary multiples, 1024, 1024², 1024³; 4M is 4 MiB/s)")
 }
 
 func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, stdin io.Reader) error {
@@ -189,6 +195,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		Checksum:     o.checksum,
 		NoSpaceCheck: o.noSpace,
 		Stats:        &copyengine.Stats{},
+		BwLimit:      int64(o.bwlimit),
 	}
 	switch o.dedupVerify {
 	case "hash":
@@ -223,18 +230,46 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		}
 		return err
 	}
-	eo.OnEvent = out.event
+	var alog *auditLog
+	if o.log != "" {
+		err := copyengine.CheckLogPath(&eo, o.log)
+		if err == nil {
+			alog, err = openAuditLog(out, o.log, o.noSync || o.dryRun)
+		}
+		if err != nil {
+			if o.json {
+				out.summary(copyengine.Summary{}, err)
+			}
+			return err
+		}
+		eo.OnEvent = func(ev copyengine.Event) {
+			out.event(ev)
+			alog.event(ev)
+		}
+		eo.OnFlush = alog.flushed
+	} else {
+		eo.OnEvent = out.event
+	}
 	if o.verbose {
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
+		if eo.BwLimit > 0 {
+			out.info("bandwidth: at most %s/s, reads and writes together (--bwlimit)", copyengine.HumanBytes(eo.BwLimit))
+		}
 	}
 	hc, err := o.cache.open(out, o.dryRun)
 	if err != nil {
 		if o.json {
 			out.summary(copyengine.Summary{Verify: eo.Verify}, err)
 		}
+		if alog != nil {
+			_ = alog.finish(copyengine.Summary{}, err)
+		}
 		return err
 	}
 	eo.Cache = hc
+	if alog != nil {
+		alog.start(args, &eo, o.cache.describe(hc))
+	}
 	bar := out.startProgress(eo.Stats, o.progress, o.noProgress)
 	sum, err := copyengine.Run(ctx, withFaults(eo))
 	bar.stop()
@@ -245,6 +280,19 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	if err == nil && o.strict && len(sum.NotKept) > 0 {
 		err = errNotKept
 	}
+	if alog != nil {
+		if lerr := alog.finish(sum, err); lerr != nil {
+			if err == nil {
+				err = logError{lerr} // exit 1: the trail asked for is not there
+			} else {
+				out.reportError(logError{lerr}, exitFatal)
+			}
+		}
+	}
 	out.summary(sum, err)
 	return err
 }
+
+// logError is a --log file that could not be written to the end: the run
+// exits 1 when nothing else went wrong.
+type logError struct{ error }

@@ -1,0 +1,127 @@
+package copyengine
+
+import (
+	"time"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// What the audit log (--log) needs of the engine: events that say what was
+// placed, with its size, digest and time (emit), and a signal, OnFlush,
+// each time what was reported before a moment is on stable storage. A
+// file takes its final name after its batch's flush; that rename is
+// durable once the next flush of its filesystem is done: the next batch's
+// (batchFlushed), or the run's last (engine.run, flushForLog).
+
+// emit stamps ev with the time and hands it to OnEvent.
+func (e *engine) emit(ev Event) {
+	if e.opt.OnEvent == nil {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	e.opt.OnEvent(ev)
+}
+
+// doneSum counts a file placed (as done does) and reports it with its
+// digest, when known.
+func (e *engine) doneSum(a Action, rel string, size int64, sum verify.Sum, f func(s *Summary)) {
+	e.drives.placed()
+	e.count(f)
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(size)
+	e.emit(Event{Action: a, Path: rel, Size: size, Sum: sum})
+}
+
+// unchangedSum is the digest of a regular file found unchanged without
+// being read, where it is known: an empty file's, or the one the cache
+// vouches for on both sides.
+func unchangedSum(en *entry) verify.Sum {
+	switch {
+	case !en.st.IsRegular():
+	case en.st.Size == 0:
+		return verify.Bytes(nil)
+	case en.cache != nil && en.cache.srcOK && en.cache.dstOK && en.cache.src == en.cache.dst:
+		return en.cache.src
+	}
+	return verify.Sum{}
+}
+
+// wantFlushed says whether OnFlush is to be called: not without a flush to
+// wait for (--no-sync, --dry-run).
+func (e *engine) wantFlushed() bool {
+	return e.opt.OnFlush != nil && !e.opt.NoSync && !e.opt.DryRun
+}
+
+// flushed tells OnFlush that what was reported before at is durable.
+func (e *engine) flushed(at time.Time) {
+	if e.wantFlushed() {
+		e.opt.OnFlush(at)
+	}
+}
+
+// batchFlushed is called after a batch's flush, which began at at and
+// flushed the filesystems in flushed (with their errors). The renames of
+// the files placed before at may be on other filesystems the run writes in
+// (a disk mounted inside DEST): those are flushed too, once each, and only
+// when every one of them is durable is OnFlush told. A filesystem without
+// a flush of its own that waits (the fallback: a per-file fsync) makes no
+// rename durable: OnFlush then waits for the end of the run.
+func (c *committer) batchFlushed(at time.Time, flushed map[uint64]error) {
+	e := c.e
+	if !e.wantFlushed() {
+		return
+	}
+	for _, err := range flushed {
+		if err != nil {
+			return
+		}
+	}
+	e.written.mu.Lock()
+	var rest []*fileio.Dir
+	for dev, d := range e.written.m {
+		if _, done := flushed[dev]; !done {
+			rest = append(rest, d)
+		}
+	}
+	e.written.mu.Unlock()
+	for _, d := range rest {
+		if err := d.Syncfs(); err != nil {
+			return
+		}
+	}
+	e.flushed(at)
+}
+
+// flushForLog makes what a stopping run placed durable, for OnFlush: an
+// interrupted run, or one that filled its destination, ends without the
+// final flush. A run whose drive is gone is not flushed (it would wait for
+// a driver that no longer answers): what it placed since the last flush is
+// not reported durable.
+func (c *committer) flushForLog() {
+	e := c.e
+	if !e.wantFlushed() || e.dstRoot == nil || e.drives.goneErr() != nil {
+		return
+	}
+	at := time.Now()
+	if err := c.flushDirs(); err == nil {
+		e.flushed(at)
+	}
+}
+
+// CheckLogPath refuses, with a *RefusalError, an audit log (--log) at path
+// that lies inside the destination opt names, by whatever spelling (see
+// checkManifestPath): the run would take it for a file the source lacks,
+// and a later run from DEST would copy a file that grows as it is read. A
+// request Run would refuse anyway is left to Run.
+func CheckLogPath(opt *Options, path string) error {
+	p, err := makePlan(opt.Sources, opt.Dest)
+	if err != nil {
+		return nil
+	}
+	return checkOutside(path, p.dstRoot, func() error {
+		return refuse(path, "is inside the destination "+quote(p.dstRoot)+": the log would be written among the copies it describes", "write the log outside the destination")
+	})
+}
