@@ -82,6 +82,8 @@ func run() int {
 	return 0
 }
 
+// parseFlags reads the command line into a config, the -quick and
+// -hdd-source presets applied to the flags not given explicitly.
 func parseFlags(args []string) (*config, error) {
 	fs := flag.NewFlagSet("benchmarks", flag.ContinueOnError)
 	c := &config{}
@@ -119,45 +121,97 @@ func parseFlags(args []string) (*config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	lists := &listFlags{workloads: workloadList, tools: toolList, conds: condList}
 	if c.quick {
-		if !set["scale"] {
-			c.scale = 0.1
-		}
-		if !set["rounds"] {
-			c.rounds = 3
-		}
-		if !set["workloads"] {
-			workloadList = "tree4k,1gib"
-		}
-		if !set["tools"] {
-			toolList = "fastcopy,fastcopy-off,cp"
-		}
-		if !set["settle"] {
-			c.settle = 0 // a smoke test: no waiting for a quiet machine
-		}
-		if !set["retries"] {
-			c.retries = 0
-		}
+		c.quickDefaults(set, lists)
 	}
 	if c.hdd {
-		if c.slow {
-			return nil, fmt.Errorf("-hdd-source and -slow-source are two different sources: choose one")
+		if err := c.hddDefaults(set, lists); err != nil {
+			return nil, err
 		}
-		if !set["scale"] {
-			c.scale = 0.25 // a cold run of one tool stays under a minute
-		}
-		if !set["workloads"] {
-			workloadList = "small,bimodal"
-		}
-		if !set["tools"] {
-			toolList = "fastcopy,fastcopy-off,cp,rsync,physread"
-		}
-		if !set["retries"] {
-			c.retries = 0 // the modelled disk time is the measure, and a busy CPU does not move it
-		}
-		condList = "cold"
 	}
-	c.workloads = splitList(workloadList)
+	if err := c.setLists(lists); err != nil {
+		return nil, err
+	}
+	if c.rounds < 1 || c.scale <= 0 {
+		return nil, fmt.Errorf("-rounds and -scale must be positive")
+	}
+	if err := c.setPaths(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// setPaths makes the work directory absolute and puts the JSON file and
+// the charts in it unless -json and -charts say otherwise.
+func (c *config) setPaths() error {
+	var err error
+	if c.work, err = filepath.Abs(c.work); err != nil {
+		return err
+	}
+	if c.jsonPath == "" {
+		c.jsonPath = filepath.Join(c.work, "results.json")
+	}
+	if c.chartsDir == "" {
+		c.chartsDir = filepath.Join(c.work, "charts")
+	}
+	return nil
+}
+
+// listFlags are the comma-separated -workloads, -tools and -conditions, as
+// given or as a preset (-quick, -hdd-source) sets them.
+type listFlags struct {
+	workloads, tools, conds string
+}
+
+// quickDefaults applies -quick to the flags not given explicitly (set).
+func (c *config) quickDefaults(set map[string]bool, l *listFlags) {
+	if !set["scale"] {
+		c.scale = 0.1
+	}
+	if !set["rounds"] {
+		c.rounds = 3
+	}
+	if !set["workloads"] {
+		l.workloads = "tree4k,1gib"
+	}
+	if !set["tools"] {
+		l.tools = "fastcopy,fastcopy-off,cp"
+	}
+	if !set["settle"] {
+		c.settle = 0 // a smoke test: no waiting for a quiet machine
+	}
+	if !set["retries"] {
+		c.retries = 0
+	}
+}
+
+// hddDefaults applies -hdd-source to the flags not given explicitly (set)
+// and runs the cold condition only.
+func (c *config) hddDefaults(set map[string]bool, l *listFlags) error {
+	if c.slow {
+		return fmt.Errorf("-hdd-source and -slow-source are two different sources: choose one")
+	}
+	if !set["scale"] {
+		c.scale = 0.25 // a cold run of one tool stays under a minute
+	}
+	if !set["workloads"] {
+		l.workloads = "small,bimodal"
+	}
+	if !set["tools"] {
+		l.tools = "fastcopy,fastcopy-off,cp,rsync,physread"
+	}
+	if !set["retries"] {
+		c.retries = 0 // the modelled disk time is the measure, and a busy CPU does not move it
+	}
+	l.conds = "cold"
+	return nil
+}
+
+// setLists splits the list flags into c's workloads (all but the extra
+// ones by default), tools and conditions, refusing names it does not know.
+func (c *config) setLists(l *listFlags) error {
+	c.workloads = splitList(l.workloads)
 	if len(c.workloads) == 0 {
 		for _, w := range workloads {
 			if !w.extra {
@@ -167,35 +221,22 @@ func parseFlags(args []string) (*config, error) {
 	}
 	for _, w := range c.workloads {
 		if _, ok := findWorkload(w); !ok {
-			return nil, fmt.Errorf("unknown workload %q (have %s)", w, workloadNames())
+			return fmt.Errorf("unknown workload %q (have %s)", w, workloadNames())
 		}
 	}
-	c.tools = splitList(toolList)
+	c.tools = splitList(l.tools)
 	for _, t := range c.tools {
 		if !slices.ContainsFunc(allTools(), func(x *tool) bool { return x.name == t }) {
-			return nil, fmt.Errorf("unknown tool %q (have %s)", t, toolNames())
+			return fmt.Errorf("unknown tool %q (have %s)", t, toolNames())
 		}
 	}
-	c.conds = splitList(condList)
+	c.conds = splitList(l.conds)
 	for _, cd := range c.conds {
 		if cd != "warm" && cd != "cold" {
-			return nil, fmt.Errorf("unknown condition %q (have warm, cold)", cd)
+			return fmt.Errorf("unknown condition %q (have warm, cold)", cd)
 		}
 	}
-	if c.rounds < 1 || c.scale <= 0 {
-		return nil, fmt.Errorf("-rounds and -scale must be positive")
-	}
-	var err error
-	if c.work, err = filepath.Abs(c.work); err != nil {
-		return nil, err
-	}
-	if c.jsonPath == "" {
-		c.jsonPath = filepath.Join(c.work, "results.json")
-	}
-	if c.chartsDir == "" {
-		c.chartsDir = filepath.Join(c.work, "charts")
-	}
-	return c, nil
+	return nil
 }
 
 // list prints what -workloads and -tools can name.
@@ -287,7 +328,65 @@ func (b *bench) note(format string, args ...any) {
 	b.logf("note: %s", msg)
 }
 
+// run prepares the work directory, the tools, the datasets and the source
+// (slow or hdd when asked), runs every chosen workload and reports.
 func (b *bench) run() error {
+	cfg := b.cfg
+	if err := b.prepareWork(); err != nil {
+		return err
+	}
+	if b.root {
+		if b.discardMnt = discardMount(b.dstRoot); b.discardMnt != "" {
+			b.note("%s is mounted with online discard: each wipe of a destination pauses it (remount nodiscard, delete, remount discard), since there every unlink waits for the device to discard the file's blocks (about 10 s for the 50,000-file tree); the runs themselves see the filesystem as mounted, and one fstrim at the end discards what the wipes freed", b.discardMnt)
+			defer b.trim()
+		}
+	}
+	if err := b.selectTools(); err != nil {
+		return err
+	}
+	b.rss = newRSSProbe(b.ctx, cfg.work)
+	if b.rss.time == "" {
+		b.note("GNU time is not installed: peak RSS comes from the harness's rusage of each child and is left out where it may be the harness's own")
+	}
+	sel, sets, setList := b.selectWorkloads()
+	if cfg.slow {
+		s, err := b.setupSlow(setList)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			defer s.close()
+		}
+	}
+	if cfg.hdd {
+		h, err := b.setupHDD(sel, setList)
+		if err != nil {
+			return err
+		}
+		defer h.close()
+	}
+	if len(cfg.conds) == 0 {
+		return fmt.Errorf("no condition left to run")
+	}
+	dirs, err := b.ensureData(setList)
+	if err != nil {
+		return err
+	}
+	m := describeMachine(b.ctx, cfg.work, b.tools, b.version)
+	if err := b.runWorkloads(sel, sets, dirs); err != nil {
+		return err
+	}
+	_ = b.wipe(true)
+	_ = b.emptyTrash()
+	b.trim()
+	return b.report(m, sel, sets)
+}
+
+// prepareWork notes whether caches can be dropped (leaving out the cold
+// condition when not), creates the work and destination directories,
+// empties a trash left by an interrupted run and notes the filesystem's
+// window of recently freed inodes.
+func (b *bench) prepareWork() error {
 	cfg := b.cfg
 	b.root = os.Geteuid() == 0
 	if !b.root {
@@ -310,24 +409,15 @@ func (b *bench) run() error {
 		b.freeWindow = win
 		b.note("%s: it does not reuse inodes freed in the last 60 s (360 s while their table block is dirty), and every create steps over those still cached, so deleting a copy right before the next run slowed that run's creates (a quarter of fastcopy's CPU time and a fifth of cp's, 20,000 files, perf). Copies of 1,000 files or more are moved to a trash directory instead and deleted only when it passes %s (and at the end); the filesystem is then flushed and the next run waits %.0f s, until the freed inodes are no longer recent", why, humanBytes(trashBudget(cfg.work)), win.Seconds())
 	}
-	if b.root {
-		if b.discardMnt = discardMount(b.dstRoot); b.discardMnt != "" {
-			b.note("%s is mounted with online discard: each wipe of a destination pauses it (remount nodiscard, delete, remount discard), since there every unlink waits for the device to discard the file's blocks (about 10 s for the 50,000-file tree); the runs themselves see the filesystem as mounted, and one fstrim at the end discards what the wipes freed", b.discardMnt)
-			defer b.trim()
-		}
-	}
-	if err := b.selectTools(); err != nil {
-		return err
-	}
-	b.rss = newRSSProbe(b.ctx, cfg.work)
-	if b.rss.time == "" {
-		b.note("GNU time is not installed: peak RSS comes from the harness's rusage of each child and is left out where it may be the harness's own")
-	}
+	return nil
+}
 
-	// Workloads may share a dataset (rerun copies the small-files tree).
-	var sel []workload
-	sets := map[string]*dataset{} // by workload name
-	var setList []*dataset
+// selectWorkloads builds the chosen workloads' datasets: sets maps each
+// workload to its dataset, setList holds each dataset once (workloads may
+// share one: rerun copies the small-files tree).
+func (b *bench) selectWorkloads() (sel []workload, sets map[string]*dataset, setList []*dataset) {
+	cfg := b.cfg
+	sets = map[string]*dataset{} // by workload name
 	for _, name := range cfg.workloads {
 		w, _ := findWorkload(name)
 		d := w.build(cfg.scale, cfg.seed)
@@ -339,55 +429,68 @@ func (b *bench) run() error {
 		sel = append(sel, w)
 		sets[w.name] = d
 	}
+	return sel, sets, setList
+}
 
-	if cfg.slow {
-		s, reason, err := setupSlowSource(b.ctx, cfg.work, setList, cfg.slowBPS, cfg.slowIOPS)
-		if err != nil {
-			return fmt.Errorf("setting up the slow source: %w", err)
-		}
-		if reason != "" {
-			b.note("-slow-source skipped: %s", reason)
-		} else {
-			b.slow = s
-			defer s.close()
-			b.dataRoot = filepath.Join(s.mnt, "data")
-			b.logf("slow source: %s", s.desc)
-			if slices.Contains(cfg.conds, "warm") {
-				b.note("slow source: only the cold condition is run (a warm source would never touch the throttled device)")
-			}
-			cfg.conds = []string{"cold"}
-		}
+// setupSlow puts the datasets on a throttled source (-slow-source), which
+// the caller closes, and leaves only the cold condition. It returns nil
+// (with a note) where the slow source cannot be set up.
+func (b *bench) setupSlow(setList []*dataset) (*slowSource, error) {
+	cfg := b.cfg
+	s, reason, err := setupSlowSource(b.ctx, cfg.work, setList, cfg.slowBPS, cfg.slowIOPS)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the slow source: %w", err)
 	}
-	if cfg.hdd {
-		if slices.ContainsFunc(sel, func(w workload) bool { return w.rerun }) {
-			return fmt.Errorf("-hdd-source: the rerun workload reads no source data; leave it out")
-		}
-		h, reason, err := setupHDDSource(b.ctx, cfg, setList, b.logf)
-		if err != nil {
-			return fmt.Errorf("setting up the hdd source: %w", err)
-		}
-		if reason != "" {
-			return fmt.Errorf("-hdd-source cannot run here: %s", reason)
-		}
-		b.hdd = h
-		defer h.close()
-		b.dataRoot = filepath.Join(h.mnt, "data")
-		b.logf("hdd source: %s", h.desc)
+	if reason != "" {
+		b.note("-slow-source skipped: %s", reason)
+		return nil, nil
 	}
-	if len(cfg.conds) == 0 {
-		return fmt.Errorf("no condition left to run")
+	b.slow = s
+	b.dataRoot = filepath.Join(s.mnt, "data")
+	b.logf("slow source: %s", s.desc)
+	if slices.Contains(cfg.conds, "warm") {
+		b.note("slow source: only the cold condition is run (a warm source would never touch the throttled device)")
 	}
+	cfg.conds = []string{"cold"}
+	return s, nil
+}
 
+// setupHDD puts the datasets on the emulated hard disk (-hdd-source),
+// which the caller closes.
+func (b *bench) setupHDD(sel []workload, setList []*dataset) (*hddSource, error) {
+	if slices.ContainsFunc(sel, func(w workload) bool { return w.rerun }) {
+		return nil, fmt.Errorf("-hdd-source: the rerun workload reads no source data; leave it out")
+	}
+	h, reason, err := setupHDDSource(b.ctx, b.cfg, setList, b.logf)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the hdd source: %w", err)
+	}
+	if reason != "" {
+		return nil, fmt.Errorf("-hdd-source cannot run here: %s", reason)
+	}
+	b.hdd = h
+	b.dataRoot = filepath.Join(h.mnt, "data")
+	b.logf("hdd source: %s", h.desc)
+	return h, nil
+}
+
+// ensureData generates (or finds) each dataset below the data root and
+// returns their directories by dataset name.
+func (b *bench) ensureData(setList []*dataset) (map[string]string, error) {
 	dirs := map[string]string{} // by dataset name
 	for _, d := range setList {
-		dir, err := d.ensure(b.dataRoot, cfg.scale, cfg.seed, b.logf)
+		dir, err := d.ensure(b.dataRoot, b.cfg.scale, b.cfg.seed, b.logf)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		dirs[d.name] = dir
 	}
-	m := describeMachine(b.ctx, cfg.work, b.tools, b.version)
+	return dirs, nil
+}
 
+// runWorkloads runs the workloads sel in turn. An interrupt ends the
+// runs with a note, the results so far kept; another error is returned.
+func (b *bench) runWorkloads(sel []workload, sets map[string]*dataset, dirs map[string]string) error {
 	for _, w := range sel {
 		d := sets[w.name]
 		if err := b.runWorkload(w, d, dirs[d.name]); err != nil {
@@ -398,10 +501,7 @@ func (b *bench) run() error {
 			break
 		}
 	}
-	_ = b.wipe(true)
-	_ = b.emptyTrash()
-	b.trim()
-	return b.report(m, sel, sets)
+	return nil
 }
 
 // report prints the markdown tables and writes the JSON file and the charts.
@@ -660,60 +760,98 @@ type runResult struct {
 // tool and a sync of the destination's filesystem (a durable copy).
 func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult, error) {
 	prepStart := time.Now()
-	dst, cache := b.runDirs(w, t)
-	wrap := b.wrap
+	r := &oneRun{w: w, cond: cond, t: t, src: src}
+	r.dst, r.cache = b.runDirs(w, t)
+	if err := b.prepareDest(r); err != nil {
+		return runResult{}, err
+	}
+	if err := b.prepareCaches(r); err != nil {
+		return runResult{}, err
+	}
+	b.waitFreed()
+	prep := time.Since(prepStart)
+	quiet, waited := b.settle()
+	res, err := b.timeRun(r)
+	if err != nil {
+		return runResult{}, err
+	}
+	res.Quiet, res.SettleSeconds, res.PrepSeconds = quiet, waited.Seconds(), prep.Seconds()
+	return res, nil
+}
+
+// oneRun is what one run of a tool copies, and where.
+type oneRun struct {
+	w          workload
+	cond       string // warm or cold
+	t          *tool
+	src        string
+	dst, cache string // see runDirs
+}
+
+// prepareDest wipes the destination, or for the rerun workload, makes it
+// the tool's finished copy (once per tool: later runs copy onto it again).
+func (b *bench) prepareDest(r *oneRun) error {
 	switch {
-	case !w.rerun:
-		if err := b.wipe(false); err != nil {
-			return runResult{}, err
-		}
-	case !b.rerunReady[t.name]:
+	case !r.w.rerun:
+		return b.wipe(false)
+	case !b.rerunReady[r.t.name]:
 		// The destination is a finished copy by the same tool; drop the
 		// caches first so the untimed copy is not slowed by the ext4 trap.
-		if err := b.trash(b.curFiles, b.curBytes, dst, cache); err != nil {
-			return runResult{}, err
+		if err := b.trash(b.curFiles, b.curBytes, r.dst, r.cache); err != nil {
+			return err
 		}
 		if err := b.dropCaches(); err != nil {
-			return runResult{}, err
+			return err
 		}
-		if _, _, err := t.run(b.ctx, src, dst, env(cache), b.rss, wrap); err != nil {
-			return runResult{}, fmt.Errorf("preparing the rerun: %w", err)
+		if _, _, err := r.t.run(b.ctx, r.src, r.dst, env(r.cache), b.rss, b.wrap); err != nil {
+			return fmt.Errorf("preparing the rerun: %w", err)
 		}
 		if b.rerunReady == nil {
 			b.rerunReady = map[string]bool{}
 		}
-		b.rerunReady[t.name] = true
+		b.rerunReady[r.t.name] = true
 	}
+	return nil
+}
+
+// prepareCaches sets up the run's cache condition: cold, every cache
+// dropped; warm, the source (and for the rerun workload, the
+// destination's tree) read into the page cache.
+func (b *bench) prepareCaches(r *oneRun) error {
 	// Drop caches after the wipe: where a wipe deletes (a small tree, or no
 	// trash), ext4 skips recently freed inodes whose table block is cached
 	// (see trash.go). Warm, only the destination device's own cached blocks (where the
 	// inode tables live) are dropped when that works, so the source stays
 	// cached and need not be read back from the disk to warm it again.
-	if cond == "cold" || !b.dropDeviceCache() {
-		if cond == "warm" && !b.fullDropNoted {
+	if r.cond == "cold" || !b.dropDeviceCache() {
+		if r.cond == "warm" && !b.fullDropNoted {
 			b.fullDropNoted = true
 			b.note("the destination's block device cannot be opened to drop its cached blocks alone: warm runs drop every cache after the wipe and then read the source back in")
 		}
 		if err := b.dropCaches(); err != nil {
-			return runResult{}, err
+			return err
 		}
 	}
-	if cond == "warm" && b.warmSrc != src {
-		if err := preread(src); err != nil {
-			return runResult{}, err
+	if r.cond == "warm" && b.warmSrc != r.src {
+		if err := preread(r.src); err != nil {
+			return err
 		}
-		b.warmSrc = src
+		b.warmSrc = r.src
 	}
-	if cond == "warm" {
-		if w.rerun {
-			if _, _, err := treeStats(dst); err != nil {
-				return runResult{}, err
+	if r.cond == "warm" {
+		if r.w.rerun {
+			if _, _, err := treeStats(r.dst); err != nil {
+				return err
 			}
 		}
 	}
-	b.waitFreed()
-	prep := time.Since(prepStart)
-	quiet, waited := b.settle()
+	return nil
+}
+
+// timeRun times the tool and the sync of the destination's filesystem
+// after it, and measures the CPU time others used meanwhile (and with
+// -hdd-source, what the run cost the emulated disk).
+func (b *bench) timeRun(r *oneRun) (runResult, error) {
 	var disk0 diskCounters
 	if b.hdd != nil {
 		var err error
@@ -723,7 +861,7 @@ func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult
 	}
 	cpu0 := readCPU()
 	start := time.Now()
-	rss, cpu, err := t.run(b.ctx, src, dst, env(cache), b.rss, wrap)
+	rss, cpu, err := r.t.run(b.ctx, r.src, r.dst, env(r.cache), b.rss, b.wrap)
 	if err != nil {
 		return runResult{}, err
 	}
@@ -746,8 +884,7 @@ func (b *bench) runOnce(w workload, cond string, t *tool, src string) (runResult
 	other := (busy.Seconds() - cpu.Seconds()) / (wall.Seconds() * float64(runtime.NumCPU()))
 	return runResult{
 		Seconds: wall.Seconds(), SyncSeconds: end.Sub(toolDone).Seconds(), MaxRSSKiB: rss,
-		CPUSeconds: cpu.Seconds(), OtherCPU: max(other, 0), Quiet: quiet, SettleSeconds: waited.Seconds(),
-		PrepSeconds: prep.Seconds(), Disk: disk,
+		CPUSeconds: cpu.Seconds(), OtherCPU: max(other, 0), Disk: disk,
 	}, nil
 }
 

@@ -251,6 +251,47 @@ type merging struct {
 // appended to it instead, after what it holds. more reports that journal
 // entries were left for another time.
 func (c *Cache) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
+	taken := c.takeJournals()
+	all := taken
+	if c.jn != nil {
+		all = append(all, c.jn)
+	}
+	var ms []merging
+	toMain := batch
+	err = protectErr(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketFiles)
+			if b == nil {
+				return errNoBucket
+			}
+			b.FillPercent = fillPercent
+			var err error
+			if ms, err = mergeJournals(b, all); err != nil {
+				return err
+			}
+			if c.jn != nil && !ms[len(ms)-1].done {
+				toMain = nil
+			}
+			return applyOps(b, toMain)
+		})
+	})
+	if err != nil {
+		for _, j := range taken {
+			j.close(false)
+		}
+		return false, err
+	}
+	more = c.finishMerges(ms)
+	if len(batch) > 0 && toMain == nil {
+		return more, c.jn.write(batch)
+	}
+	return more, nil
+}
+
+// takeJournals opens the journals of other processes that are finished:
+// those no process holds any more. A journal this process has alone but
+// cannot read is removed.
+func (c *Cache) takeJournals() []*journal {
 	var taken []*journal
 	for _, p := range c.journalPaths() {
 		if c.jn != nil && p == c.jn.path {
@@ -266,51 +307,45 @@ func (c *Cache) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
 		}
 		taken = append(taken, &journal{db: o.db, path: p})
 	}
-	all := taken
-	if c.jn != nil {
-		all = append(all, c.jn)
-	}
+	return taken
+}
+
+// mergeJournals merges the journals js, in turn, into the files bucket b,
+// at most mergeBudget entries in all, and says what it merged of each.
+func mergeJournals(b *bolt.Bucket, js []*journal) ([]merging, error) {
+	budget := mergeBudget
 	var ms []merging
-	toMain := batch
-	err = protectErr(func() error {
-		return db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketFiles)
-			if b == nil {
-				return errNoBucket
-			}
-			b.FillPercent = fillPercent
-			budget := mergeBudget
-			ms = ms[:0]
-			for _, j := range all {
-				m, err := mergeJournal(b, j, &budget)
-				if err != nil {
-					return err
-				}
-				ms = append(ms, m)
-			}
-			if c.jn != nil && !ms[len(ms)-1].done {
-				toMain = nil
-			}
-			for _, o := range toMain {
-				var err error
-				if o.del {
-					err = b.Delete([]byte(o.key))
-				} else {
-					err = b.Put([]byte(o.key), o.val)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		for _, j := range taken {
-			j.close(false)
+	for _, j := range js {
+		m, err := mergeJournal(b, j, &budget)
+		if err != nil {
+			return nil, err
 		}
-		return false, err
+		ms = append(ms, m)
 	}
+	return ms, nil
+}
+
+// applyOps puts and deletes ops in the files bucket b.
+func applyOps(b *bolt.Bucket, ops []op) error {
+	for _, o := range ops {
+		var err error
+		if o.del {
+			err = b.Delete([]byte(o.key))
+		} else {
+			err = b.Put([]byte(o.key), o.val)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishMerges, once the merges ms are committed, removes the journals
+// merged whole and forgets from the others what was merged of them,
+// closing those but this process's own. It reports whether journal
+// entries were left for another time.
+func (c *Cache) finishMerges(ms []merging) (more bool) {
 	for _, m := range ms {
 		if m.done {
 			m.j.close(true)
@@ -330,10 +365,7 @@ func (c *Cache) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
 			m.j.close(false)
 		}
 	}
-	if len(batch) > 0 && toMain == nil {
-		return more, c.jn.write(batch)
-	}
-	return more, nil
+	return more
 }
 
 // mergeJournal applies to the files bucket b what journal j holds, at most

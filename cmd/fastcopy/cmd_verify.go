@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/mhl"
 	"github.com/fastcopy/fastcopy/internal/treeverify"
 	"github.com/fastcopy/fastcopy/verify"
@@ -106,24 +107,9 @@ EXIT STATUS
 
 func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string, stdin io.Reader) error {
 	topt := treeverify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache, DestName: o.names.DestName()}
-	if o.jobs < 1 {
-		return usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
-	}
-	if o.manifest != "" && topt.DestName != nil {
-		return usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
-	}
-	if o.mhl && o.manifest != "" {
-		return usageError{errors.New("--mhl and --manifest are two ways to check DIR: give one")}
-	}
-	useMHL := o.mhl
-	if !useMHL && o.manifest == "" && len(args) == 1 {
-		useMHL = mhl.HasHistory(args[0])
-	}
-	if useMHL && topt.DestName != nil {
-		return usageError{errors.New("--names compares SOURCE with DEST; an ASC MHL history lists the names as placed already")}
-	}
-	if (o.manifest != "" || useMHL) && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
-		return usageError{errors.New("a manifest or an ASC MHL history lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
+	useMHL, err := o.checkFlags(args, topt.DestName != nil)
+	if err != nil {
+		return err
 	}
 	var fo copyengine.Options
 	if err := o.filter.apply(&fo, stdin); err != nil {
@@ -139,36 +125,94 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		return err
 	}
 	defer closeCache(out, hc)
-	var rep treeverify.Report
-	var checked string
-	switch {
-	case o.manifest != "" && len(args) == 1:
-		checked = args[0]
-		f, ferr := os.Open(o.manifest)
-		if ferr != nil {
-			return &copyengine.RefusalError{Path: o.manifest, Msg: "cannot open manifest: " + ferr.Error(), Hint: "check the path"}
-		}
-		entries, perr := verify.ReadManifest(f)
-		f.Close()
-		if perr != nil {
-			return fmt.Errorf("reading manifest %q: %w", o.manifest, perr)
-		}
-		topt.Known = copyengine.CacheKnown(hc, checked)
-		rep, err = treeverify.CheckManifest(ctx, entries, checked, topt)
-	case useMHL && len(args) == 1:
-		checked = args[0]
-		topt.Known = copyengine.CacheKnown(hc, checked)
-		rep, err = checkMHL(ctx, out, checked, topt)
-	case !useMHL && o.manifest == "" && len(args) == 2:
-		checked = args[1]
-		topt.Known = copyengine.CacheKnown(hc, args[0], args[1])
-		rep, err = treeverify.CompareTrees(ctx, args[0], args[1], topt)
-	default:
-		return usageError{errors.New("verify takes SOURCE DEST, --manifest FILE DIR, or one DIR with an ASC MHL history (see 'fastcopy verify --help')")}
-	}
+	v := verifyRun{out: out, o: o, hc: hc, topt: topt, useMHL: useMHL}
+	rep, checked, err := v.check(ctx, args)
 	if err != nil {
 		return err
 	}
+	o.printReport(out, &rep, checked)
+	if !rep.OK() {
+		return copyengine.ErrMismatch
+	}
+	return nil
+}
+
+// checkFlags refuses flags that do not go together and says whether DIR
+// is checked against its ASC MHL history: with --mhl, or by default for
+// one DIR that has one. renames is whether --names gives DEST other names.
+func (o *verifyOptions) checkFlags(args []string, renames bool) (useMHL bool, err error) {
+	if o.jobs < 1 {
+		return false, usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
+	}
+	if o.manifest != "" && renames {
+		return false, usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
+	}
+	if o.mhl && o.manifest != "" {
+		return false, usageError{errors.New("--mhl and --manifest are two ways to check DIR: give one")}
+	}
+	useMHL = o.mhl
+	if !useMHL && o.manifest == "" && len(args) == 1 {
+		useMHL = mhl.HasHistory(args[0])
+	}
+	if useMHL && renames {
+		return false, usageError{errors.New("--names compares SOURCE with DEST; an ASC MHL history lists the names as placed already")}
+	}
+	if (o.manifest != "" || useMHL) && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
+		return false, usageError{errors.New("a manifest or an ASC MHL history lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
+	}
+	return useMHL, nil
+}
+
+// verifyRun is one verify, its flags checked and the hash cache open.
+type verifyRun struct {
+	out    *output
+	o      *verifyOptions
+	hc     *hashcache.Cache
+	topt   treeverify.TreeOptions
+	useMHL bool
+}
+
+// check compares what args name: a DIR with a manifest or its ASC MHL
+// history, or SOURCE with DEST. checked is the tree checked (DIR or DEST).
+func (v *verifyRun) check(ctx context.Context, args []string) (rep treeverify.Report, checked string, err error) {
+	o := v.o
+	switch {
+	case o.manifest != "" && len(args) == 1:
+		checked = args[0]
+		rep, err = v.checkManifest(ctx, checked)
+	case v.useMHL && len(args) == 1:
+		checked = args[0]
+		v.topt.Known = copyengine.CacheKnown(v.hc, checked)
+		rep, err = checkMHL(ctx, v.out, checked, v.topt)
+	case !v.useMHL && o.manifest == "" && len(args) == 2:
+		checked = args[1]
+		v.topt.Known = copyengine.CacheKnown(v.hc, args[0], args[1])
+		rep, err = treeverify.CompareTrees(ctx, args[0], args[1], v.topt)
+	default:
+		return rep, "", usageError{errors.New("verify takes SOURCE DEST, --manifest FILE DIR, or one DIR with an ASC MHL history (see 'fastcopy verify --help')")}
+	}
+	return rep, checked, err
+}
+
+// checkManifest reads the manifest and checks dir against it.
+func (v *verifyRun) checkManifest(ctx context.Context, dir string) (treeverify.Report, error) {
+	path := v.o.manifest
+	f, ferr := os.Open(path)
+	if ferr != nil {
+		return treeverify.Report{}, &copyengine.RefusalError{Path: path, Msg: "cannot open manifest: " + ferr.Error(), Hint: "check the path"}
+	}
+	entries, perr := verify.ReadManifest(f)
+	f.Close()
+	if perr != nil {
+		return treeverify.Report{}, fmt.Errorf("reading manifest %q: %w", path, perr)
+	}
+	v.topt.Known = copyengine.CacheKnown(v.hc, dir)
+	return treeverify.CheckManifest(ctx, entries, dir, v.topt)
+}
+
+// printReport writes rep to stdout: as JSON with --json, else the
+// differences, one a line, and (unless --quiet) a verdict for checked.
+func (o *verifyOptions) printReport(out *output, rep *treeverify.Report, checked string) {
 	if o.json {
 		if rep.Diffs == nil {
 			rep.Diffs = []treeverify.Diff{}
@@ -176,28 +220,24 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		enc := json.NewEncoder(out.stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
-	} else {
-		for _, d := range rep.Diffs {
-			if d.Detail != "" {
-				out.printf(out.stdout, "%-10s %q: %s\n", d.Kind, d.Path, d.Detail)
-			} else {
-				out.printf(out.stdout, "%-10s %q\n", d.Kind, d.Path)
-			}
-		}
-		if !o.quiet {
-			verdict := "identical"
-			if !rep.OK() {
-				verdict = fmt.Sprintf("%d differences", len(rep.Diffs))
-			}
-			from := ""
-			if rep.Known > 0 {
-				from = fmt.Sprintf(", %d digests from the hash cache", rep.Known)
-			}
-			out.printf(out.stdout, "verified %d files (%s%s) in %q: %s\n", rep.Files, copyengine.HumanBytes(rep.Bytes), from, checked, verdict)
+		return
+	}
+	for _, d := range rep.Diffs {
+		if d.Detail != "" {
+			out.printf(out.stdout, "%-10s %q: %s\n", d.Kind, d.Path, d.Detail)
+		} else {
+			out.printf(out.stdout, "%-10s %q\n", d.Kind, d.Path)
 		}
 	}
-	if !rep.OK() {
-		return copyengine.ErrMismatch
+	if !o.quiet {
+		verdict := "identical"
+		if !rep.OK() {
+			verdict = fmt.Sprintf("%d differences", len(rep.Diffs))
+		}
+		from := ""
+		if rep.Known > 0 {
+			from = fmt.Sprintf(", %d digests from the hash cache", rep.Known)
+		}
+		out.printf(out.stdout, "verified %d files (%s%s) in %q: %s\n", rep.Files, copyengine.HumanBytes(rep.Bytes), from, checked, verdict)
 	}
-	return nil
 }

@@ -42,8 +42,10 @@ func NewIgnore(patterns []string) (*Ignore, error) {
 	return ig, nil
 }
 
-func compileIgnore(p string) (ignoreRule, bool, error) {
-	var r ignoreRule
+// compileIgnore compiles one pattern; ok is false for a blank line, a
+// comment or a pattern that is empty once its '!' and trailing '/' are
+// removed.
+func compileIgnore(p string) (r ignoreRule, ok bool, err error) {
 	p = strings.TrimRight(p, " ")
 	if p == "" || strings.HasPrefix(p, "#") {
 		return r, false, nil
@@ -61,6 +63,18 @@ func compileIgnore(p string) (ignoreRule, bool, error) {
 	if p == "" {
 		return r, false, nil
 	}
+	re, err := regexp.Compile(globRegexp(p))
+	if err != nil {
+		return r, false, err
+	}
+	r.re = re
+	return r, true, nil
+}
+
+// globRegexp is the regular expression for the pattern p (without its
+// leading '!' or '\' and its trailing '/'): anchored at the root when p
+// has a '/', else matching a name at any depth.
+func globRegexp(p string) string {
 	anchored := strings.Contains(p, "/")
 	p = strings.TrimPrefix(p, "/")
 	var b strings.Builder
@@ -72,45 +86,13 @@ func compileIgnore(p string) (ignoreRule, bool, error) {
 		c := p[i]
 		switch {
 		case c == '*' && strings.HasPrefix(p[i:], "**"):
-			atStart := i == 0 || p[i-1] == '/'
-			rest := p[i+2:]
-			switch {
-			case atStart && strings.HasPrefix(rest, "/"):
-				b.WriteString("(?:.*/)?") // "**/": any leading directories
-				i += 2
-			case atStart && rest == "":
-				b.WriteString(".*") // "/**": everything inside
-				i++
-			default:
-				b.WriteString("[^/]*")
-				i++
-			}
+			i = writeDoubleStar(&b, p, i)
 		case c == '*':
 			b.WriteString("[^/]*")
 		case c == '?':
 			b.WriteString("[^/]")
 		case c == '[':
-			j := strings.IndexByte(p[i+1:], ']')
-			if j < 0 {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := p[i+1 : i+1+j]
-			if class == "" {
-				// "[]...]": a ']' first is part of the class.
-				k := strings.IndexByte(p[i+2:], ']')
-				if k < 0 {
-					b.WriteString(`\[`)
-					continue
-				}
-				class = p[i+1 : i+2+k]
-				j = k + 1
-			}
-			if class[0] == '!' {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += j + 1
+			i = writeClass(&b, p, i)
 		case c == '\\' && i+1 < len(p):
 			i++
 			b.WriteString(regexp.QuoteMeta(string(p[i])))
@@ -119,12 +101,52 @@ func compileIgnore(p string) (ignoreRule, bool, error) {
 		}
 	}
 	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return r, false, err
+	return b.String()
+}
+
+// writeDoubleStar writes the expression for the "**" at p[i] to b and
+// returns the index of the last byte of p it consumed.
+func writeDoubleStar(b *strings.Builder, p string, i int) int {
+	atStart := i == 0 || p[i-1] == '/'
+	rest := p[i+2:]
+	switch {
+	case atStart && strings.HasPrefix(rest, "/"):
+		b.WriteString("(?:.*/)?") // "**/": any leading directories
+		return i + 2
+	case atStart && rest == "":
+		b.WriteString(".*") // "/**": everything inside
+		return i + 1
+	default:
+		b.WriteString("[^/]*")
+		return i + 1
 	}
-	r.re = re
-	return r, true, nil
+}
+
+// writeClass writes the expression for the class "[...]" that opens at
+// p[i] to b and returns the index of its closing ']'; a '[' that is not
+// closed is written as a literal and i returned.
+func writeClass(b *strings.Builder, p string, i int) int {
+	j := strings.IndexByte(p[i+1:], ']')
+	if j < 0 {
+		b.WriteString(`\[`)
+		return i
+	}
+	class := p[i+1 : i+1+j]
+	if class == "" {
+		// "[]...]": a ']' first is part of the class.
+		k := strings.IndexByte(p[i+2:], ']')
+		if k < 0 {
+			b.WriteString(`\[`)
+			return i
+		}
+		class = p[i+1 : i+2+k]
+		j = k + 1
+	}
+	if class[0] == '!' {
+		class = "^" + class[1:]
+	}
+	b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+	return i + j + 1
 }
 
 // match reports whether the patterns exclude rel itself (not considering

@@ -137,51 +137,23 @@ func writeAtomic(d *fileio.Dir, name string, data []byte) (err error) {
 
 // next builds the generation that follows h from ng.
 func (h *History) next(rd *fileio.Dir, root string, ng *NewGeneration) (*Generation, error) {
-	c := ng.Creator
-	if c.Date.IsZero() {
-		c.Date = time.Now()
-	}
-	c.Date = c.Date.UTC().Truncate(time.Second)
-	if c.Tool == "" {
-		c.Tool = Tool
-	}
-	if c.Hostname == "" {
-		c.Hostname, _ = os.Hostname()
-	}
+	c := withCreatorDefaults(ng.Creator)
 	process := ng.Process
 	if process == "" {
 		process = InPlace
 	}
-	patterns := DefaultIgnore
-	if n := len(h.Generations); n > 0 {
-		patterns = h.Generations[n-1].Ignore
-	}
-	patterns = mergePatterns(patterns, ng.Ignore)
+	patterns := mergePatterns(h.Patterns(), ng.Ignore)
 	ig, err := NewIgnore(patterns)
 	if err != nil {
 		return nil, err
 	}
-	var files []File
-	for _, f := range ng.Files {
-		p, err := cleanRel(f.Path)
-		if err != nil {
-			return nil, err
-		}
-		if p != "" && !ig.Ignored(p, false) {
-			f.Path = p
-			files = append(files, f)
-		}
+	files, err := keptFiles(ng.Files, ig)
+	if err != nil {
+		return nil, err
 	}
-	var dirs []Dir
-	for _, d := range ng.Dirs {
-		p, err := cleanRel(d.Path)
-		if err != nil {
-			return nil, err
-		}
-		if p != "" && !ig.Ignored(p, true) {
-			d.Path = p
-			dirs = append(dirs, d)
-		}
+	dirs, err := keptDirs(ng.Dirs, ig)
+	if err != nil {
+		return nil, err
 	}
 	tree, err := buildTree(files, dirs)
 	if err != nil {
@@ -198,54 +170,123 @@ func (h *History) next(rd *fileio.Dir, root string, ng *NewGeneration) (*Generat
 		Process:  process,
 		Ignore:   patterns,
 	}
-	dirHash := func(n *node) DirHash {
-		return DirHash{
-			Path:      n.path,
-			ModTime:   n.modTime,
-			Content:   []Hash{{Format: formatXXH, Value: hexOf(n.content), Date: c.Date}},
-			Structure: []Hash{{Format: formatXXH, Value: hexOf(n.structure), Date: c.Date}},
-		}
-	}
-	var walk func(n *node)
-	walk = func(n *node) {
-		for _, ch := range n.sortedChildren() {
-			if ch.dir {
-				if ch.modTime.IsZero() {
-					ch.modTime = dirModTime(rd, ch.path)
-				}
-				walk(ch)
-				g.Dirs = append(g.Dirs, dirHash(ch))
-				continue
-			}
-			f := ch.file
-			sum := verify.Hex(f.Sum)
-			action := f.Action
-			if action == "" {
-				switch orig, ok := originals[f.Path]; {
-				case !ok:
-					action = Original
-				case orig == sum:
-					action = Verified
-				default:
-					action = Failed
-				}
-			}
-			date := f.HashDate
-			if date.IsZero() {
-				date = c.Date
-			}
-			g.Files = append(g.Files, FileHash{
-				Path:    f.Path,
-				Size:    f.Size,
-				ModTime: f.ModTime,
-				Hashes:  []Hash{{Format: formatXXH, Value: sum, Action: action, Date: date}},
-			})
-		}
-	}
-	walk(tree)
-	root0 := dirHash(tree)
+	gw := genWalker{g: g, rd: rd, originals: originals, date: c.Date}
+	gw.walk(tree)
+	root0 := gw.dirHash(tree)
 	g.Root = &root0
 	return g, nil
+}
+
+// withCreatorDefaults is c with its date set (now when zero), truncated to
+// the second in UTC, and the tool and host name filled in when empty.
+func withCreatorDefaults(c Creator) Creator {
+	if c.Date.IsZero() {
+		c.Date = time.Now()
+	}
+	c.Date = c.Date.UTC().Truncate(time.Second)
+	if c.Tool == "" {
+		c.Tool = Tool
+	}
+	if c.Hostname == "" {
+		c.Hostname, _ = os.Hostname()
+	}
+	return c
+}
+
+// keptFiles is fs with their paths cleaned, less the root and the files ig
+// matches.
+func keptFiles(fs []File, ig *Ignore) ([]File, error) {
+	var files []File
+	for _, f := range fs {
+		p, err := cleanRel(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if p != "" && !ig.Ignored(p, false) {
+			f.Path = p
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// keptDirs is ds with their paths cleaned, less the root and the
+// directories ig matches.
+func keptDirs(ds []Dir, ig *Ignore) ([]Dir, error) {
+	var dirs []Dir
+	for _, d := range ds {
+		p, err := cleanRel(d.Path)
+		if err != nil {
+			return nil, err
+		}
+		if p != "" && !ig.Ignored(p, true) {
+			d.Path = p
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs, nil
+}
+
+// genWalker fills a generation's file and directory hashes from a hashed
+// tree.
+type genWalker struct {
+	g         *Generation
+	rd        *fileio.Dir       // the root, for directory times ng did not give
+	originals map[string]string // path -> first xxh128 in the history
+	date      time.Time         // the generation's creation date
+}
+
+// walk appends the files and directories below n to the generation, each
+// directory after its contents.
+func (w *genWalker) walk(n *node) {
+	for _, ch := range n.sortedChildren() {
+		if ch.dir {
+			if ch.modTime.IsZero() {
+				ch.modTime = dirModTime(w.rd, ch.path)
+			}
+			w.walk(ch)
+			w.g.Dirs = append(w.g.Dirs, w.dirHash(ch))
+			continue
+		}
+		w.g.Files = append(w.g.Files, w.fileHash(ch.file))
+	}
+}
+
+// dirHash is the hashes of the directory n, dated with the generation.
+func (w *genWalker) dirHash(n *node) DirHash {
+	return DirHash{
+		Path:      n.path,
+		ModTime:   n.modTime,
+		Content:   []Hash{{Format: formatXXH, Value: hexOf(n.content), Date: w.date}},
+		Structure: []Hash{{Format: formatXXH, Value: hexOf(n.structure), Date: w.date}},
+	}
+}
+
+// fileHash is f's xxh128 entry: its action decided from the history when f
+// gives none, dated with the generation when f has no hash date.
+func (w *genWalker) fileHash(f *File) FileHash {
+	sum := verify.Hex(f.Sum)
+	action := f.Action
+	if action == "" {
+		switch orig, ok := w.originals[f.Path]; {
+		case !ok:
+			action = Original
+		case orig == sum:
+			action = Verified
+		default:
+			action = Failed
+		}
+	}
+	date := f.HashDate
+	if date.IsZero() {
+		date = w.date
+	}
+	return FileHash{
+		Path:    f.Path,
+		Size:    f.Size,
+		ModTime: f.ModTime,
+		Hashes:  []Hash{{Format: formatXXH, Value: sum, Action: action, Date: date}},
+	}
 }
 
 // dirModTime is the modification time of the directory rel below rd, or

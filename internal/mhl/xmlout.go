@@ -115,7 +115,16 @@ func marshalGeneration(g *Generation) ([]byte, error) {
 	w := &xmlWriter{}
 	w.b.WriteString(xmlHeader)
 	w.line(0, `<hashlist version="2.0" xmlns="`+nsHashList+`">`)
-	c := &g.Creator
+	w.creatorInfo(&g.Creator)
+	w.processInfo(g)
+	w.hashes(g)
+	w.references(g.References)
+	w.line(0, "</hashlist>")
+	return w.b.Bytes(), w.err
+}
+
+// creatorInfo writes the <creatorinfo> of a generation.
+func (w *xmlWriter) creatorInfo(c *Creator) {
 	w.line(1, "<creatorinfo>")
 	w.elem(2, "creationdate", xmlTime(c.Date))
 	w.elem(2, "hostname", c.Hostname)
@@ -130,6 +139,11 @@ func marshalGeneration(g *Generation) ([]byte, error) {
 		w.elem(2, "comment", c.Comment)
 	}
 	w.line(1, "</creatorinfo>")
+}
+
+// processInfo writes g's <processinfo>: the process, the root hash and the
+// ignore patterns.
+func (w *xmlWriter) processInfo(g *Generation) {
 	w.line(1, "<processinfo>")
 	w.elem(2, "process", string(g.Process))
 	if g.Root != nil {
@@ -145,53 +159,69 @@ func marshalGeneration(g *Generation) ([]byte, error) {
 		w.line(2, "</ignore>")
 	}
 	w.line(1, "</processinfo>")
+}
+
+// hashes writes g's <hashes>, its entries in generationOrder.
+func (w *xmlWriter) hashes(g *Generation) {
 	// The schema wants at least one entry in <hashes>, and <hashes> itself
 	// is optional: a generation of an empty folder has none.
-	if len(g.Files)+len(g.Dirs) > 0 {
-		w.line(1, "<hashes>")
-		for _, e := range generationOrder(g) {
-			if e.file != nil {
-				f := e.file
-				size, mod := "", ""
-				if f.Size >= 0 {
-					size = strconv.FormatInt(f.Size, 10)
-				}
-				if !f.ModTime.IsZero() {
-					mod = xmlTime(f.ModTime)
-				}
-				w.line(2, "<hash>")
-				w.elem(3, "path", f.Path, "size", size, "lastmodificationdate", mod)
-				w.hashElems(3, f.Hashes)
-				if f.PreviousPath != "" {
-					w.elem(3, "previousPath", f.PreviousPath)
-				}
-				w.line(2, "</hash>")
-				continue
-			}
-			d := e.dir
-			mod := ""
-			if !d.ModTime.IsZero() {
-				mod = xmlTime(d.ModTime)
-			}
-			w.line(2, "<directoryhash>")
-			w.elem(3, "path", d.Path, "lastmodificationdate", mod)
-			w.dirHashBody(3, d)
-			w.line(2, "</directoryhash>")
-		}
-		w.line(1, "</hashes>")
+	if len(g.Files)+len(g.Dirs) == 0 {
+		return
 	}
-	if len(g.References) > 0 {
-		w.line(1, "<references>")
-		for _, r := range g.References {
-			w.line(2, "<hashlistreference>")
-			w.elem(3, "path", r.Path)
-			w.elem(3, "c4", r.C4)
-			w.line(2, "</hashlistreference>")
+	w.line(1, "<hashes>")
+	for _, e := range generationOrder(g) {
+		if e.file != nil {
+			w.fileHash(e.file)
+		} else {
+			w.dirHash(e.dir)
 		}
-		w.line(1, "</references>")
 	}
-	w.line(0, "</hashlist>")
-	return w.b.Bytes(), w.err
+	w.line(1, "</hashes>")
+}
+
+// fileHash writes the <hash> of a file.
+func (w *xmlWriter) fileHash(f *FileHash) {
+	size, mod := "", ""
+	if f.Size >= 0 {
+		size = strconv.FormatInt(f.Size, 10)
+	}
+	if !f.ModTime.IsZero() {
+		mod = xmlTime(f.ModTime)
+	}
+	w.line(2, "<hash>")
+	w.elem(3, "path", f.Path, "size", size, "lastmodificationdate", mod)
+	w.hashElems(3, f.Hashes)
+	if f.PreviousPath != "" {
+		w.elem(3, "previousPath", f.PreviousPath)
+	}
+	w.line(2, "</hash>")
+}
+
+// dirHash writes the <directoryhash> of a directory.
+func (w *xmlWriter) dirHash(d *DirHash) {
+	mod := ""
+	if !d.ModTime.IsZero() {
+		mod = xmlTime(d.ModTime)
+	}
+	w.line(2, "<directoryhash>")
+	w.elem(3, "path", d.Path, "lastmodificationdate", mod)
+	w.dirHashBody(3, d)
+	w.line(2, "</directoryhash>")
+}
+
+// references writes the <references> of a generation, when it has any.
+func (w *xmlWriter) references(rs []Reference) {
+	if len(rs) == 0 {
+		return
+	}
+	w.line(1, "<references>")
+	for _, r := range rs {
+		w.line(2, "<hashlistreference>")
+		w.elem(3, "path", r.Path)
+		w.elem(3, "c4", r.C4)
+		w.line(2, "</hashlistreference>")
+	}
+	w.line(1, "</references>")
 }
 
 // entry is a file or a directory hash, in the order a generation lists them.
