@@ -130,8 +130,8 @@ func (dc *decider) unchanged(dst *handle, en *entry) bool {
 			return false
 		}
 	}
-	if dst != nil && !e.opt.DryRun {
-		dc.fixMeta(dst, en)
+	if dst != nil {
+		dc.fixMeta(dst, en) // in a dry run, only whether it would
 	}
 	return true
 }

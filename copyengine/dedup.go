@@ -26,6 +26,7 @@ type deduper struct {
 	// followers are the further names of source inodes, linked to the
 	// first name once it is placed (under e.mu).
 	followers []linkFollower
+	dry       dryDedup // a dry run's index (dryrun.go)
 }
 
 // dupFile is a file whose content an earlier file of the run already holds;

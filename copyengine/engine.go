@@ -405,6 +405,7 @@ func (e *engine) run(p *plan) error {
 	// directories they are in are published (each stage counts them), so
 	// that a directory appears whole.
 	e.dedupe.placeDups() // with a cancelled run, only releases them
+	e.dedupe.releaseDry()
 	e.dedupe.linkFollowers()
 	e.staged.publishAll() // what is left staged is complete: the copy has stopped
 	if e.ctx.Err() != nil || e.drives.halted() {

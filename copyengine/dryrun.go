@@ -1,0 +1,162 @@
+package copyengine
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// A dry run takes the decisions the real run would take, by the same code
+// where it can: the decider (with its cache lookups), the check of files
+// whose size matches (checkEntry reads both sides, as the real run does),
+// the judgement of further hard-link names, and the placement of
+// duplicates (dryDedup). Each writing step is left out: fixMeta and
+// fixTimes only say that they would change something, no cache entry is
+// stored, nothing is created, linked or renamed.
+
+// wouldLink judges a further name of a source inode as linkOne does,
+// writing nothing: skipped when its name already leads to the first
+// name's inode, which is unchanged; linked otherwise.
+func (dp *deduper) wouldLink(f linkFollower) error {
+	e := dp.e
+	select {
+	case <-f.group.done:
+	default:
+		return errLinkNotCopied(f.group.leaderRel)
+	}
+	if !f.group.ok {
+		return errLinkFailed(f.group.leaderRel)
+	}
+	if want := f.group.ino; want != (devIno{}) && e.dstRoot != nil {
+		if cur, err := e.dstRoot.Lstat(f.rel); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
+			e.decide.skip(f.rel, f.st.Size, false)
+			return nil
+		}
+	}
+	e.count(func(s *Summary) { s.Linked++ })
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(f.st.Size)
+	e.event(ActLink, f.rel)
+	return nil
+}
+
+// dryDedup is the dry run's stand-in for the content index: the files it
+// would write, by size, each hashed only once another file of its size
+// comes (as the real run hashes only files whose size collides).
+type dryDedup struct {
+	mu     sync.Mutex
+	bySize map[int64][]*dryTarget
+}
+
+// dryTarget is a file the dry run would write, which later ones may share.
+type dryTarget struct {
+	src    *handle
+	name   string
+	en     entry
+	sum    verify.Sum
+	hashed bool
+	meta   dedup.Meta
+}
+
+// wouldDedup reports whether the real run would place en by sharing the
+// data of a file it writes before (and how: a clone or a hard link), or
+// otherwise notes en as such a file. It hashes what the real run hashes:
+// files whose size another file of the run has.
+func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok bool) {
+	e := dp.e
+	if e.opt.Dedup == dedup.Off || en.st.Size == 0 || !en.st.IsRegular() {
+		return "", false
+	}
+	dd := &dp.dry
+	dd.mu.Lock()
+	defer dd.mu.Unlock()
+	if dd.bySize == nil {
+		dd.bySize = map[int64][]*dryTarget{}
+	}
+	me := &dryTarget{src: c.src, name: en.name, en: *en, meta: dp.dedupMeta(&en.st)}
+	list := dd.bySize[en.st.Size]
+	if len(list) > 0 {
+		sum, err := dp.hashSource(c.src.d, en, buf)
+		if err != nil {
+			return "", false // the real run copies it and reports what it finds
+		}
+		me.sum, me.hashed = sum, true
+		for _, t := range list {
+			if !t.hashed {
+				s, err := dp.hashSource(t.src.d, &t.en, buf)
+				if err != nil {
+					continue
+				}
+				t.sum, t.hashed = s, true
+			}
+			if t.sum != me.sum {
+				continue
+			}
+			if a, shares := dp.wouldShare(t, me); shares {
+				return a, true
+			}
+		}
+	}
+	me.src.retain()
+	dd.bySize[en.st.Size] = append(list, me)
+	return "", false
+}
+
+// wouldShare says how the real run would share t's data with me: a clone
+// where the destination's filesystem is one that clones (--dedup auto or
+// clone), else a hard link where the metadata is the same (auto,
+// hardlink).
+func (dp *deduper) wouldShare(t, me *dryTarget) (Action, bool) {
+	e := dp.e
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+		return ActDedupClone, true
+	}
+	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || t.meta != me.meta {
+		return "", false
+	}
+	return ActDedupLink, true
+}
+
+// clonesByType says whether a filesystem of this type clones (FICLONE).
+func clonesByType(fsType string) bool {
+	switch fsType {
+	case "btrfs", "xfs", "bcachefs":
+		return true
+	}
+	return false
+}
+
+// releaseDry lets go of the source directories the dry run kept for
+// hashing later.
+func (dp *deduper) releaseDry() {
+	dd := &dp.dry
+	dd.mu.Lock()
+	defer dd.mu.Unlock()
+	for _, list := range dd.bySize {
+		for _, t := range list {
+			t.src.release()
+		}
+	}
+	dd.bySize = nil
+}
+
+// wouldFixMeta is fixMeta's judgement without the change: whether the
+// owner or mode would be brought up to date.
+func (dc *decider) wouldFixMeta(en *entry) {
+	if en.st.IsSymlink() {
+		return
+	}
+	if _, _, _, _, differs := dc.metaWanted(en); differs {
+		en.fixed = true
+	}
+}
+
+func errLinkNotCopied(leader string) error {
+	return fmt.Errorf("hard link to %q: its first name was not copied", leader)
+}
+
+func errLinkFailed(leader string) error {
+	return fmt.Errorf("hard link to %q: its first name failed to copy", leader)
+}
