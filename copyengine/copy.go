@@ -162,6 +162,9 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	if en.check && e.decide.checkEntry(c, en, rel, buf) {
 		return
 	}
+	if e.linkDest.place(c, en, rel, buf) {
+		return
+	}
 	if act, ok := e.dedupe.wouldDedup(c, en, buf); ok {
 		if en.group != nil {
 			en.group.ok = true
@@ -219,6 +222,9 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 			cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
 		}
 		return
+	}
+	if e.linkDest.place(c, en, rel, buf) {
+		return // a hard link to an earlier snapshot's copy (linkdest.go)
 	}
 	size := en.st.Size
 	var pre *preread

@@ -38,6 +38,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	if st.IsRegular() && st.Nlink > 1 && !links {
 		en.linkCopy = e.fs.linkCopy(st)
 	}
+	keep := dc.keepsExisting(en) // --update, --ignore-existing (backup.go)
 	// A source inode seen before becomes a hard link to its first copy.
 	if links {
 		k := devIno{st.Dev, st.Ino}
@@ -46,6 +47,10 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		if !seen {
 			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
 			e.decide.links[k] = g
+		} else if keep {
+			e.mu.Unlock()
+			dc.keepExisting(en, dstRel, nil)
+			return false
 		} else {
 			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp}
 			if dst != nil && dst.stage != nil {
@@ -60,6 +65,10 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			return false
 		}
 		en.group = g
+		if keep {
+			dc.keepExisting(en, dstRel, g)
+			return false
+		}
 		if dc.unchanged(dst, en) {
 			dc.skip(dstRel, st.Size, en.fixed)
 			g.sum = e.recordUnchanged(dstRel, en)
@@ -68,6 +77,10 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			return false
 		}
 		return true
+	}
+	if keep {
+		dc.keepExisting(en, dstRel, nil)
+		return false
 	}
 	if dc.unchanged(dst, en) {
 		dc.skip(dstRel, st.Size, en.fixed)

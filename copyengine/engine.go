@@ -159,6 +159,8 @@ type engine struct {
 	staged *stager // directories made under temporary names, not yet in place
 	dedupe *deduper
 	record *cacheRecorder
+	// linkDest makes snapshots (--link-dest; linkdest.go).
+	linkDest *linkDests
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -189,6 +191,7 @@ func newEngine(opt Options) *engine {
 	e.walker = &walker{e: e}
 	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}
 	e.commit = &committer{e: e}
+	e.linkDest = &linkDests{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -287,6 +290,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	}
 	e.dstRootPath = p.dstRoot
 	e.cacheSides(p)
+	e.linkDest.open(p.dstRoot, undo)
 	if p.create && opt.DryRun {
 		return nil
 	}
