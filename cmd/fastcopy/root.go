@@ -173,7 +173,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
 	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
 	f.BoolVar(&o.noResume, "no-resume", false, "copy large files from their first byte: neither take up nor keep the temporary of an interrupted copy")
-	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
+	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what the real run would do, by the same decisions (reading files where it would); write nothing")
 	o.filter.addFlags(cmd, "copy")
 	o.backup.addFlags(cmd)
 	o.dedup = dedup.Auto
