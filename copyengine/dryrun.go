@@ -2,9 +2,12 @@ package copyengine
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -159,4 +162,61 @@ func errLinkNotCopied(leader string) error {
 
 func errLinkFailed(leader string) error {
 	return fmt.Errorf("hard link to %q: its first name failed to copy", leader)
+}
+
+// dryFold is foldOf for a dry run, which puts no name to the destination:
+// how the directory dd folds names is told from its listing where that
+// can (lookFold, as the real run does first), else from the filesystem
+// (FAT and exFAT fold case, a casefold directory case and normalisation).
+// A directory the run would make (dd nil) is judged as DEST's filesystem,
+// and DEST that would be made as the filesystem of its nearest existing
+// parent. The groups of names are then settled from the listing alone
+// (planFold: names it cannot tell apart are one name, as where the real
+// run cannot probe).
+func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
+	e := dc.e
+	if dd == nil {
+		dd, listing = e.dstRoot, nil
+	}
+	path := ""
+	if dd != nil {
+		path = dd.Path()
+	} else {
+		for p := e.dstRootPath; ; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil {
+				path = p
+				break
+			}
+			if filepath.Dir(p) == p {
+				return foldInfo{}
+			}
+		}
+	}
+	var info foldInfo
+	ok := false
+	if dd != nil {
+		info, ok = lookFold(dd, listing)
+	}
+	if !ok {
+		switch fileio.FSName(path) {
+		case "FAT", "FAT32", "exFAT":
+			info = foldInfo{folds: true}
+		default:
+			if dd != nil && dd.CaseFoldAttr() {
+				info = foldInfo{folds: true, normalises: true}
+			}
+		}
+	}
+	if info.on() && dd != nil {
+		if st, err := dd.Stat(); err == nil {
+			fc := &e.fs.devs.get(st.Dev).fold
+			fc.mu.Lock()
+			if fc.fsType == "" {
+				fc.fsType, _ = fileio.FSType(path)
+			}
+			fc.mu.Unlock()
+		}
+	}
+	info.noProbe = true
+	return info
 }
