@@ -51,6 +51,10 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 type dryDedup struct {
 	mu     sync.Mutex
 	bySize map[int64][]*dryTarget
+	// dest are the files DEST holds already, as the hash cache knows
+	// them (loadDestTargets), by size.
+	dest   map[int64][]*dedup.Target
+	loaded bool
 }
 
 // dryTarget is a file the dry run would write, which later ones may share.
@@ -78,9 +82,13 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 	if dd.bySize == nil {
 		dd.bySize = map[int64][]*dryTarget{}
 	}
+	if !dd.loaded {
+		dd.loaded = true
+		dp.loadDryDestTargets()
+	}
 	me := &dryTarget{src: c.src, name: en.name, en: *en, meta: dp.dedupMeta(&en.st)}
 	list := dd.bySize[en.st.Size]
-	if len(list) > 0 {
+	if len(list) > 0 || len(dd.dest[en.st.Size]) > 0 {
 		sum, err := dp.hashSource(c.src.d, en, buf)
 		if err != nil {
 			return "", false // the real run copies it and reports what it finds
@@ -98,6 +106,14 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 				continue
 			}
 			if a, shares := dp.wouldShare(t, me); shares {
+				return a, true
+			}
+		}
+		for _, t := range dd.dest[en.st.Size] {
+			if t.Sum != me.sum {
+				continue
+			}
+			if a, shares := dp.wouldShareDest(t, me, en, buf); shares {
 				return a, true
 			}
 		}
@@ -219,4 +235,58 @@ func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	}
 	info.noProbe = true
 	return info
+}
+
+// loadDryDestTargets is loadDestTargets for a dry run: the files the
+// destination already holds, as the hash cache recorded them, which the
+// real run offers a new file of the same content.
+func (dp *deduper) loadDryDestTargets() {
+	if dp.e.opt.Dedup == dedup.Off {
+		return
+	}
+	dp.dry.dest = map[int64][]*dedup.Target{}
+	dp.destContent(func(t *dedup.Target) {
+		dp.dry.dest[t.Size] = append(dp.dry.dest[t.Size], t)
+	})
+}
+
+// wouldShareDest says whether the real run would share the data of t, a
+// file DEST held before the run, with me: t must still be as the cache
+// recorded it and still hold the digest (it is read again, as the real run
+// reads it), and not be en's own destination; then a clone where the
+// filesystem clones, else a hard link when its metadata is the copy's.
+func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf []byte) (Action, bool) {
+	e := dp.e
+	if e.dstRoot == nil {
+		return "", false
+	}
+	placed, ok := t.InPlace()
+	if !ok {
+		return "", false
+	}
+	tdir, name := splitRel(t.Rel)
+	td, err := e.dstRoot.OpenBeneath(tdir)
+	if err != nil {
+		return "", false
+	}
+	defer td.Close()
+	cur, err := td.Lstat(name)
+	if err != nil || !stillPlaced(&cur, placed) {
+		return "", false
+	}
+	if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
+		return "", false
+	}
+	sum, _, err := e.decide.hashDest(td, name, buf)
+	if err != nil || sum != me.sum {
+		return "", false
+	}
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+		return ActDedupClone, true
+	}
+	tmeta := dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}
+	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || tmeta != me.meta {
+		return "", false
+	}
+	return ActDedupLink, true
 }

@@ -106,6 +106,26 @@ var decisionRows = []decisionRow{
 		byContent: true,
 	},
 	{
+		// A new file with content DEST holds already (known from the
+		// hash cache) shares it.
+		name: "duplicate of a file DEST holds",
+		setup: func(w *world) {
+			w.tree()
+			w.write("src/big.bin", strings.Repeat("content DEST has ", 1000))
+			w.mtime("src/big.bin", old)
+			w.copy()
+			w.write("src/sub/big-again.bin", strings.Repeat("content DEST has ", 1000))
+			w.mtime("src/sub/big-again.bin", old)
+		},
+		rsync:     []string{},
+		byContent: true,
+		check: func(t *testing.T, w *world) {
+			if !sameInode(t, w.path("dst/big.bin"), w.path("dst/sub/big-again.bin")) {
+				t.Errorf("the new file does not share the content DEST held")
+			}
+		},
+	},
+	{
 		name: "--checksum",
 		setup: func(w *world) {
 			w.tree()
@@ -435,4 +455,15 @@ func shared(t *testing.T, dst, other string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func sameInode(t *testing.T, a, b string) bool {
+	var sa, sb syscall.Stat_t
+	if err := syscall.Lstat(a, &sa); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Lstat(b, &sb); err != nil {
+		t.Fatal(err)
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
