@@ -87,6 +87,7 @@ type linkCand struct {
 	dir  *linkDestDir
 	d    *fileio.Dir // its directory, opened below the --link-dest root
 	name string
+	rel  string // its path below the --link-dest root
 	st   fileio.Stat
 }
 
@@ -176,7 +177,7 @@ func (ld *linkDests) candidate(dir *linkDestDir, dirRel, name string, en *entry)
 		d.Close()
 		return linkCand{}, false
 	}
-	return linkCand{dir: dir, d: d, name: name, st: st}, true
+	return linkCand{dir: dir, d: d, name: name, rel: joinRel(dirRel, name), st: st}, true
 }
 
 // digest establishes the counterpart's content: its valid hash-cache
@@ -184,12 +185,12 @@ func (ld *linkDests) candidate(dir *linkDestDir, dirRel, name string, en *entry)
 func (ld *linkDests) digest(cand linkCand, buf []byte) (verify.Sum, fileio.Stat, bool) {
 	e := ld.e
 	if cand.st.Size == 0 {
-		return verify.Sum{}, cand.st, true
+		return verify.Bytes(nil), cand.st, true
 	}
 	if e.cache != nil {
 		pol := cand.dir.side.policy
 		vol := e.fs.volumeOf(cand.d, cand.st.Dev)
-		key := cand.dir.side.key(joinRel(relOf(cand.d, cand.dir), cand.name))
+		key := cand.dir.side.key(cand.rel)
 		if r := e.cache.Lookup([]string{key}); r[0].Found && r[0].Entry.Valid(fileState(&cand.st, vol), pol) {
 			e.count(func(s *Summary) { s.CacheHits++ })
 			return r[0].Entry.Sum, cand.st, true
@@ -203,21 +204,12 @@ func (ld *linkDests) digest(cand linkCand, buf []byte) (verify.Sum, fileio.Stat,
 	return sum, st, true
 }
 
-// relOf is the path of d below the --link-dest directory dir.
-func relOf(d *fileio.Dir, dir *linkDestDir) string {
-	rel, err := filepath.Rel(dir.d.Path(), d.Path())
-	if err != nil || rel == "." {
-		return ""
-	}
-	return filepath.ToSlash(rel)
-}
-
 // sourceDigest is the source's digest: from its valid hash-cache entry,
 // else read (and remembered, as any source read).
 func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, bool) {
 	e := ld.e
 	if en.st.Size == 0 {
-		return verify.Sum{}, true
+		return verify.Bytes(nil), true
 	}
 	if en.cache != nil && en.cache.srcOK {
 		e.count(func(s *Summary) { s.CacheHits++ })
@@ -331,7 +323,7 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 		case errors.Is(err, errLinkReplaced):
 			return false, false, nil
 		case errors.Is(err, syscall.EMLINK):
-			return false, false, fmt.Errorf("%q has as many hard links as its filesystem allows: %w", filepath.Join(cand.dir.d.Path(), relOf(cand.d, cand.dir), cand.name), err)
+			return false, false, fmt.Errorf("%q has as many hard links as its filesystem allows: %w", filepath.Join(cand.dir.d.Path(), filepath.FromSlash(cand.rel)), err)
 		case errors.Is(err, syscall.EXDEV) || fileio.IsFallback(err) || fileio.IsPermission(err):
 			return false, false, err
 		}

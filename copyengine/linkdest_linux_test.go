@@ -57,7 +57,7 @@ func duUnique(t *testing.T, roots ...string) int64 {
 	return total
 }
 
-func inodeOf(t *testing.T, p string) uint64 {
+func snapInode(t *testing.T, p string) uint64 {
 	t.Helper()
 	var st syscall.Stat_t
 	if err := syscall.Lstat(p, &st); err != nil {
@@ -154,10 +154,10 @@ func TestLinkDestSnapshots(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(day(4), changed)); string(got) != string(files[changed]) {
 		t.Errorf("day 4's %q lost its old content", changed)
 	}
-	if inodeOf(t, filepath.Join(day(4), changed)) == inodeOf(t, filepath.Join(day(5), changed)) {
+	if snapInode(t, filepath.Join(day(4), changed)) == snapInode(t, filepath.Join(day(5), changed)) {
 		t.Errorf("%q changed on day 5 is still linked to day 4's copy", changed)
 	}
-	if inodeOf(t, filepath.Join(day(1), changed)) != inodeOf(t, filepath.Join(day(4), changed)) {
+	if snapInode(t, filepath.Join(day(1), changed)) != snapInode(t, filepath.Join(day(4), changed)) {
 		t.Errorf("%q unchanged from day 1 to 4 is not one inode", changed)
 	}
 
@@ -200,7 +200,7 @@ func TestLinkDestSnapshots(t *testing.T) {
 		if sum.Copied != 1 || sum.LinkDest != int64(len(files)-1) {
 			t.Errorf("day %d (cache %v): copied %d, linked %d; want the rewritten file copied, the rest linked", i, cached, sum.Copied, sum.LinkDest)
 		}
-		if inodeOf(t, filepath.Join(day(i), victim)) == inodeOf(t, vp) {
+		if snapInode(t, filepath.Join(day(i), victim)) == snapInode(t, vp) {
 			t.Errorf("day %d (cache %v): %q was linked to day 7's rewritten copy", i, cached, victim)
 		}
 		verifyTree(t, src, day(i))
