@@ -708,7 +708,10 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			kept[of] = n.Name
 			continue
 		}
-		if isTempName(n.Name) && !e.opt.DryRun {
+		if isTempName(n.Name) && e.opt.DryRun {
+			e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
+			e.event(ActCleanTmp, joinRel(dstRel, n.Name))
+		} else if isTempName(n.Name) {
 			remove := dd.Remove
 			if n.Type == fileio.ModeDir {
 				remove = func(name string) error { return removeTree(dd, name) }
