@@ -162,7 +162,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	if en.check && e.decide.checkEntry(c, en, rel, buf) {
 		return
 	}
-	if e.linkDest.place(c, en, rel, buf) {
+	if e.linkDest.place(c, en, rel, buf) || e.decide.wouldLoseSymlink(en, rel) {
 		return
 	}
 	if act, ok := e.dedupe.wouldDedup(c, en, buf); ok {

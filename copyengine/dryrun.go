@@ -194,19 +194,9 @@ func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	if dd == nil {
 		dd, listing = e.dstRoot, nil
 	}
-	path := ""
+	path := nearestExisting(e.dstRootPath)
 	if dd != nil {
 		path = dd.Path()
-	} else {
-		for p := e.dstRootPath; ; p = filepath.Dir(p) {
-			if _, err := os.Lstat(p); err == nil {
-				path = p
-				break
-			}
-			if filepath.Dir(p) == p {
-				return foldInfo{}
-			}
-		}
 	}
 	var info foldInfo
 	ok := false
@@ -289,4 +279,47 @@ func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf
 		return "", false
 	}
 	return ActDedupLink, true
+}
+
+// wouldLoseSymlink reports, in a dry run, a symlink the destination's
+// filesystem cannot hold (FAT, exFAT: the type tells), as the real run
+// reports it once its symlink call fails: not kept, and said once per run.
+func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
+	e := dc.e
+	if !en.st.IsSymlink() || !e.fs.symlinksLostByType() {
+		return false
+	}
+	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
+	e.done(ActNotKept, rel, 0, func(s *Summary) {})
+	return true
+}
+
+// symlinksLostByType says whether the destination's filesystem is of a
+// type that holds no symlinks.
+func (fsi *fsInfo) symlinksLostByType() bool {
+	path, t := fsi.e.dstRootPath, fsi.caps.fsType
+	if t == "" { // DEST that would be made: its nearest existing parent's
+		path = nearestExisting(path)
+		t, _ = fileio.FSType(path)
+	}
+	switch t {
+	case "vfat", "msdos", "exfat", "fuse.exfat", "fuse.fusefat":
+		return true
+	case "fuseblk":
+		switch fileio.FSName(path) {
+		case "FAT", "FAT32", "exFAT":
+			return true
+		}
+	}
+	return false
+}
+
+// nearestExisting is p, or its nearest parent that exists.
+func nearestExisting(p string) string {
+	for {
+		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
 }
