@@ -336,12 +336,12 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 	}
 	if err := dd.Rename(tmp, dd, en.dstName); err != nil {
 		_ = dd.Remove(tmp)
-		e.fail(rel, err)
+		ld.failed(en, rel, err)
 		return true, true, nil
 	}
 	cur, err := dd.Lstat(en.dstName)
 	if err != nil || (devIno{cur.Dev, cur.Ino}) != want {
-		e.fail(rel, &MismatchError{Path: rel, Cause: fmt.Sprintf("%q was replaced by another file as it took its name; rerun", en.dstName)})
+		ld.failed(en, rel, &MismatchError{Path: rel, Cause: fmt.Sprintf("%q was replaced by another file as it took its name; rerun", en.dstName)})
 		return true, true, nil
 	}
 	ld.report(c, en, rel, sum, cur, &cur)
@@ -364,4 +364,12 @@ func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st 
 		e.done(ActLinkDest, rel, en.st.Size, func(s *Summary) { s.LinkDest++ })
 		e.recordSum(rel, sum)
 	})
+}
+
+// failed reports en as failed; its further names then fail too.
+func (ld *linkDests) failed(en *entry, rel string, err error) {
+	if en.group != nil {
+		close(en.group.done)
+	}
+	ld.e.fail(rel, err)
 }
