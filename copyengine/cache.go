@@ -272,8 +272,8 @@ func (cr *cacheRecorder) remember(key string, st *fileio.Stat, sum verify.Sum, s
 // a cache, for an empty file, or on a volume with no known identity.
 func (dc *decider) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
 	e := dc.e
-	if e.cache == nil || key == "" || st.Size == 0 {
-		return hashcache.Entry{}, false
+	if e.cache == nil || key == "" || st.Size == 0 || e.opt.DryRun {
+		return hashcache.Entry{}, false // a dry run stores nothing
 	}
 	vol := e.fs.knownVolume(st.Dev)
 	if vol == 0 {
@@ -313,7 +313,7 @@ func (dc *decider) sameContent(dst *handle, en *entry) bool {
 	case e.cache == nil || c == nil:
 		// A manifest lists the source's digest, and a destination file
 		// with another is not the same file: both are read.
-		if e.opt.Checksum || e.wantManifest() {
+		if e.opt.Checksum || e.opt.Manifest != "" { // a dry run decides as the real run
 			en.check = true
 			return false
 		}
@@ -353,6 +353,7 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 		return false
 	}
 	if dst == nil || e.opt.DryRun {
+		en.fixed = dst != nil // a dry run says the times would be set
 		return true
 	}
 	n, err := dst.d.OpenNode(en.dstName)

@@ -141,7 +141,7 @@ func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
 	var err error
 	switch {
 	case cp.e.opt.DryRun:
-		cp.wouldCopy(en, rel)
+		cp.wouldCopy(c, en, rel, buf)
 	case en.st.IsRegular():
 		cp.copyFile(c, en, rel, buf)
 	case en.st.IsSymlink():
@@ -154,9 +154,34 @@ func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
 	}
 }
 
-// wouldCopy counts and reports an entry a dry run would copy.
-func (cp *copier) wouldCopy(en *entry, rel string) {
+// wouldCopy counts and reports an entry a dry run would copy, after the
+// checks the real run makes first (see dryrun.go): a file whose size
+// matches is read on both sides, and a duplicate shares data.
+func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	e := cp.e
+	if en.check && e.decide.checkEntry(c, en, rel, buf) {
+		return
+	}
+	if e.linkDest.place(c, en, rel, buf) || e.decide.wouldLoseSymlink(en, rel) {
+		return
+	}
+	if act, ok := e.dedupe.wouldDedup(c, en, buf); ok {
+		if en.group != nil {
+			en.group.ok = true
+			close(en.group.done)
+		}
+		e.done(act, rel, en.st.Size, func(s *Summary) {
+			s.Deduped++
+			s.BytesNotWritten += en.st.Size
+			s.DiskSaved += en.st.Size
+			if act == ActDedupClone {
+				s.DedupCloned++
+			} else {
+				s.DedupLinked++
+			}
+		})
+		return
+	}
 	e.count(func(s *Summary) {
 		switch {
 		case en.st.IsRegular():
@@ -197,6 +222,9 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 			cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
 		}
 		return
+	}
+	if e.linkDest.place(c, en, rel, buf) {
+		return // a hard link to an earlier snapshot's copy (linkdest.go)
 	}
 	size := en.st.Size
 	var pre *preread

@@ -41,6 +41,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	if st.IsRegular() && st.Nlink > 1 && !links {
 		en.linkCopy = e.fs.linkCopy(st)
 	}
+	keep := dc.keepsExisting(en) // --update, --ignore-existing (backup.go)
 	// A source inode seen before becomes a hard link to its first copy.
 	if links {
 		k := devIno{st.Dev, st.Ino}
@@ -49,6 +50,10 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		if !seen {
 			g = &linkGroup{leaderRel: dstRel, done: make(chan struct{})}
 			e.decide.links[k] = g
+		} else if keep {
+			e.mu.Unlock()
+			dc.keepExisting(en, dstRel, nil)
+			return false
 		} else {
 			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp}
 			if dst != nil && dst.stage != nil {
@@ -63,6 +68,10 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			return false
 		}
 		en.group = g
+		if keep {
+			dc.keepExisting(en, dstRel, g)
+			return false
+		}
 		if dc.unchanged(dst, en) {
 			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
 			g.sum = e.recordUnchanged(dstRel, en)
@@ -71,6 +80,10 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			return false
 		}
 		return true
+	}
+	if keep {
+		dc.keepExisting(en, dstRel, nil)
+		return false
 	}
 	if dc.unchanged(dst, en) {
 		dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
@@ -134,8 +147,8 @@ func (dc *decider) unchanged(dst *handle, en *entry) bool {
 			return false
 		}
 	}
-	if dst != nil && !e.opt.DryRun {
-		dc.fixMeta(dst, en)
+	if dst != nil {
+		dc.fixMeta(dst, en) // in a dry run, only whether it would
 	}
 	return true
 }

@@ -26,6 +26,7 @@ type deduper struct {
 	// followers are the further names of source inodes, linked to the
 	// first name once it is placed (under e.mu).
 	followers []linkFollower
+	dry       dryDedup // a dry run's index (dryrun.go)
 }
 
 // dupFile is a file whose content an earlier file of the run already holds;
@@ -527,8 +528,16 @@ const destDedupMin = 4096
 // when the first file is about to be written, so that a rerun that writes
 // nothing does not read the cache's whole destination side.
 func (dp *deduper) loadDestTargets() {
+	if dp.ix != nil {
+		dp.destContent(dp.ix.Add)
+	}
+}
+
+// destContent hands add each file the destination holds as the hash
+// cache recorded it (see loadDestTargets).
+func (dp *deduper) destContent(add func(*dedup.Target)) {
 	e := dp.e
-	if e.cache == nil || dp.ix == nil || e.dstRoot == nil || !e.dstSide.policy.CheckInode {
+	if e.cache == nil || e.dstRoot == nil || !e.dstSide.policy.CheckInode {
 		return
 	}
 	prefix := e.dstSide.abs + string(filepath.Separator)
@@ -544,7 +553,7 @@ func (dp *deduper) loadDestTargets() {
 		}
 		t := &dedup.Target{Rel: filepath.ToSlash(p[len(prefix):]), Sum: ce.Sum, Size: ce.Size, External: true}
 		t.Done(true, dedup.Placed{Dev: e.dstDev, Ino: ce.Ino, Size: ce.Size, Mtime: ce.Mtime, Ctime: ce.Ctime})
-		dp.ix.Add(t)
+		add(t)
 		return e.ctx.Err() == nil
 	})
 }

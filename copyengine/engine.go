@@ -162,6 +162,8 @@ type engine struct {
 	record *cacheRecorder
 
 	bw throttle // --bwlimit (bwlimit.go); nil without a limit
+	// linkDest makes snapshots (--link-dest; linkdest.go).
+	linkDest *linkDests
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -192,6 +194,7 @@ func newEngine(opt Options) *engine {
 	e.walker = &walker{e: e}
 	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}
 	e.commit = &committer{e: e}
+	e.linkDest = &linkDests{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -291,6 +294,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	}
 	e.dstRootPath = p.dstRoot
 	e.cacheSides(p)
+	e.linkDest.open(p.dstRoot, undo)
 	if p.create && opt.DryRun {
 		return nil
 	}
@@ -412,6 +416,7 @@ func (e *engine) run(p *plan) error {
 	// directories they are in are published (each stage counts them), so
 	// that a directory appears whole.
 	e.dedupe.placeDups() // with a cancelled run, only releases them
+	e.dedupe.releaseDry()
 	e.dedupe.linkFollowers()
 	e.staged.publishAll() // what is left staged is complete: the copy has stopped
 	if e.ctx.Err() != nil || e.drives.halted() {

@@ -60,6 +60,7 @@ type foldInfo struct {
 	folds      bool // names that differ in case only are one name
 	normalises bool // names that differ in Unicode normalisation only are one name
 	normGuess  bool // normalises was assumed, not seen (see lookFold)
+	noProbe    bool // a dry run: groups are not put to the destination (dryFold)
 }
 
 func (f foldInfo) on() bool { return f.folds || f.normalises }
@@ -92,7 +93,10 @@ type foldCache struct {
 // either), counts as not folding.
 func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	e := dc.e
-	if e.opt.DryRun || dd == nil {
+	if e.opt.DryRun {
+		return dc.dryFold(dd, listing)
+	}
+	if dd == nil {
 		return foldInfo{}
 	}
 	st, err := dd.Stat()
@@ -136,6 +140,12 @@ func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 // fsTypeOf is the type name foldOf noted for dd's filesystem.
 func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
 	e := dc.e
+	if dd == nil {
+		dd = e.dstRoot // a dry run's directory not made: DEST's filesystem
+	}
+	if dd == nil {
+		return "unknown type"
+	}
 	st, err := dd.Stat()
 	if err != nil {
 		return "unknown type"
@@ -399,7 +409,7 @@ func (pl *foldPlanner) same(a, b string) bool {
 	if pl.exact[b] {
 		a, b = b, a
 	}
-	if ds := pl.byDest[pl.key(a)]; pl.exact[a] && !pl.exact[b] && len(ds) == 1 {
+	if ds := pl.byDest[pl.key(a)]; pl.dd != nil && pl.exact[a] && !pl.exact[b] && len(ds) == 1 {
 		_, err := pl.dd.Lstat(b)
 		if err == nil {
 			return true
@@ -408,7 +418,7 @@ func (pl *foldPlanner) same(a, b string) bool {
 			return false
 		}
 	}
-	if pl.probe == nil && pl.probeErr == nil {
+	if pl.probe == nil && pl.probeErr == nil && pl.dd != nil && !pl.fi.noProbe {
 		pl.probe, pl.probeErr = openProbe(pl.dd)
 	}
 	if pl.probe == nil {

@@ -136,6 +136,10 @@ func (dc *decider) fixMeta(dst *handle, en *entry) {
 	if en.st.IsSymlink() {
 		return
 	}
+	if e.opt.DryRun {
+		dc.wouldFixMeta(en)
+		return
+	}
 	uid, gid, wantMode, needOwner, differs := dc.metaWanted(en)
 	if !differs {
 		return
@@ -237,10 +241,11 @@ func (c *committer) applyOneDir(dm dirMeta) error {
 // the first name's copy, once that copy is in place.
 func (dp *deduper) linkFollowers() {
 	e := dp.e
-	if e.dstRoot == nil || e.opt.DryRun {
+	if e.opt.DryRun {
 		for _, f := range dp.followers {
-			e.count(func(s *Summary) { s.Linked++ })
-			e.event(ActLink, f.rel)
+			if err := dp.wouldLink(f); err != nil {
+				e.fail(f.rel, err)
+			}
 		}
 		return
 	}
@@ -260,10 +265,10 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	select {
 	case <-f.group.done:
 	default:
-		return fmt.Errorf("hard link to %q: its first name was not copied", f.group.leaderRel)
+		return errLinkNotCopied(f.group.leaderRel)
 	}
 	if !f.group.ok {
-		return fmt.Errorf("hard link to %q: its first name failed to copy", f.group.leaderRel)
+		return errLinkFailed(f.group.leaderRel)
 	}
 	ldir, lname := splitRel(f.group.leaderRel)
 	fdir, fname := splitRel(f.rel)

@@ -159,6 +159,25 @@ type Options struct {
 	// the limiter BwLimit makes (tests).
 	BwLimit  int64
 	throttle throttle
+
+	// Backup decisions (backup.go, linkdest.go), with rsync's meanings.
+	//
+	// Update leaves alone a source file whose destination is a regular
+	// file with a newer mtime (compared at the coarser resolution of the
+	// two filesystems): neither its data nor its metadata is touched.
+	// It concerns regular files on both sides only (rsync --update).
+	Update bool
+	// IgnoreExisting leaves alone every source entry but a directory whose
+	// destination name exists, whatever it holds: not even its metadata
+	// is brought up to date (rsync --ignore-existing).
+	IgnoreExisting bool
+	// LinkDest names directories holding an earlier copy (a snapshot): a
+	// file to be copied whose counterpart at the same relative path there
+	// has the same content (by digest) and the metadata the copy would
+	// have becomes a hard link to it instead of a new copy. The first
+	// directory that matches wins; a relative one is taken relative to the
+	// destination directory (rsync --link-dest).
+	LinkDest []string
 }
 
 // Action is what the engine did with one entry.
@@ -184,6 +203,13 @@ const (
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
 	ActResume     Action = "resume"    // the copy takes up an interrupted run's temporary at Event.Resumed
 	ActRetry      Action = "retry"     // a source read failed: the file is read again (Err says why)
+	// ActLinkDest: a hard link to the identical file under a LinkDest
+	// directory, instead of a copy.
+	ActLinkDest Action = "link-dest"
+	// ActLinkDestCopy: a file that matched under a LinkDest directory but
+	// could not be linked to it (Err says why: out of links, another
+	// filesystem); it is copied instead.
+	ActLinkDestCopy Action = "link-dest-copy"
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -296,8 +322,15 @@ type Summary struct {
 	JobsReason      string        `json:"jobs_reason"`
 	Verify          VerifyMode    `json:"verify"`
 	DryRun          bool          `json:"dry_run"`
-	Failures        []Failure     `json:"failures"`
-	BwLimit         int64         `json:"bwlimit,omitempty"` // --bwlimit: bytes per second, reads and writes together (0: none)
+	// LinkDest counts the files made hard links to their identical
+	// counterparts under a --link-dest directory (LinkDest in Options).
+	LinkDest int64 `json:"link_dest"`
+	// LinkDestNotes says, once per directory, why a --link-dest directory
+	// was of no use (missing, not a directory), and what files could not
+	// be linked and were copied instead.
+	LinkDestNotes []string  `json:"link_dest_notes,omitempty"`
+	Failures      []Failure `json:"failures"`
+	BwLimit       int64     `json:"bwlimit,omitempty"` // --bwlimit: bytes per second, reads and writes together (0: none)
 }
 
 // Check applies the defaults to the fields left zero and refuses a request
@@ -352,6 +385,11 @@ func (o *Options) Check() error {
 	}
 	if len(o.Sources) > 0 && strings.TrimSpace(o.Dest) == "" {
 		return &RefusalError{Msg: "an argument is empty; name a path"}
+	}
+	for _, d := range o.LinkDest {
+		if strings.TrimSpace(d) == "" {
+			return &RefusalError{Msg: "--link-dest is empty; name a directory that holds an earlier copy"}
+		}
 	}
 	rules, err := o.filterRules()
 	if err != nil {

@@ -190,7 +190,12 @@ func (cp *copier) dropKept(dst *handle, kept map[string]string) {
 // file is handed to a worker, which may write a temporary of that name.
 func (cp *copier) removeKept(dst *handle, tmp string) {
 	e := cp.e
-	if e.opt.DryRun || dst == nil {
+	if dst == nil {
+		return
+	}
+	if e.opt.DryRun {
+		e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
+		e.event(ActCleanTmp, joinRel(dst.rel, tmp))
 		return
 	}
 	if err := dst.d.Remove(tmp); err == nil {

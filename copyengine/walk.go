@@ -442,7 +442,7 @@ func (l *dirList) foldNames() {
 	names := l.names
 	l.lost = make([]string, len(names))
 	l.contested = make([]bool, len(names))
-	if l.dd == nil {
+	if l.dd == nil && !l.wk.e.opt.DryRun { // a dry run judges a directory it would make (dryFold)
 		return
 	}
 	fi := l.wk.e.decide.foldOf(l.dd, l.listing)
@@ -496,7 +496,7 @@ func (l *dirList) classify() bool {
 			continue
 		}
 		if win := l.lost[i]; win != "" {
-			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dst.d), How: l.fold.String()})
+			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.fold.String()})
 			continue
 		}
 		en, ok := l.entry(i)
@@ -708,7 +708,10 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			kept[of] = n.Name
 			continue
 		}
-		if isTempName(n.Name) && !e.opt.DryRun {
+		if isTempName(n.Name) && e.opt.DryRun {
+			e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
+			e.event(ActCleanTmp, joinRel(dstRel, n.Name))
+		} else if isTempName(n.Name) {
 			remove := dd.Remove
 			if n.Type == fileio.ModeDir {
 				remove = func(name string) error { return removeTree(dd, name) }

@@ -147,6 +147,9 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.Linked > 0 {
 		fmt.Fprintf(&b, ", %d hard links", s.Linked)
 	}
+	if s.LinkDest > 0 {
+		fmt.Fprintf(&b, ", %d linked to --link-dest", s.LinkDest)
+	}
 	if s.LinkCopies > 0 {
 		fmt.Fprintf(&b, ", %d hard links copied as separate files", s.LinkCopies)
 	}

@@ -138,6 +138,28 @@ type copyOptions struct {
 	noProgress  bool
 	log         string   // --log
 	bwlimit     byteRate // --bwlimit
+	backup      backupFlags
+}
+
+// backupFlags are the flags of backup workflows: which existing files a
+// copy leaves alone, and snapshots made of hard links.
+type backupFlags struct {
+	update         bool
+	ignoreExisting bool
+	linkDest       []string
+}
+
+func (b *backupFlags) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVarP(&b.update, "update", "u", false, "leave alone a file whose copy in DEST is newer (a later mtime, at the coarser resolution of the two filesystems)")
+	f.BoolVar(&b.ignoreExisting, "ignore-existing", false, "leave alone every file DEST already has, whatever it holds: neither data nor metadata is touched")
+	f.StringArrayVar(&b.linkDest, "link-dest", nil, "hard-link a file to its copy at the same path under DIR (an earlier snapshot) when their contents (by digest) and metadata are the same, instead of copying it; repeatable, the first that matches wins; a relative DIR is relative to DEST")
+}
+
+func (b *backupFlags) apply(eo *copyengine.Options) {
+	eo.Update = b.update
+	eo.IgnoreExisting = b.ignoreExisting
+	eo.LinkDest = b.linkDest
 }
 
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
@@ -153,8 +175,9 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
 	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
 	f.BoolVar(&o.noResume, "no-resume", false, "copy large files from their first byte: neither take up nor keep the temporary of an interrupted copy")
-	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what would be done; write nothing")
+	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "report what the real run would do, by the same decisions (reading files where it would); write nothing")
 	o.filter.addFlags(cmd, "copy")
+	o.backup.addFlags(cmd)
 	o.dedup = dedup.Auto
 	f.Var(&o.dedup, "dedup", "share identical content: auto (clone where possible, else hard-link), clone, hardlink, off")
 	f.StringVar(&o.dedupVerify, "dedup-verify", "hash", "before sharing a duplicate: hash (equal xxh128) or bytes (compare every byte)")
@@ -220,6 +243,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	if err := o.filter.apply(&eo, stdin); err != nil {
 		return err
 	}
+	o.backup.apply(&eo)
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	// The engine's own checks (Run makes them again), before the cache
 	// is opened: a bad request is refused (exit 2) whether or not another
@@ -276,6 +300,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	closeCache(out, hc)
 	for _, n := range sum.NotKept {
 		out.warn("not kept: %s", n)
+	}
+	for _, n := range sum.LinkDestNotes {
+		out.warn("%s", n)
 	}
 	if err == nil && o.strict && len(sum.NotKept) > 0 {
 		err = errNotKept

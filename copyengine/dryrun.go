@@ -1,0 +1,325 @@
+package copyengine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// A dry run takes the decisions the real run would take, by the same code
+// where it can: the decider (with its cache lookups), the check of files
+// whose size matches (checkEntry reads both sides, as the real run does),
+// the judgement of further hard-link names, and the placement of
+// duplicates (dryDedup). Each writing step is left out: fixMeta and
+// fixTimes only say that they would change something, no cache entry is
+// stored, nothing is created, linked or renamed.
+
+// wouldLink judges a further name of a source inode as linkOne does,
+// writing nothing: skipped when its name already leads to the first
+// name's inode, which is unchanged; linked otherwise.
+func (dp *deduper) wouldLink(f linkFollower) error {
+	e := dp.e
+	select {
+	case <-f.group.done:
+	default:
+		return errLinkNotCopied(f.group.leaderRel)
+	}
+	if !f.group.ok {
+		return errLinkFailed(f.group.leaderRel)
+	}
+	if want := f.group.ino; want != (devIno{}) && e.dstRoot != nil {
+		if cur, err := e.dstRoot.Lstat(f.rel); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
+			e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+			return nil
+		}
+	}
+	e.count(func(s *Summary) { s.Linked++ })
+	e.stats.FilesDone.Add(1)
+	e.stats.BytesDone.Add(f.st.Size)
+	e.event(ActLink, f.rel)
+	return nil
+}
+
+// dryDedup is the dry run's stand-in for the content index: the files it
+// would write, by size, each hashed only once another file of its size
+// comes (as the real run hashes only files whose size collides).
+type dryDedup struct {
+	mu     sync.Mutex
+	bySize map[int64][]*dryTarget
+	// dest are the files DEST holds already, as the hash cache knows
+	// them (loadDestTargets), by size.
+	dest   map[int64][]*dedup.Target
+	loaded bool
+}
+
+// dryTarget is a file the dry run would write, which later ones may share.
+type dryTarget struct {
+	src    *handle
+	name   string
+	en     entry
+	sum    verify.Sum
+	hashed bool
+	meta   dedup.Meta
+}
+
+// wouldDedup reports whether the real run would place en by sharing the
+// data of a file it writes before (and how: a clone or a hard link), or
+// otherwise notes en as such a file. It hashes what the real run hashes:
+// files whose size another file of the run has.
+func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok bool) {
+	e := dp.e
+	if e.opt.Dedup == dedup.Off || en.st.Size == 0 || !en.st.IsRegular() {
+		return "", false
+	}
+	dd := &dp.dry
+	dd.mu.Lock()
+	defer dd.mu.Unlock()
+	if dd.bySize == nil {
+		dd.bySize = map[int64][]*dryTarget{}
+	}
+	if !dd.loaded {
+		dd.loaded = true
+		dp.loadDryDestTargets()
+	}
+	me := &dryTarget{src: c.src, name: en.name, en: *en, meta: dp.dedupMeta(&en.st)}
+	list := dd.bySize[en.st.Size]
+	if len(list) > 0 || len(dd.dest[en.st.Size]) > 0 {
+		sum, err := dp.hashSource(c.src.d, en, buf)
+		if err != nil {
+			return "", false // the real run copies it and reports what it finds
+		}
+		me.sum, me.hashed = sum, true
+		for _, t := range list {
+			if !t.hashed {
+				s, err := dp.hashSource(t.src.d, &t.en, buf)
+				if err != nil {
+					continue
+				}
+				t.sum, t.hashed = s, true
+			}
+			if t.sum != me.sum {
+				continue
+			}
+			if a, shares := dp.wouldShare(t, me); shares {
+				return a, true
+			}
+		}
+		for _, t := range dd.dest[en.st.Size] {
+			if t.Sum != me.sum {
+				continue
+			}
+			if a, shares := dp.wouldShareDest(t, me, en, buf); shares {
+				return a, true
+			}
+		}
+	}
+	me.src.retain()
+	dd.bySize[en.st.Size] = append(list, me)
+	return "", false
+}
+
+// wouldShare says how the real run would share t's data with me: a clone
+// where the destination's filesystem is one that clones (--dedup auto or
+// clone), else a hard link where the metadata is the same (auto,
+// hardlink).
+func (dp *deduper) wouldShare(t, me *dryTarget) (Action, bool) {
+	e := dp.e
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+		return ActDedupClone, true
+	}
+	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || t.meta != me.meta {
+		return "", false
+	}
+	return ActDedupLink, true
+}
+
+// clonesByType says whether a filesystem of this type clones (FICLONE).
+func clonesByType(fsType string) bool {
+	switch fsType {
+	case "btrfs", "xfs", "bcachefs":
+		return true
+	}
+	return false
+}
+
+// releaseDry lets go of the source directories the dry run kept for
+// hashing later.
+func (dp *deduper) releaseDry() {
+	dd := &dp.dry
+	dd.mu.Lock()
+	defer dd.mu.Unlock()
+	for _, list := range dd.bySize {
+		for _, t := range list {
+			t.src.release()
+		}
+	}
+	dd.bySize = nil
+}
+
+// wouldFixMeta is fixMeta's judgement without the change: whether the
+// owner or mode would be brought up to date.
+func (dc *decider) wouldFixMeta(en *entry) {
+	if en.st.IsSymlink() {
+		return
+	}
+	if _, _, _, _, differs := dc.metaWanted(en); differs {
+		en.fixed = true
+	}
+}
+
+func errLinkNotCopied(leader string) error {
+	return fmt.Errorf("hard link to %q: its first name was not copied", leader)
+}
+
+func errLinkFailed(leader string) error {
+	return fmt.Errorf("hard link to %q: its first name failed to copy", leader)
+}
+
+// dryFold is foldOf for a dry run, which puts no name to the destination:
+// how the directory dd folds names is told from its listing where that
+// can (lookFold, as the real run does first), else from the filesystem
+// (FAT and exFAT fold case, a casefold directory case and normalisation).
+// A directory the run would make (dd nil) is judged as DEST's filesystem,
+// and DEST that would be made as the filesystem of its nearest existing
+// parent. The groups of names are then settled from the listing alone
+// (planFold: names it cannot tell apart are one name, as where the real
+// run cannot probe).
+func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
+	e := dc.e
+	if dd == nil {
+		dd, listing = e.dstRoot, nil
+	}
+	path := nearestExisting(e.dstRootPath)
+	if dd != nil {
+		path = dd.Path()
+	}
+	var info foldInfo
+	ok := false
+	if dd != nil {
+		info, ok = lookFold(dd, listing)
+	}
+	if !ok {
+		switch fileio.FSName(path) {
+		case "FAT", "FAT32", "exFAT":
+			info = foldInfo{folds: true}
+		default:
+			if dd != nil && dd.CaseFoldAttr() {
+				info = foldInfo{folds: true, normalises: true}
+			}
+		}
+	}
+	if info.on() && dd != nil {
+		if st, err := dd.Stat(); err == nil {
+			fc := &e.fs.devs.get(st.Dev).fold
+			fc.mu.Lock()
+			if fc.fsType == "" {
+				fc.fsType, _ = fileio.FSType(path)
+			}
+			fc.mu.Unlock()
+		}
+	}
+	info.noProbe = true
+	return info
+}
+
+// loadDryDestTargets is loadDestTargets for a dry run: the files the
+// destination already holds, as the hash cache recorded them, which the
+// real run offers a new file of the same content.
+func (dp *deduper) loadDryDestTargets() {
+	if dp.e.opt.Dedup == dedup.Off {
+		return
+	}
+	dp.dry.dest = map[int64][]*dedup.Target{}
+	dp.destContent(func(t *dedup.Target) {
+		dp.dry.dest[t.Size] = append(dp.dry.dest[t.Size], t)
+	})
+}
+
+// wouldShareDest says whether the real run would share the data of t, a
+// file DEST held before the run, with me: t must still be as the cache
+// recorded it and still hold the digest (it is read again, as the real run
+// reads it), and not be en's own destination; then a clone where the
+// filesystem clones, else a hard link when its metadata is the copy's.
+func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf []byte) (Action, bool) {
+	e := dp.e
+	if e.dstRoot == nil {
+		return "", false
+	}
+	placed, ok := t.InPlace()
+	if !ok {
+		return "", false
+	}
+	tdir, name := splitRel(t.Rel)
+	td, err := e.dstRoot.OpenBeneath(tdir)
+	if err != nil {
+		return "", false
+	}
+	defer td.Close()
+	cur, err := td.Lstat(name)
+	if err != nil || !stillPlaced(&cur, placed) {
+		return "", false
+	}
+	if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
+		return "", false
+	}
+	sum, _, err := e.decide.hashDest(td, name, buf)
+	if err != nil || sum != me.sum {
+		return "", false
+	}
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+		return ActDedupClone, true
+	}
+	tmeta := dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}
+	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || tmeta != me.meta {
+		return "", false
+	}
+	return ActDedupLink, true
+}
+
+// wouldLoseSymlink reports, in a dry run, a symlink the destination's
+// filesystem cannot hold (FAT, exFAT: the type tells), as the real run
+// reports it once its symlink call fails: not kept, and said once per run.
+func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
+	e := dc.e
+	if !en.st.IsSymlink() || !e.fs.symlinksLostByType() {
+		return false
+	}
+	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
+	e.done(ActNotKept, rel, 0, func(s *Summary) {})
+	return true
+}
+
+// symlinksLostByType says whether the destination's filesystem is of a
+// type that holds no symlinks.
+func (fsi *fsInfo) symlinksLostByType() bool {
+	path, t := fsi.e.dstRootPath, fsi.caps.fsType
+	if t == "" { // DEST that would be made: its nearest existing parent's
+		path = nearestExisting(path)
+		t, _ = fileio.FSType(path)
+	}
+	switch t {
+	case "vfat", "msdos", "exfat", "fuse.exfat", "fuse.fusefat":
+		return true
+	case "fuseblk":
+		switch fileio.FSName(path) {
+		case "FAT", "FAT32", "exFAT":
+			return true
+		}
+	}
+	return false
+}
+
+// nearestExisting is p, or its nearest parent that exists.
+func nearestExisting(p string) string {
+	for {
+		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
+}
