@@ -102,7 +102,7 @@ func TestSwappedModeFix(t *testing.T) {
 	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst}); err != nil {
 		t.Fatal(err)
 	}
-	met := 0
+	met, swappedRuns := 0, 0
 	for run := 1; run <= swapRuns; run++ {
 		// Each name a regular file of mode 0600 (only the mode differs
 		// from the source), each partner a symlink to the secret.
@@ -124,14 +124,17 @@ func TestSwappedModeFix(t *testing.T) {
 		sum, _ := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 2})
 		swaps := stop()
 		met += len(sum.Failures)
-		if swaps == 0 {
-			t.Fatalf("run %d: the swapper never exchanged a name", run)
+		if swaps > 0 {
+			swappedRuns++ // on a busy machine the swapper may get no turn in a run
 		}
 		if !untouched(run) {
 			return
 		}
 	}
-	t.Logf("%d runs; %d entries failed because their name was swapped", swapRuns, met)
+	if swappedRuns == 0 {
+		t.Fatalf("the swapper never exchanged a name in %d runs", swapRuns)
+	}
+	t.Logf("%d runs, %d with swaps; %d entries failed because their name was swapped", swapRuns, swappedRuns, met)
 }
 
 // TestSwappedSpecialTemp: FIFOs and a device are made under their
