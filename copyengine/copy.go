@@ -242,7 +242,11 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 		return made
 	})
 	if err == nil {
-		e.staged.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
+		mv := e.mover.item(c.src, en, rel)
+		e.staged.report(c.stage, rel, func() {
+			e.mover.addItem(mv)
+			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
+		})
 	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
 		e.done(ActNotKept, rel, 0, func(s *Summary) {})
 		return nil
@@ -257,7 +261,11 @@ func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 	})
 	if err == nil {
-		e.staged.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
+		mv := e.mover.item(c.src, en, rel)
+		e.staged.report(c.stage, rel, func() {
+			e.mover.addItem(mv)
+			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
+		})
 	} else if fileio.IsPermission(err) && !e.root {
 		err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
 	}

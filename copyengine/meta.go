@@ -294,6 +294,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	}
 	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
 		e.decide.skip(f.rel, f.st.Size, false)
+		e.mover.addItem(f.mv)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
 	}
@@ -321,6 +322,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.stats.BytesDone.Add(f.st.Size)
 		e.event(ActLink, f.rel)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+		e.mover.addItem(f.mv)
 	})
 	return nil
 }

@@ -125,6 +125,33 @@ type Options struct {
 	// OnEvent, when set, is called for each file acted on and each failure.
 	// It may be called from several goroutines at once.
 	OnEvent func(Event)
+
+	// Mirror and verified move (delete.go, backup.go, move.go; see
+	// docs/design.md, Mirror and verified move).
+
+	// Delete removes from each directory copied what its source lacks,
+	// once every file of the run is verified and durable, and only in
+	// directories listed in full in which nothing failed. Excluded names
+	// are kept.
+	Delete bool
+	// DeleteForce lets Delete go on when a source root is empty, or on
+	// another filesystem than the last time it was mirrored there, while
+	// its destination is not empty (refused otherwise, before anything is
+	// written).
+	DeleteForce bool
+	// MaxDelete bounds Delete: 0 means no bound; n > 0 stops before
+	// anything is deleted when more than n entries would be; a negative
+	// number allows none (what would go is listed, nothing is removed).
+	MaxDelete int
+	// BackupDir, when set, receives what Delete removes and the old
+	// version of each file a copy replaces, under its path relative to
+	// the destination, instead of their being removed.
+	BackupDir string
+	// Move removes each source entry once its copy is verified and
+	// durable, then the source directories left empty (never a source
+	// root). It implies Checksum: a file found unchanged is removed only
+	// when its content is known equal by digest.
+	Move bool
 }
 
 // Action is what the engine did with one entry.
@@ -150,6 +177,11 @@ const (
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
 	ActResume     Action = "resume"    // the copy takes up an interrupted run's temporary at Event.Resumed
 	ActRetry      Action = "retry"     // a source read failed: the file is read again (Err says why)
+
+	ActDelete       Action = "delete"        // --delete removed an entry the source lacks
+	ActWouldDelete  Action = "would-delete"  // dry run, or refused by --max-delete: --delete would remove it
+	ActBackup       Action = "backup"        // --backup-dir: an old version (deleted or replaced) moved there; Path is the destination's
+	ActRemoveSource Action = "remove-source" // --move: the source entry removed once its copy was durable; Path is the destination's
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -251,6 +283,14 @@ type Summary struct {
 	Verify          VerifyMode    `json:"verify"`
 	DryRun          bool          `json:"dry_run"`
 	Failures        []Failure     `json:"failures"`
+
+	// Mirror and verified move.
+	Deleted        int64    `json:"deleted"`               // entries --delete removed (a directory and each entry in it count)
+	WouldDelete    int64    `json:"would_delete"`          // dry run or --max-delete refusal: entries --delete would remove
+	DeleteKept     []string `json:"delete_kept,omitempty"` // directories whose extras were kept, each with why
+	BackedUp       int64    `json:"backed_up"`             // old versions moved to --backup-dir
+	SourcesRemoved int64    `json:"sources_removed"`       // --move: source entries removed
+	SourceDirsGone int64    `json:"source_dirs_removed"`   // --move: source directories removed, left empty
 }
 
 // Check applies the defaults to the fields left zero and refuses a request
@@ -307,6 +347,9 @@ func (o *Options) Check() error {
 		if _, err := path.Match(g, ""); err != nil {
 			return refuse(g, "is not a valid --exclude pattern", "see 'fastcopy --help' for the pattern syntax")
 		}
+	}
+	if err := o.checkMirror(); err != nil {
+		return err
 	}
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {
 		o.Jobs, o.JobsReason = ChooseJobsFor(o.Jobs, o.Sources[0], o.Dest)
