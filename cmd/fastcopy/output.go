@@ -86,6 +86,9 @@ func (o *output) reportError(err error, code int) {
 		o.printf(o.stderr, "fastcopy: hint: reconnect or remount the drive and rerun: what is in place is checked and skipped, the rest copied\n")
 	case errors.As(err, new(*copyengine.DestFullError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+	case code == exitMaxDelete:
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: run again with -n -v to list what would be removed; raise --max-delete if that is right\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
@@ -179,6 +182,7 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
 	}
+	o.mirrorSummary(&b, s)
 	o.printf(o.stdout, "%s\n", b.String())
 }
 
