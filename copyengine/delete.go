@@ -387,8 +387,21 @@ func (m *mirror) remove(d delDir) {
 		return
 	}
 	defer dir.Close()
+	writableDir(e, dir)
 	for i := range d.extras {
 		m.removeEntry(dir, &d.extras[i])
+	}
+}
+
+// writableDir lets the owner remove entries of a directory left read-only
+// (as its source is): its mode is put back with the directory metadata
+// applied after the deletions.
+func writableDir(e *engine, d *fileio.Dir) {
+	if e.root {
+		return
+	}
+	if st, err := d.Stat(); err == nil && st.Mode&0o300 != 0o300 {
+		_ = d.AsFile().Chmod(st.Mode&0o7777 | 0o700)
 	}
 }
 
@@ -422,6 +435,7 @@ func (m *mirror) removeEntry(dir *fileio.Dir, x *delEntry) {
 		e.fail(x.rel, fmt.Errorf("--delete: %w", err))
 		return
 	}
+	writableDir(e, sub)
 	for i := range x.kids {
 		m.removeEntry(sub, &x.kids[i])
 	}
@@ -493,6 +507,11 @@ func (e *engine) afterFlush() error {
 	if err == nil {
 		e.mirror.record()
 		e.mover.finish()
+	}
+	if e.sum.Deleted > 0 && !e.opt.DryRun {
+		// Removing entries moved their directories' times: put the
+		// source's back (only those that differ are touched).
+		e.commit.applyDirMeta()
 	}
 	if !e.opt.NoSync && !e.opt.DryRun {
 		if ferr := e.commit.flushDirs(); ferr != nil && err == nil {
