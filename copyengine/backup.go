@@ -257,3 +257,17 @@ func (b *backups) beforeReplace(dir *fileio.Dir, name, rel string) error {
 	}
 	return b.preserve(dir, name, rel, st, false)
 }
+
+// keepReplaced keeps, with --backup-dir, what a symlink or special file of
+// the source is about to replace in DEST. It holds no data to verify, so
+// the old entry is kept before the new one is made.
+func (cp *copier) keepReplaced(c *chunk, en *entry, rel string) error {
+	e := cp.e
+	if en.dstSt == nil || c.dst == nil || e.opt.DryRun || !e.backups.on() {
+		return nil
+	}
+	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
+		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+	}
+	return nil
+}

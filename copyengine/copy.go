@@ -236,6 +236,9 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 // copySymlink makes a symlink like the source's.
 func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 	e := cp.e
+	if err := cp.keepReplaced(c, en, rel); err != nil {
+		return err
+	}
 	var made error
 	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
 		made = c.dst.d.Symlink(en.target, tmp)
@@ -257,6 +260,9 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 // copySpecial makes a FIFO, socket or device like the source's.
 func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 	e := cp.e
+	if err := cp.keepReplaced(c, en, rel); err != nil {
+		return err
+	}
 	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
 		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 	})

@@ -309,6 +309,10 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		}
 		return err
 	}
+	if err := e.backups.beforeReplace(fd, fname, f.rel); err != nil {
+		_ = fd.Remove(tmp)
+		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+	}
 	if err := fd.Rename(tmp, fd, fname); err != nil {
 		_ = fd.Remove(tmp)
 		return err
