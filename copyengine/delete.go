@@ -485,6 +485,9 @@ func (o *Options) checkMirror() error {
 	if o.Move && o.Dereference {
 		return &RefusalError{Msg: "--move cannot be used with -L: it would remove files the source's symlinks lead to", Hint: "leave -L out"}
 	}
+	if o.Move && o.Verify == VerifyOff {
+		return &RefusalError{Msg: "--move removes a source only once its copy is verified, which --verify=off forbids", Hint: "use --verify=device (the default) or --verify=cache"}
+	}
 	if o.BackupDir != "" && strings.TrimSpace(o.BackupDir) == "" {
 		return &RefusalError{Msg: "--backup-dir is empty; name a directory"}
 	}
