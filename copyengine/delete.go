@@ -98,11 +98,8 @@ func sourceNoteKey(dst string) string { return "mirror-source:" + dst }
 // DeleteForce lets the run go on. It also checks --backup-dir.
 func (m *mirror) guard(p *plan) error {
 	e := m.e
-	if err := e.backups.check(p); err != nil {
-		return err
-	}
 	if !e.opt.Delete {
-		return nil
+		return e.backups.check(p)
 	}
 	for i := range p.roots {
 		r := &p.roots[i]
@@ -145,7 +142,7 @@ func (m *mirror) guard(p *plan) error {
 		}
 		m.notes[key] = vol.ID
 	}
-	return nil
+	return e.backups.check(p) // last: it makes the backup directory
 }
 
 // dirHasEntries reports whether the directory at p exists and holds
@@ -207,13 +204,19 @@ func (m *mirror) finish() error {
 	var total int64
 	for i := range m.dirs {
 		d := &m.dirs[i]
-		if failedIn[d.dstRel] {
-			m.kept(d.dstRel, "something in it failed")
-			continue
-		}
 		dd, err := m.plan(d)
 		if err != nil {
 			m.kept(d.dstRel, ErrText(err))
+			continue
+		}
+		if failedIn[d.dstRel] {
+			if len(dd.extras) > 0 {
+				what := fmt.Sprintf("%d entries", len(dd.extras))
+				if len(dd.extras) == 1 {
+					what = "1 entry"
+				}
+				m.kept(d.dstRel, what+", as something in it failed")
+			}
 			continue
 		}
 		for _, x := range dd.extras {
