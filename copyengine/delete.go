@@ -128,11 +128,7 @@ func (m *mirror) guard(p *plan) error {
 		if err != nil || vol.ID == "" {
 			continue // no identity to compare or remember
 		}
-		abs, err := filepath.Abs(dst)
-		if err != nil {
-			continue
-		}
-		key := sourceNoteKey(abs)
+		key := sourceNoteKey(realPath(dst)) // one key however DEST is spelled
 		if was, ok := e.cache.Note(key); ok && was != vol.ID && dstFull && !e.opt.DeleteForce {
 			return refuse(r.src, fmt.Sprintf("is on another filesystem (%s) than when it was last mirrored into %q (%s), and --delete would remove what the destination holds and it lacks", vol.ID, dst, was),
 				"check that the right drive is mounted at the source; if it is, add --delete-force once to mirror it and remember this filesystem")
