@@ -227,6 +227,11 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	}
 	if p.stage != nil {
 		// In place already: its directory is renamed once all its files are.
+	} else if err := e.backups.beforeReplace(dd, p.en.dstName, p.rel); err != nil {
+		_ = dd.Remove(p.tmp)
+		c.groupDone(p, false)
+		e.fail(p.rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
+		return
 	} else if err := dd.Rename(p.tmp, dd, p.en.dstName); err != nil {
 		_ = dd.Remove(p.tmp)
 		c.groupDone(p, false)
@@ -251,7 +256,8 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 		}
 	}
 	c.groupDone(p, true)
-	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p) })
+	mv := e.mover.item(p.src, &p.en, p.rel) // --move: noted once placed
+	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p); e.mover.addItem(mv) })
 }
 
 // reportPlaced reports p as placed: in the hash cache, the manifest, the

@@ -264,13 +264,20 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 // copySymlink makes a symlink like the source's.
 func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 	e := cp.e
+	if err := cp.keepReplaced(c, en, rel); err != nil {
+		return err
+	}
 	var made error
 	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
 		made = c.dst.d.Symlink(en.target, tmp)
 		return made
 	})
 	if err == nil {
-		e.staged.report(c.stage, rel, func() { e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ }) })
+		mv := e.mover.item(c.src, en, rel)
+		e.staged.report(c.stage, rel, func() {
+			e.mover.addItem(mv)
+			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
+		})
 	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
 		e.done(ActNotKept, rel, 0, func(s *Summary) {})
 		return nil
@@ -281,11 +288,18 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 // copySpecial makes a FIFO, socket or device like the source's.
 func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 	e := cp.e
+	if err := cp.keepReplaced(c, en, rel); err != nil {
+		return err
+	}
 	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
 		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 	})
 	if err == nil {
-		e.staged.report(c.stage, rel, func() { e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ }) })
+		mv := e.mover.item(c.src, en, rel)
+		e.staged.report(c.stage, rel, func() {
+			e.mover.addItem(mv)
+			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
+		})
 	} else if fileio.IsPermission(err) && !e.root {
 		err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
 	}

@@ -55,7 +55,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			dc.keepExisting(en, dstRel, nil)
 			return false
 		} else {
-			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp}
+			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp, mv: e.mover.item(src, en, dstRel)}
 			if dst != nil && dst.stage != nil {
 				// Its directory is published once the name is placed.
 				f.stage = dst.stage
@@ -74,6 +74,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		}
 		if dc.unchanged(dst, en) {
 			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
+			e.mover.add(src, en, dstRel)
 			g.sum = e.recordUnchanged(dstRel, en)
 			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 			close(g.done)
@@ -87,6 +88,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if dc.unchanged(dst, en) {
 		dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
+		e.mover.add(src, en, dstRel)
 		if st.IsRegular() {
 			e.recordUnchanged(dstRel, en)
 		}

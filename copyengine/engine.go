@@ -99,8 +99,9 @@ type linkFollower struct {
 	rel   string // destination path of this name
 	group *linkGroup
 	st    fileio.Stat
-	tmp   string // the temporary name, when not tempName of the name
-	stage *stage // the new directory it is placed in, held back until it is
+	tmp   string   // the temporary name, when not tempName of the name
+	stage *stage   // the new directory it is placed in, held back until it is
+	mv    moveItem // --move: the source name, removed once the link is durable
 }
 
 type dirMeta struct {
@@ -164,6 +165,10 @@ type engine struct {
 	bw throttle // --bwlimit (bwlimit.go); nil without a limit
 	// linkDest makes snapshots (--link-dest; linkdest.go).
 	linkDest *linkDests
+	// --delete, --backup-dir, --move (delete.go, backup.go, move.go)
+	mirror  *mirror
+	backups *backups
+	mover   *mover
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -195,6 +200,7 @@ func newEngine(opt Options) *engine {
 	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}
 	e.commit = &committer{e: e}
 	e.linkDest = &linkDests{e: e}
+	e.mirror, e.backups, e.mover = &mirror{e: e}, &backups{e: e}, &mover{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -228,6 +234,11 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 			return Summary{}, err
 		}
 	}
+	e.cache = opt.Cache
+	if err := e.mirror.guard(p); err != nil { // --delete's guards, --backup-dir
+		return Summary{}, err
+	}
+	defer e.backups.close()
 	var undo closers
 	defer undo.close()
 	if err := e.openDest(p, &undo); err != nil {
@@ -440,13 +451,18 @@ func (e *engine) run(p *plan) error {
 		return err
 	}
 	e.commit.applyDirMeta()
-	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
+	// --delete and --move remove only what the final flush made safe to
+	// remove: they flush with --no-sync too.
+	if (!e.opt.NoSync || e.removes()) && !e.opt.DryRun && e.dstRoot != nil {
 		at := time.Now()
 		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 		}
 		e.record.rememberFlushed()
 		e.flushed(at)
+	}
+	if e.ctx.Err() == nil {
+		return e.afterFlush()
 	}
 	return e.ctx.Err()
 }

@@ -299,6 +299,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	}
 	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
 		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+		e.mover.addItem(f.mv)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
 	}
@@ -313,6 +314,10 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		}
 		return err
 	}
+	if err := e.backups.beforeReplace(fd, fname, f.rel); err != nil {
+		_ = fd.Remove(tmp)
+		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+	}
 	if err := fd.Rename(tmp, fd, fname); err != nil {
 		_ = fd.Remove(tmp)
 		return err
@@ -326,6 +331,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.stats.BytesDone.Add(f.st.Size)
 		e.emit(Event{Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum})
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+		e.mover.addItem(f.mv)
 	})
 	return nil
 }

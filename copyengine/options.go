@@ -178,6 +178,33 @@ type Options struct {
 	// directory that matches wins; a relative one is taken relative to the
 	// destination directory (rsync --link-dest).
 	LinkDest []string
+
+	// Mirror and verified move (delete.go, backup.go, move.go; see
+	// docs/design.md, Mirror and verified move).
+
+	// Delete removes from each directory copied what its source lacks,
+	// once every file of the run is verified and durable, and only in
+	// directories listed in full in which nothing failed. Excluded names
+	// are kept.
+	Delete bool
+	// DeleteForce lets Delete go on when a source root is empty, or on
+	// another filesystem than the last time it was mirrored there, while
+	// its destination is not empty (refused otherwise, before anything is
+	// written).
+	DeleteForce bool
+	// MaxDelete bounds Delete: 0 means no bound; n > 0 stops before
+	// anything is deleted when more than n entries would be; a negative
+	// number allows none (what would go is listed, nothing is removed).
+	MaxDelete int
+	// BackupDir, when set, receives what Delete removes and the old
+	// version of each file a copy replaces, under its path relative to
+	// the destination, instead of their being removed.
+	BackupDir string
+	// Move removes each source entry once its copy is verified and
+	// durable, then the source directories left empty (never a source
+	// root). It implies Checksum: a file found unchanged is removed only
+	// when its content is known equal by digest.
+	Move bool
 }
 
 // Action is what the engine did with one entry.
@@ -210,6 +237,11 @@ const (
 	// could not be linked to it (Err says why: out of links, another
 	// filesystem); it is copied instead.
 	ActLinkDestCopy Action = "link-dest-copy"
+
+	ActDelete       Action = "delete"        // --delete removed an entry the source lacks
+	ActWouldDelete  Action = "would-delete"  // dry run, or refused by --max-delete: --delete would remove it
+	ActBackup       Action = "backup"        // --backup-dir: an old version (deleted or replaced) moved there; Path is the destination's
+	ActRemoveSource Action = "remove-source" // --move: the source entry removed once its copy was durable; Path is the destination's
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -331,6 +363,14 @@ type Summary struct {
 	LinkDestNotes []string  `json:"link_dest_notes,omitempty"`
 	Failures      []Failure `json:"failures"`
 	BwLimit       int64     `json:"bwlimit,omitempty"` // --bwlimit: bytes per second, reads and writes together (0: none)
+
+	// Mirror and verified move.
+	Deleted        int64    `json:"deleted"`               // entries --delete removed (a directory and each entry in it count)
+	WouldDelete    int64    `json:"would_delete"`          // dry run or --max-delete refusal: entries --delete would remove
+	DeleteKept     []string `json:"delete_kept,omitempty"` // directories whose extras were kept, each with why
+	BackedUp       int64    `json:"backed_up"`             // old versions moved to --backup-dir
+	SourcesRemoved int64    `json:"sources_removed"`       // --move: source entries removed
+	SourceDirsGone int64    `json:"source_dirs_removed"`   // --move: source directories removed, left empty
 }
 
 // Check applies the defaults to the fields left zero and refuses a request
@@ -396,6 +436,9 @@ func (o *Options) Check() error {
 		return err
 	}
 	o.rules = rules
+	if err := o.checkMirror(); err != nil {
+		return err
+	}
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {
 		o.Jobs, o.JobsReason = ChooseJobsFor(o.Jobs, o.Sources[0], o.Dest)
 	}

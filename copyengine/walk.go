@@ -340,6 +340,7 @@ func (wk *walker) walkDir(w dirWork) {
 	if !l.classify() {
 		return
 	}
+	wk.e.mirror.noteDir(&l) // --delete: listed in full
 	l.send()
 }
 

@@ -17,6 +17,7 @@ const (
 	exitMismatch    = 4   // a file read back different from its source, or was replaced while it was placed; named, not vouched for
 	exitLocked      = 5   // another fastcopy holds the destination (or the hash cache)
 	exitNotKept     = 6   // --strict: every file is in place and verified, but the destination did not keep everything
+	exitMaxDelete   = 7   // --max-delete: --delete would remove more than allowed; the copy is done, nothing was deleted
 	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed, but for large files' (kept to resume)
 )
 
@@ -34,6 +35,8 @@ const exitHelp = `EXIT STATUS
   6    with --strict: every file is in place and verified, but the destination
        could not keep something (hard links, symlinks, owners, modes, ACLs,
        xattrs: the "not kept" warnings say what)
+  7    --max-delete: the copy is done and durable, but --delete would remove
+       more than allowed, so nothing was deleted (-n lists what would go)
   130  interrupted: nothing half-copied is left under a final name; the
        hidden temporary of a large file is kept for the rerun to resume
 `
@@ -63,6 +66,8 @@ func exitCode(err error) int {
 		return exitSomeFailed
 	case errors.Is(err, errNotKept):
 		return exitNotKept
+	case errors.Is(err, copyengine.ErrMaxDelete):
+		return exitMaxDelete
 	}
 	return exitFatal
 }

@@ -89,6 +89,9 @@ func (o *output) reportError(err error, code int) {
 		o.printf(o.stderr, "fastcopy: hint: the copies are as the summary says, but the log lacks lines; make room where it lies and rerun\n")
 	case errors.As(err, new(*copyengine.DestFullError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+	case code == exitMaxDelete:
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: run again with -n -v to list what would be removed; raise --max-delete if that is right\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
@@ -188,6 +191,7 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
 	}
+	o.mirrorSummary(&b, s)
 	o.printf(o.stdout, "%s\n", b.String())
 }
 

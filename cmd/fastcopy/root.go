@@ -73,7 +73,8 @@ Where things land:
                            brought up to date if it exists; never DEST/DIR)
   fastcopy FILE DEST       DEST/FILE if DEST is a directory, else DEST
   fastcopy A B C DIR       DIR/A, DIR/B, DIR/C; DIR must exist
-Files in DEST that the source lacks are left alone. Symlinks named on the
+Files in DEST that the source lacks are left alone (--delete removes them).
+Symlinks named on the
 command line are followed; symlinks inside a tree are copied as symlinks.
 A source directory named like a command (verify, cache, filters) is
 written ./verify.
@@ -88,7 +89,9 @@ another spelling only updates that file and keeps DEST's spelling.
   fastcopy --names=encode ~/notes /media/usb/notes   # "a:b" is "a：b" on the stick
   fastcopy --names=decode /media/usb/notes ~/notes   # and "a:b" again here
   fastcopy -v --exclude '*.tmp' --exclude 'cache/' src/ backup/
-  fastcopy --json a.iso b.iso /mnt/archive > report.json`,
+  fastcopy --json a.iso b.iso /mnt/archive > report.json
+  fastcopy --delete --backup-dir /backup/old/$(date +%F) ~/data /backup/data
+  fastcopy --move /media/card/DCIM ~/Photos/2026-11   # each file removed once its copy is durable`,
 		Version:       version(),
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
@@ -139,6 +142,7 @@ type copyOptions struct {
 	log         string   // --log
 	bwlimit     byteRate // --bwlimit
 	backup      backupFlags
+	mirror      mirrorFlags
 }
 
 // backupFlags are the flags of backup workflows: which existing files a
@@ -160,6 +164,15 @@ func (b *backupFlags) apply(eo *copyengine.Options) {
 	eo.Update = b.update
 	eo.IgnoreExisting = b.ignoreExisting
 	eo.LinkDest = b.linkDest
+}
+
+// mirrorFlags are --delete, its guards, --backup-dir and --move.
+type mirrorFlags struct {
+	delete      bool
+	deleteForce bool
+	maxDelete   int
+	backupDir   string
+	move        bool
 }
 
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
@@ -189,6 +202,12 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
 	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file, which must lie outside DEST")
+	// Mirror and verified move.
+	f.BoolVar(&o.mirror.delete, "delete", false, "after the copy is verified and durable, remove from DEST what the source lacks (excluded paths are kept; a directory in which anything failed keeps its extras)")
+	f.BoolVar(&o.mirror.deleteForce, "delete-force", false, "with --delete: go on when the source root is empty, or on another filesystem than the last time, while DEST is not (refused by default: an unmounted drive)")
+	f.IntVar(&o.mirror.maxDelete, "max-delete", -1, "with --delete: when more than N entries would be removed, remove none and exit 7 (0: remove none, list what would go)")
+	f.StringVar(&o.mirror.backupDir, "backup-dir", "", "keep what --delete removes and the old version of each file a copy replaces in this directory (outside DEST), under its path in DEST")
+	f.BoolVar(&o.mirror.move, "move", false, "remove each source file once its copy is verified and durable (unchanged files only when equal by digest), then the source directories left empty")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "list each file acted on")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
@@ -219,6 +238,18 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		NoSpaceCheck: o.noSpace,
 		Stats:        &copyengine.Stats{},
 		BwLimit:      int64(o.bwlimit),
+		Delete:       o.mirror.delete,
+		DeleteForce:  o.mirror.deleteForce,
+		BackupDir:    o.mirror.backupDir,
+		Move:         o.mirror.move,
+	}
+	switch m := o.mirror.maxDelete; {
+	case m < -1:
+		return usageError{fmt.Errorf("--max-delete must be 0 or more, not %d", m)}
+	case m == 0:
+		eo.MaxDelete = -1 // none may go
+	case m > 0:
+		eo.MaxDelete = m
 	}
 	switch o.dedupVerify {
 	case "hash":

@@ -79,3 +79,7 @@ func AlignedBuffer(n int) []byte {
 	}
 	return b[skip : skip+n : skip+n]
 }
+
+// IsCrossDevice reports whether err says that a link or rename would cross
+// filesystems (EXDEV): the caller copies instead.
+func IsCrossDevice(err error) bool { return errors.Is(err, syscall.EXDEV) }

@@ -1,0 +1,273 @@
+package copyengine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// backups is --backup-dir: the old version of each file --delete removes or
+// a copy replaces is kept there, under its path relative to the
+// destination, instead of being removed. On DEST's filesystem it is a hard
+// link made before the name is removed or replaced; elsewhere a copy,
+// flushed and read back, made before. Either way, at every instant each
+// version exists complete under some name (see docs/design.md, Mirror and
+// verified move).
+type backups struct {
+	e    *engine
+	mu   sync.Mutex // one preserve at a time: names in the backup are chosen free
+	root *fileio.Dir
+	path string
+}
+
+func (b *backups) on() bool { return b.e.opt.BackupDir != "" }
+
+// check refuses a backup directory inside DEST (--delete would count it as
+// extra, and the copy would see it) or inside a source (it would be
+// copied), and makes and opens it (not in a dry run).
+func (b *backups) check(p *plan) error {
+	e := b.e
+	if !b.on() {
+		return nil
+	}
+	bd, err := filepath.Abs(e.opt.BackupDir)
+	if err != nil {
+		return refuse(e.opt.BackupDir, "cannot resolve --backup-dir: "+err.Error(), "name a directory outside the destination")
+	}
+	within := func(p, dir string) bool {
+		return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+	}
+	rb := realPath(bd)
+	if d := realPath(p.dstRoot); within(rb, d) {
+		return refuse(e.opt.BackupDir, "is inside the destination "+quote(p.dstRoot)+": the copy would meet the old versions as files the source lacks", "put the backup directory outside the destination, e.g. beside it")
+	}
+	for _, r := range p.roots {
+		if r.isDir && within(rb, realPath(r.srcDir)) {
+			return refuse(e.opt.BackupDir, "is inside the source "+quote(r.src)+": the old versions would be copied", "put the backup directory outside the source")
+		}
+	}
+	if e.opt.DryRun {
+		return nil
+	}
+	if err := os.MkdirAll(bd, 0o755); err != nil {
+		return refuse(e.opt.BackupDir, "cannot create --backup-dir: "+ErrText(err), "check its parent exists and is writable")
+	}
+	d, err := fileio.OpenDir(bd)
+	if err != nil {
+		return refuse(e.opt.BackupDir, "cannot open --backup-dir: "+ErrText(err), "check it is a directory you can write to")
+	}
+	b.root, b.path = d, bd
+	return nil
+}
+
+func (b *backups) close() {
+	if b.root != nil {
+		b.root.Close()
+	}
+}
+
+// openParent opens, beneath the backup root and making what is missing,
+// the directory that holds rel's backup.
+func (b *backups) openParent(rel string) (*fileio.Dir, error) {
+	cur, err := b.root.OpenSub(".")
+	if err != nil {
+		return nil, err
+	}
+	dir := parentRel(rel)
+	if dir == "" {
+		return cur, nil
+	}
+	for _, part := range strings.Split(dir, "/") {
+		next, err := cur.OpenSub(part)
+		if fileio.IsNotExist(err) {
+			if err = cur.Mkdir(part, 0o755); err == nil || fileio.IsExist(err) {
+				next, err = cur.OpenSub(part)
+			}
+		}
+		cur.Close()
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// freeName is name, or name.~N~ for the first N not taken in bd (as
+// cp --backup=numbered names them): an older version kept there is never
+// replaced.
+func freeName(bd *fileio.Dir, name string, n int) string {
+	if n == 0 {
+		if _, err := bd.Lstat(name); fileio.IsNotExist(err) {
+			return name
+		}
+		n = 1
+	}
+	for ; ; n++ {
+		c := name + ".~" + strconv.Itoa(n) + "~"
+		if _, err := bd.Lstat(c); fileio.IsNotExist(err) {
+			return c
+		}
+	}
+}
+
+// preserve keeps the entry name of dir (rel in DEST, of stat st) in the
+// backup directory, durably, and then removes it from dir when remove is
+// set. On the same filesystem it is a hard link (the entry itself: a
+// symlink is linked as a symlink, never followed); elsewhere a copy
+// written under a temporary name, flushed, read back and renamed. The
+// backup's directory is flushed before the entry is removed or replaced.
+func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
+	e := b.e
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bd, err := b.openParent(rel)
+	if err != nil {
+		return err
+	}
+	defer bd.Close()
+	base := filepath.Base(rel)
+	var target string
+	for n := 0; ; n++ {
+		target = freeName(bd, base, n)
+		err = bd.Link(dir, name, target)
+		if !fileio.IsExist(err) {
+			break
+		}
+	}
+	want := devIno{st.Dev, st.Ino}
+	switch {
+	case err == nil:
+		if got, serr := bd.Lstat(target); serr != nil || (devIno{got.Dev, got.Ino}) != want {
+			_ = bd.Remove(target)
+			return fmt.Errorf("%q was replaced by another file as it was kept", name)
+		}
+	case fileio.IsCrossDevice(err):
+		if err := b.copyInto(bd, target, dir, name, st); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+	if err := bd.AsFile().Sync(); err != nil {
+		return err
+	}
+	if remove {
+		cur, err := dir.Lstat(name)
+		if err != nil || (devIno{cur.Dev, cur.Ino}) != want {
+			return fmt.Errorf("%q changed as it was kept; left in place", name)
+		}
+		if err := dir.Remove(name); err != nil {
+			return err
+		}
+		e.count(func(s *Summary) { s.Deleted++ })
+		e.event(ActDelete, rel)
+	}
+	e.count(func(s *Summary) { s.BackedUp++ })
+	e.event(ActBackup, rel)
+	return nil
+}
+
+// copyInto copies the regular file or symlink name of dir (which must be
+// st) to target in bd, on another filesystem: written under a temporary
+// name, flushed, read back and compared, then renamed. Other types are
+// not kept elsewhere: the entry is left in place.
+func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name string, st fileio.Stat) error {
+	e := b.e
+	tmp := tempName(target)
+	_ = bd.Remove(tmp)
+	switch {
+	case st.IsSymlink():
+		t, err := dir.Readlink(name)
+		if err != nil {
+			return err
+		}
+		if err := bd.Symlink(t, tmp); err != nil {
+			return err
+		}
+	case st.IsRegular():
+		src, err := dir.Open(name, false)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		if cur, err := src.Stat(); err != nil || (devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino}) {
+			return fmt.Errorf("%q was replaced by another file as it was kept", name)
+		}
+		out, err := bd.CreateTemp(tmp)
+		if err != nil {
+			return err
+		}
+		bp := e.buf()
+		sum, _, err := verify.Stream(src, st.Size, false, *bp, func(p []byte, off int64) error { return out.WriteAt(p, off) })
+		if err == nil {
+			err = out.Sync()
+		}
+		if err == nil {
+			_ = out.DropCache()
+			var got verify.Sum
+			if got, _, err = verify.HashFile(out, st.Size, false, *bp); err == nil && got != sum {
+				err = &MismatchError{Path: target, Want: verify.Hex(sum), Got: verify.Hex(got)}
+			}
+		}
+		if err == nil {
+			err = out.SetTimes(st.Atime, st.Mtime)
+		}
+		if err == nil {
+			err = out.Chmod(st.Mode & 0o7777)
+		}
+		e.putBuf(bp)
+		out.Close()
+		if err != nil {
+			_ = bd.Remove(tmp)
+			return err
+		}
+	default:
+		return fmt.Errorf("a %s cannot be kept on another filesystem; left in place", fileio.Describe(st.Mode))
+	}
+	if err := bd.Rename(tmp, bd, target); err != nil {
+		_ = bd.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// beforeReplace keeps the file a copy is about to replace (name in dir),
+// right before the publishing rename, after the copy was read back and
+// flushed: a crash between the two leaves both versions.
+func (b *backups) beforeReplace(dir *fileio.Dir, name, rel string) error {
+	if !b.on() || b.root == nil {
+		return nil
+	}
+	st, err := dir.Lstat(name)
+	if fileio.IsNotExist(err) {
+		return nil // nothing is replaced
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return nil // the rename fails on a directory
+	}
+	return b.preserve(dir, name, rel, st, false)
+}
+
+// keepReplaced keeps, with --backup-dir, what a symlink or special file of
+// the source is about to replace in DEST. It holds no data to verify, so
+// the old entry is kept before the new one is made.
+func (cp *copier) keepReplaced(c *chunk, en *entry, rel string) error {
+	e := cp.e
+	if en.dstSt == nil || c.dst == nil || e.opt.DryRun || !e.backups.on() {
+		return nil
+	}
+	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
+		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+	}
+	return nil
+}

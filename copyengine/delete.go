@@ -1,0 +1,532 @@
+package copyengine
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/namefold"
+)
+
+// ErrMaxDelete is returned by Run when --delete would remove more entries
+// than Options.MaxDelete allows: nothing was deleted (the copy itself is
+// done and durable). It is wrapped in a *MaxDeleteError.
+var ErrMaxDelete = errors.New("--max-delete: more to delete than allowed")
+
+// MaxDeleteError says how many entries --delete would have removed and the
+// bound it exceeded.
+type MaxDeleteError struct {
+	Planned int64
+	Max     int
+}
+
+func (e *MaxDeleteError) Error() string {
+	if e.Max < 0 {
+		return fmt.Sprintf("--delete would remove %d entries and --max-delete allows none: nothing was deleted", e.Planned)
+	}
+	return fmt.Sprintf("--delete would remove %d entries, more than --max-delete %d: nothing was deleted", e.Planned, e.Max)
+}
+
+// Unwrap returns ErrMaxDelete.
+func (e *MaxDeleteError) Unwrap() error { return ErrMaxDelete }
+
+// mirror is the stage of --delete: the walk notes each destination
+// directory it listed in full (noteDir); once the copy is verified and
+// durable (after the final flush), finish removes from those directories
+// what their sources lack, through directory descriptors, never following
+// a symlink. It also holds the guards checked before anything is written.
+type mirror struct {
+	e     *engine
+	mu    sync.Mutex
+	dirs  []mirrorDir
+	notes map[string]string // cache note key -> source volume identity, recorded after the run
+}
+
+// mirrorDir is a destination directory whose source directory was listed
+// in full: what the source has there, by the destination's name key.
+type mirrorDir struct {
+	dstRel, srcRel string
+	id             devIno
+	has            map[string]bool
+	fold           *foldInfo // how the destination folds names, when it does
+}
+
+func (d *mirrorDir) key(name string) string {
+	if d.fold != nil {
+		return namefold.Key(name, d.fold.normalises)
+	}
+	return name
+}
+
+// noteDir records the listed directory l for --delete. Only a directory
+// that existed (one this run made has nothing to delete) and whose source
+// listing succeeded (walkDir gets here only then) is noted.
+func (m *mirror) noteDir(l *dirList) {
+	e := m.e
+	if !e.opt.Delete || l.dd == nil || l.w.created {
+		return
+	}
+	st, err := l.dd.Stat()
+	if err != nil {
+		return // not noted: its extras are kept
+	}
+	d := mirrorDir{dstRel: l.w.dstRel, srcRel: l.w.srcRel, id: devIno{st.Dev, st.Ino}, fold: l.fold, has: make(map[string]bool, len(l.dstNames))}
+	for i, n := range l.dstNames {
+		d.has[d.key(n)] = true
+		d.has[d.key(l.names[i].Name)] = true // a name that fails to map keeps what has it
+	}
+	m.mu.Lock()
+	m.dirs = append(m.dirs, d)
+	m.mu.Unlock()
+}
+
+// sourceNoteKey is the hash-cache note under which the identity of the
+// filesystem a mirrored source root was on is kept, per destination
+// directory.
+func sourceNoteKey(dst string) string { return "mirror-source:" + dst }
+
+// guard refuses --delete, before anything is written, where a source root
+// looks like a drive that is not there: a source root that is empty, or on
+// another filesystem than the last time it was mirrored into this
+// destination (known from the hash cache's note; without a cache only the
+// first check is made), while the destination directory is not empty.
+// DeleteForce lets the run go on. It also checks --backup-dir.
+func (m *mirror) guard(p *plan) error {
+	e := m.e
+	if !e.opt.Delete {
+		return e.backups.check(p)
+	}
+	for i := range p.roots {
+		r := &p.roots[i]
+		if !r.isDir {
+			continue
+		}
+		dst := filepath.Join(p.dstRoot, filepath.FromSlash(r.dstRel))
+		dstFull := !p.create && dirHasEntries(dst)
+		sd, err := fileio.OpenDir(r.srcDir)
+		if err != nil {
+			return refuse(r.src, "cannot open source: "+ErrText(err), "check the source is there")
+		}
+		names, err := sd.ReadDir()
+		sd.Close()
+		if err != nil {
+			return refuse(r.src, "cannot list source: "+ErrText(err), "check the source is readable")
+		}
+		if len(names) == 0 && dstFull && !e.opt.DeleteForce {
+			return refuse(r.src, "is empty, and --delete would remove everything in "+quote(dst),
+				"check that the source drive is mounted; if the source really is empty and the destination should be emptied, add --delete-force")
+		}
+		if e.cache == nil {
+			continue
+		}
+		vol, err := fileio.IdentifyVolume(r.srcDir)
+		if err != nil || vol.ID == "" {
+			continue // no identity to compare or remember
+		}
+		key := sourceNoteKey(realPath(dst)) // one key however DEST is spelled
+		if was, ok := e.cache.Note(key); ok && was != vol.ID && dstFull && !e.opt.DeleteForce {
+			return refuse(r.src, fmt.Sprintf("is on another filesystem (%s) than when it was last mirrored into %q (%s), and --delete would remove what the destination holds and it lacks", vol.ID, dst, was),
+				"check that the right drive is mounted at the source; if it is, add --delete-force once to mirror it and remember this filesystem")
+		}
+		if m.notes == nil {
+			m.notes = map[string]string{}
+		}
+		m.notes[key] = vol.ID
+	}
+	return e.backups.check(p) // last: it makes the backup directory
+}
+
+// dirHasEntries reports whether the directory at p exists and holds
+// anything but fastcopy's own temporaries.
+func dirHasEntries(p string) bool {
+	d, err := fileio.OpenDir(p)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.ReadDir()
+	if err != nil {
+		return true // cannot tell: treat as holding something
+	}
+	for _, n := range names {
+		if !isTempName(n.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// delEntry is one entry --delete removes: a name in a destination
+// directory, and for a directory, what is in it.
+type delEntry struct {
+	name   string
+	rel    string // relative to the destination root
+	srcRel string // where it would be in the source (for the exclude rules)
+	dir    bool
+	id     devIno
+	kids   []delEntry
+	keep   bool // a directory holding something excluded: emptied, kept
+}
+
+// delDir is a planned directory: its identity, and its extras.
+type delDir struct {
+	dstRel string
+	id     devIno
+	extras []delEntry
+}
+
+// finish removes what the sources lack, after the copy is verified and
+// durable. It plans first (and stops before deleting anything when the
+// plan exceeds MaxDelete); a dry run only lists the plan.
+func (m *mirror) finish() error {
+	e := m.e
+	if !e.opt.Delete || e.dstRoot == nil {
+		return nil
+	}
+	failedIn := map[string]bool{}
+	e.mu.Lock()
+	for _, f := range e.sum.Failures {
+		failedIn[parentRel(f.Path)] = true
+		failedIn[f.Path] = true
+	}
+	e.mu.Unlock()
+	sort.Slice(m.dirs, func(i, j int) bool { return m.dirs[i].dstRel < m.dirs[j].dstRel })
+	var plan []delDir
+	var total int64
+	for i := range m.dirs {
+		d := &m.dirs[i]
+		dd, err := m.plan(d)
+		if err != nil {
+			m.kept(d.dstRel, ErrText(err))
+			continue
+		}
+		if failedIn[d.dstRel] {
+			if len(dd.extras) > 0 {
+				what := fmt.Sprintf("%d entries", len(dd.extras))
+				if len(dd.extras) == 1 {
+					what = "1 entry"
+				}
+				m.kept(d.dstRel, what+", as something in it failed")
+			}
+			continue
+		}
+		for _, x := range dd.extras {
+			total += x.count()
+		}
+		if len(dd.extras) > 0 {
+			plan = append(plan, dd)
+		}
+	}
+	over := e.opt.MaxDelete != 0 && total > int64(max(e.opt.MaxDelete, 0))
+	if e.opt.DryRun || over {
+		for _, dd := range plan {
+			for _, x := range dd.extras {
+				x.walk(func(x *delEntry) { e.event(ActWouldDelete, x.rel) })
+			}
+		}
+		e.count(func(s *Summary) { s.WouldDelete = total })
+		if over && !e.opt.DryRun {
+			return &MaxDeleteError{Planned: total, Max: e.opt.MaxDelete}
+		}
+		return nil
+	}
+	for _, dd := range plan {
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
+		m.remove(dd)
+	}
+	return nil
+}
+
+// kept notes that the extras of dir were kept, and why.
+func (m *mirror) kept(dir, why string) {
+	name := dir
+	if name == "" {
+		name = "."
+	}
+	m.e.count(func(s *Summary) { s.DeleteKept = append(s.DeleteKept, fmt.Sprintf("%q: %s", name, why)) })
+}
+
+// plan lists the directory d again, through a descriptor opened beneath
+// the destination root without following symlinks and checked to be the
+// directory the walk listed, and returns what the source lacks there.
+func (m *mirror) plan(d *mirrorDir) (delDir, error) {
+	e := m.e
+	dir, err := e.staged.openDst(d.dstRel)
+	if err != nil {
+		return delDir{}, err
+	}
+	defer dir.Close()
+	if st, err := dir.Stat(); err != nil {
+		return delDir{}, err
+	} else if (devIno{st.Dev, st.Ino}) != d.id {
+		return delDir{}, errors.New("the directory was replaced during the run")
+	}
+	names, err := dir.ReadDir()
+	if err != nil {
+		return delDir{}, fmt.Errorf("listing it again: %w", err)
+	}
+	out := delDir{dstRel: d.dstRel, id: d.id}
+	for _, n := range names {
+		if d.has[d.key(n.Name)] || isTempName(n.Name) {
+			continue
+		}
+		x, ok := m.planEntry(dir, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
+		if ok {
+			out.extras = append(out.extras, x)
+		}
+	}
+	return out, nil
+}
+
+// planEntry plans the removal of name in dir, and of what is in it for a
+// directory; ok is false for an entry that is kept (excluded, this run's
+// own cache, gone).
+func (m *mirror) planEntry(dir *fileio.Dir, name, rel, srcRel string) (delEntry, bool) {
+	e := m.e
+	st, err := dir.Lstat(name)
+	if err != nil {
+		return delEntry{}, false
+	}
+	if e.excluded(nil, srcRel, fileio.DirEntry{Name: name, Type: st.Type()}) {
+		return delEntry{}, false // excluded paths are kept (rsync's default)
+	}
+	if st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
+		return delEntry{}, false
+	}
+	x := delEntry{name: name, rel: rel, srcRel: srcRel, dir: st.IsDir(), id: devIno{st.Dev, st.Ino}}
+	if !x.dir {
+		return x, true
+	}
+	sub, err := openSubChecked(dir, name, x.id)
+	if err != nil {
+		x.keep = true // cannot look inside: not removed
+		return x, false
+	}
+	defer sub.Close()
+	names, err := sub.ReadDir()
+	if err != nil {
+		return x, false
+	}
+	for _, n := range names {
+		k, ok := m.planEntry(sub, n.Name, rel+"/"+n.Name, srcRel+"/"+n.Name)
+		if ok {
+			x.kids = append(x.kids, k)
+		} else {
+			x.keep = true
+		}
+	}
+	return x, true
+}
+
+// count is how many entries removing x removes.
+func (x *delEntry) count() int64 {
+	var n int64
+	if !x.keep {
+		n = 1
+	}
+	for i := range x.kids {
+		n += x.kids[i].count()
+	}
+	return n
+}
+
+// walk calls fn for x and everything in it that is removed, deepest first.
+func (x *delEntry) walk(fn func(*delEntry)) {
+	for i := range x.kids {
+		x.kids[i].walk(fn)
+	}
+	if !x.keep {
+		fn(x)
+	}
+}
+
+// openSubChecked opens the subdirectory name of dir without following a
+// symlink and checks it is the directory id (as lstat saw it): a name
+// swapped between the two fails.
+func openSubChecked(dir *fileio.Dir, name string, id devIno) (*fileio.Dir, error) {
+	sub, err := dir.OpenSub(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sub.Stat()
+	if err == nil && (devIno{st.Dev, st.Ino}) != id {
+		err = fmt.Errorf("%q was replaced by another directory", name)
+	}
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return sub, nil
+}
+
+// remove carries out the plan of one directory: opened again beneath the
+// root and checked to be the directory planned, each extra removed
+// relative to it (a directory's contents through its own checked
+// descriptor, deepest first). Every unlink and rmdir names an entry in a
+// directory descriptor: a symlink is removed as itself, never followed,
+// and a directory swapped for a symlink fails to open.
+func (m *mirror) remove(d delDir) {
+	e := m.e
+	dir, err := e.staged.openDst(d.dstRel)
+	if err == nil {
+		if st, serr := dir.Stat(); serr != nil || (devIno{st.Dev, st.Ino}) != d.id {
+			dir.Close()
+			err = errors.New("the directory was replaced before its extras were removed")
+		}
+	}
+	if err != nil {
+		m.kept(d.dstRel, ErrText(err))
+		return
+	}
+	defer dir.Close()
+	writableDir(e, dir)
+	for i := range d.extras {
+		m.removeEntry(dir, &d.extras[i])
+	}
+}
+
+// writableDir lets the owner remove entries of a directory left read-only
+// (as its source is): its mode is put back with the directory metadata
+// applied after the deletions.
+func writableDir(e *engine, d *fileio.Dir) {
+	if e.root {
+		return
+	}
+	if st, err := d.Stat(); err == nil && st.Mode&0o300 != 0o300 {
+		_ = d.AsFile().Chmod(st.Mode&0o7777 | 0o700)
+	}
+}
+
+func (m *mirror) removeEntry(dir *fileio.Dir, x *delEntry) {
+	e := m.e
+	st, err := dir.Lstat(x.name)
+	if err != nil {
+		return // gone already
+	}
+	if (devIno{st.Dev, st.Ino}) != x.id || st.IsDir() != x.dir {
+		m.kept(parentRel(x.rel), fmt.Sprintf("%q changed since it was planned for deletion", x.name))
+		return
+	}
+	if !x.dir {
+		if e.backups.on() {
+			if err := e.backups.preserve(dir, x.name, x.rel, st, true); err != nil {
+				e.fail(x.rel, fmt.Errorf("--backup-dir: %w; kept", err))
+			}
+			return
+		}
+		if err := dir.Remove(x.name); err != nil {
+			e.fail(x.rel, fmt.Errorf("--delete: %w", err))
+			return
+		}
+		e.count(func(s *Summary) { s.Deleted++ })
+		e.event(ActDelete, x.rel)
+		return
+	}
+	sub, err := openSubChecked(dir, x.name, x.id)
+	if err != nil {
+		e.fail(x.rel, fmt.Errorf("--delete: %w", err))
+		return
+	}
+	writableDir(e, sub)
+	for i := range x.kids {
+		m.removeEntry(sub, &x.kids[i])
+	}
+	sub.Close()
+	if x.keep {
+		return
+	}
+	if err := dir.RemoveDir(x.name); err != nil {
+		e.fail(x.rel, fmt.Errorf("--delete: %w", err))
+		return
+	}
+	e.count(func(s *Summary) { s.Deleted++ })
+	e.event(ActDelete, x.rel)
+}
+
+// record remembers, after a run that finished, the filesystem each mirrored
+// source root was on (see guard).
+func (m *mirror) record() {
+	e := m.e
+	if e.cache == nil || e.opt.DryRun {
+		return
+	}
+	for k, v := range m.notes {
+		_ = e.cache.SetNote(k, v)
+	}
+}
+
+// parentRel is the directory holding rel ("" for the root).
+func parentRel(rel string) string {
+	d := path.Dir(rel)
+	if d == "." || d == "/" {
+		return ""
+	}
+	return strings.TrimSuffix(d, "/")
+}
+
+// checkMirror refuses the mirror and move options in combinations Run
+// cannot carry out, and makes Move decide by digest (Checksum): a source
+// file found unchanged is removed only when its content is known equal.
+func (o *Options) checkMirror() error {
+	if o.DeleteForce && !o.Delete {
+		return &RefusalError{Msg: "--delete-force needs --delete", Hint: "add --delete, or leave --delete-force out"}
+	}
+	if o.MaxDelete != 0 && !o.Delete {
+		return &RefusalError{Msg: "--max-delete needs --delete", Hint: "add --delete, or leave --max-delete out"}
+	}
+	if o.Move && o.Dereference {
+		return &RefusalError{Msg: "--move cannot be used with -L: it would remove files the source's symlinks lead to", Hint: "leave -L out"}
+	}
+	if o.Move && o.Verify == VerifyOff {
+		return &RefusalError{Msg: "--move removes a source only once its copy is verified, which --verify=off forbids", Hint: "use --verify=device (the default) or --verify=cache"}
+	}
+	if o.BackupDir != "" && strings.TrimSpace(o.BackupDir) == "" {
+		return &RefusalError{Msg: "--backup-dir is empty; name a directory"}
+	}
+	if o.Move {
+		o.Checksum = true
+	}
+	return nil
+}
+
+// removes says whether the run removes anything once the copy is durable.
+func (e *engine) removes() bool { return e.opt.Delete || e.opt.Move }
+
+// afterFlush runs after the final flush of a run that was not stopped:
+// --delete, then --move, then a flush of what they removed or kept.
+func (e *engine) afterFlush() error {
+	if !e.removes() {
+		return nil
+	}
+	err := e.mirror.finish()
+	if err == nil {
+		e.mirror.record()
+		e.mover.finish()
+	}
+	if e.sum.Deleted > 0 && !e.opt.DryRun {
+		// Removing entries moved their directories' times: put the
+		// source's back (only those that differ are touched).
+		e.commit.applyDirMeta()
+	}
+	if !e.opt.NoSync && !e.opt.DryRun {
+		if ferr := e.commit.flushDirs(); ferr != nil && err == nil {
+			err = fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, ferr)
+		}
+		if e.backups.root != nil {
+			if ferr := e.backups.root.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && err == nil {
+				err = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.path, ferr)
+			}
+		}
+	}
+	if err == nil {
+		err = e.ctx.Err()
+	}
+	return err
+}
