@@ -81,16 +81,25 @@ func openUnder(t *testing.T, dir string) []string {
 }
 
 // TestFUSENoHiddenFiles makes files fail after their read-back (a rename
-// that fails) and stops a run while files wait for their read-back, on an
-// exFAT destination through exfat-fuse: the run removes their temporaries
-// without hiding any, and holds no descriptor of the destination once it
-// returns, so that nothing is left behind when the drive goes away.
+// that fails) and stops a run while files wait for their read-back, on
+// destinations through exfat-fuse, ntfs-3g and fusefat: the run removes
+// their temporaries without having the driver hide any, and holds no
+// descriptor of the destination once it returns, so that nothing is left
+// behind when the drive goes away.
 func TestFUSENoHiddenFiles(t *testing.T) {
 	t.Parallel()
-	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.ExfatFUSE, Size: 64 << 20})
 	src := scratchDir(t)
 	manyFiles(t, src, 48, 64<<10)
+	for _, typ := range []string{loopfs.ExfatFUSE, loopfs.NTFS3G, loopfs.FuseFAT} {
+		t.Run(typ, func(t *testing.T) {
+			t.Parallel()
+			testFUSENoHiddenFiles(t, typ, src)
+		})
+	}
+}
 
+func testFUSENoHiddenFiles(t *testing.T, typ, src string) {
+	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: typ, Size: 64 << 20})
 	t.Run("rename fails", func(t *testing.T) {
 		dst := fs.Path("renamefails")
 		faults := fileio.NewFaultSet(&fileio.Fault{Op: fileio.OpRename, PathHas: dst, Err: syscall.EACCES})
