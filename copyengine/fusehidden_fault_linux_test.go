@@ -82,19 +82,27 @@ func openUnder(t *testing.T, dir string) []string {
 
 // TestFUSENoHiddenFiles makes files fail after their read-back (a rename
 // that fails) and stops a run while files wait for their read-back, on
-// destinations through exfat-fuse, ntfs-3g and fusefat: the run removes
-// their temporaries without having the driver hide any, and holds no
-// descriptor of the destination once it returns, so that nothing is left
-// behind when the drive goes away.
+// destinations through exfat-fuse and ntfs-3g: the run removes their
+// temporaries without having the driver hide any, and holds no descriptor
+// of the destination once it returns, so that nothing is left behind when
+// the drive goes away.
+//
+// Both mount their drive as fuseblk, where the kernel has the driver
+// release a file before close returns. fusefat mounts a plain FUSE
+// filesystem, where the release is sent in the background after close
+// returns: a temporary removed right after its close may still be hidden
+// for a moment there, whatever the order of the run's calls, so it is not
+// tested.
+//
+// Not in parallel with other tests: a process forked by another test
+// (mount, mkfs, losetup) holds a copy of every descriptor of this one until
+// it execs, so a file the run has closed may still be open to the driver
+// when its name is removed, and be hidden for that moment.
 func TestFUSENoHiddenFiles(t *testing.T) {
-	t.Parallel()
 	src := scratchDir(t)
 	manyFiles(t, src, 48, 64<<10)
-	for _, typ := range []string{loopfs.ExfatFUSE, loopfs.NTFS3G, loopfs.FuseFAT} {
-		t.Run(typ, func(t *testing.T) {
-			t.Parallel()
-			testFUSENoHiddenFiles(t, typ, src)
-		})
+	for _, typ := range []string{loopfs.ExfatFUSE, loopfs.NTFS3G} {
+		t.Run(typ, func(t *testing.T) { testFUSENoHiddenFiles(t, typ, src) })
 	}
 }
 
