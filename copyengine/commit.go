@@ -219,6 +219,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 			}
 		}
 		if err != nil {
+			p.closeTemp()
 			e.staged.unwrite(p.stage, dd, p.tmp)
 			c.groupDone(p, false)
 			e.fail(p.rel, err)
@@ -233,6 +234,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 		e.fail(p.rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
 		return
 	} else if err := dd.Rename(p.tmp, dd, p.en.dstName); err != nil {
+		p.closeTemp()
 		_ = dd.Remove(p.tmp)
 		c.groupDone(p, false)
 		if st, serr := dd.Lstat(p.en.dstName); serr == nil && st.IsDir() {
@@ -424,6 +426,21 @@ func (p *pending) hold(f *fileio.File, of *aheadBudget) {
 	p.held, p.heldOf = f, of
 }
 
+// closeTemp closes the descriptors p holds of its temporary: the inode
+// read back (held) and the one opened ahead for the read-back (back). It
+// comes before the temporary's name is removed: a FUSE driver on libfuse's
+// high-level API (exfat-fuse, ntfs-3g, fusefat) does not remove an open
+// file but renames it to ".fuse_hidden..." until it is closed, and one
+// that dies or is unplugged in between leaves that file on the drive.
+func (p *pending) closeTemp() {
+	p.unhold()
+	if p.back != nil {
+		p.back.Close()
+		p.back = nil
+		p.backOf.give()
+	}
+}
+
 func (p *pending) unhold() {
 	if p.held != nil {
 		p.held.Close()
@@ -438,7 +455,8 @@ func (p *pending) unhold() {
 // recopy writes the file again after a mismatch and checks it once more.
 func (c *committer) recopy(p *pending, buf []byte) error {
 	e := c.e
-	p.en.resume = false       // what read back wrong is not taken up again
+	p.en.resume = false // what read back wrong is not taken up again
+	p.closeTemp()
 	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
 	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, en: &p.en, tmp: p.tmp, buf: buf}
 	np, err := fc.write()
@@ -463,6 +481,7 @@ func (c *committer) recopy(p *pending, buf []byte) error {
 
 func (c *committer) failPending(p *pending, err error) {
 	e := c.e
+	p.closeTemp()
 	e.staged.unwrite(p.stage, p.dst.d, p.tmp)
 	c.groupDone(p, false)
 	e.fail(p.rel, err)
@@ -473,6 +492,7 @@ func (c *committer) failPending(p *pending, err error) {
 // run can take it up (keepsTemp).
 func (c *committer) discard(p *pending) {
 	e := c.e
+	p.closeTemp()
 	if p.action != ActCopy || !e.copier.keepsTemp(&p.en, p.tmp) {
 		e.staged.unwrite(p.stage, p.dst.d, p.tmp)
 	}
@@ -522,12 +542,7 @@ func (p *pending) stageOf() *stage {
 }
 
 func (p *pending) release() {
-	p.unhold()
-	if p.back != nil {
-		p.back.Close()
-		p.back = nil
-		p.backOf.give()
-	}
+	p.closeTemp()
 	p.src.release()
 	p.dst.release()
 	p.stage.settle()
