@@ -205,6 +205,7 @@ func newEngine(opt Options) *engine {
 	}
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason // chosen by Check
+	e.sum.ReadOrder, e.sum.ReadOrderReason = opt.ReadOrder, opt.ReadOrderReason
 	return e
 }
 

@@ -20,3 +20,7 @@ func SetResumeMin(n int64) (restore func()) {
 	resumeMin = n
 	return func() { resumeMin = old }
 }
+
+// SetReadWindowFiles lowers the most files a read window of the run with
+// opt holds (disk and inode order), so that a small tree fills several.
+func SetReadWindowFiles(opt *Options, n int) { opt.readWindowFiles = n }

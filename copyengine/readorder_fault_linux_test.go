@@ -1,0 +1,178 @@
+//go:build fcfault && linux
+
+package copyengine_test
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
+)
+
+// shuffledTree writes files in two directories on a fresh ext4, in an
+// order unlike their names', each flushed before the next is written, so
+// that where each file's data lies on the disk follows the order they
+// were written in, not their names. It returns the source directory and
+// the files' relative paths in listing order (directory by directory in
+// the order the walk lists them: by inode, names sorted).
+func shuffledTree(t *testing.T) (string, []string) {
+	t.Helper()
+	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 256 << 20})
+	src := fs.Path("src")
+	var rels []string
+	for _, d := range []string{"d", "e"} {
+		if err := os.MkdirAll(filepath.Join(src, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 40 {
+			rels = append(rels, fmt.Sprintf("%s/f%03d", d, i))
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	order := slices.Clone(rels)
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	for i, rel := range order {
+		data := pattern(int64(i), 4096+r.IntN(60000))
+		f, err := os.Create(filepath.Join(src, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil { // allocated now, in this order
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The walk lists directories by inode number, the names of each in
+	// order.
+	if inodeOf(t, filepath.Join(src, "e")) < inodeOf(t, filepath.Join(src, "d")) {
+		rels = append(rels[40:], rels[:40]...)
+	}
+	return src, rels
+}
+
+// placeOf returns the place of rel's first data (FIEMAP) and its inode.
+func placeOf(t *testing.T, src, rel string) (int64, uint64) {
+	t.Helper()
+	d, err := fileio.OpenDir(filepath.Join(src, filepath.Dir(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	off, ok := d.PhysicalStart(filepath.Base(rel))
+	if !ok {
+		t.Fatalf("%s: no place on the disk after a flush", rel)
+	}
+	st, err := d.Lstat(filepath.Base(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return off, st.Ino
+}
+
+// readsOf runs a copy of src with opt and returns the source files in the
+// order their data was first read.
+func readsOf(t *testing.T, src string, rels []string, opt copyengine.Options) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	seen := map[string]bool{}
+	var faults []*fileio.Fault
+	for _, rel := range rels {
+		faults = append(faults, &fileio.Fault{Op: fileio.OpRead, PathHas: "/src/" + rel, Then: func() {
+			mu.Lock()
+			if !seen[rel] {
+				seen[rel] = true
+				got = append(got, rel)
+			}
+			mu.Unlock()
+		}})
+	}
+	setFaults(t, faults...)
+	opt.Sources = []string{src}
+	opt.Dest = filepath.Join(scratchDir(t), "dst")
+	opt.Jobs, opt.JobsReason = 1, "one stream"
+	if _, err := runEngine(t, opt); err != nil {
+		t.Fatal(err)
+	}
+	fileio.ClearFaults()
+	sameTree(t, src, opt.Dest)
+	if len(got) != len(rels) {
+		t.Fatalf("%d of %d source files read", len(got), len(rels))
+	}
+	return got
+}
+
+// TestReadOrderDisk: in disk order a run reads its source files in the
+// order their data lies on the disk, not in the order of their names.
+func TestReadOrderDisk(t *testing.T) {
+	src, rels := shuffledTree(t)
+	place := map[string]int64{}
+	for _, rel := range rels {
+		place[rel], _ = placeOf(t, src, rel)
+	}
+	want := slices.Clone(rels)
+	slices.SortStableFunc(want, func(a, b string) int { return cmp.Compare(place[a], place[b]) })
+	if slices.Equal(want, rels) {
+		t.Fatal("the tree's files lie on the disk in listing order: the test would show nothing")
+	}
+	got := readsOf(t, src, rels, copyengine.Options{ReadOrder: copyengine.ReadOrderDisk})
+	if !slices.Equal(got, want) {
+		t.Fatalf("read order:\n got %v\nwant %v (by place on the disk)", got, want)
+	}
+}
+
+// TestReadOrderInode: inode order reads by inode number.
+func TestReadOrderInode(t *testing.T) {
+	src, rels := shuffledTree(t)
+	inode := map[string]uint64{}
+	for _, rel := range rels {
+		_, inode[rel] = placeOf(t, src, rel)
+	}
+	want := slices.Clone(rels)
+	slices.SortStableFunc(want, func(a, b string) int { return cmp.Compare(inode[a], inode[b]) })
+	got := readsOf(t, src, rels, copyengine.Options{ReadOrder: copyengine.ReadOrderInode})
+	if !slices.Equal(got, want) {
+		t.Fatalf("read order:\n got %v\nwant %v (by inode)", got, want)
+	}
+}
+
+// TestReadOrderWindows: a window of at most 10 files takes the files in
+// listing order, ten at a time, and each ten is read by place on the disk.
+func TestReadOrderWindows(t *testing.T) {
+	src, rels := shuffledTree(t)
+	place := map[string]int64{}
+	for _, rel := range rels {
+		place[rel], _ = placeOf(t, src, rel)
+	}
+	var want []string
+	for w := range slices.Chunk(rels, 10) {
+		w = slices.Clone(w)
+		slices.SortStableFunc(w, func(a, b string) int { return cmp.Compare(place[a], place[b]) })
+		want = append(want, w...)
+	}
+	opt := copyengine.Options{ReadOrder: copyengine.ReadOrderDisk}
+	copyengine.SetReadWindowFiles(&opt, 10)
+	got := readsOf(t, src, rels, opt)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read order with windows of 10:\n got %v\nwant %v", got, want)
+	}
+	// The whole tree in one window reads otherwise: these were several.
+	all := slices.Clone(rels)
+	slices.SortStableFunc(all, func(a, b string) int { return cmp.Compare(place[a], place[b]) })
+	if slices.Equal(all, want) {
+		t.Fatal("windows of 10 read as one window would: the test shows nothing")
+	}
+}
