@@ -24,3 +24,6 @@ func SetResumeMin(n int64) (restore func()) {
 // SetReadWindowFiles lowers the most files a read window of the run with
 // opt holds (disk and inode order), so that a small tree fills several.
 func SetReadWindowFiles(opt *Options, n int) { opt.readWindowFiles = n }
+
+// ReadWindowFiles is what SetReadWindowFiles set (0: the default).
+func ReadWindowFiles(opt *Options) int { return opt.readWindowFiles }
