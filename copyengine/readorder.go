@@ -150,8 +150,8 @@ func (q *readQueue) flush() {
 // disk sees one sweep. A large file is not asked for (the kernel would
 // read only its first read-ahead window, and the rest when the worker
 // reads it, after whatever was asked for meanwhile: a seek back and
-// forth per large file, 2x the seeks of the bimodal benchmark): nothing
-// after it is asked for until a worker has copied it. When there is no
+// forth per large file, 2x the seeks of the bimodal benchmark): with one
+// copy stream, nothing after it is asked for until it is copied. When there is no
 // room, the chunk is sent as it is and the next waits for the workers.
 func (q *readQueue) dispatch(items []windowItem) {
 	e := q.e
@@ -238,6 +238,9 @@ func (q *readQueue) ask(sd *fileio.Dir, en *entry) {
 		return
 	}
 	if en.st.Size > prefetchMax {
+		if e.sum.Jobs > 1 {
+			return // several streams read side by side anyway: no one waits
+		}
 		en.asked = -1
 		q.aheadMu.Lock()
 		q.large++
