@@ -5,6 +5,7 @@ package copyengine_test
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -178,5 +179,88 @@ func TestReadOrderWindows(t *testing.T) {
 	slices.SortStableFunc(all, func(a, b string) int { return cmp.Compare(place[a], place[b]) })
 	if slices.Equal(all, want) {
 		t.Fatal("windows of 10 read as one window would: the test shows nothing")
+	}
+}
+
+// TestReadOrderHoldsBackAfterLargeFile: in disk order with one stream, the
+// small files ahead are asked for (POSIX_FADV_WILLNEED) in read order, but
+// none that lies after a large file before that file is read: the kernel
+// would read them in the middle of it, a seek away and back.
+func TestReadOrderHoldsBackAfterLargeFile(t *testing.T) {
+	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 256 << 20})
+	src := fs.Path("src")
+	var rels []string
+	for i := range 30 {
+		rels = append(rels, fmt.Sprintf("f%03d", i))
+	}
+	// Written in name order, each flushed; f015 is 2 MiB.
+	for i, rel := range rels {
+		n := 128 << 10 // past ext4's small-file allocation, so that all are placed alike
+		if i == 15 {
+			n = 2 << 20
+		}
+		f, err := os.Create(filepath.Join(src, rel))
+		if os.IsNotExist(err) {
+			if err = os.MkdirAll(src, 0o755); err == nil {
+				f, err = os.Create(filepath.Join(src, rel))
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(pattern(int64(i), n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	place := map[string]int64{}
+	for _, rel := range rels {
+		place[rel], _ = placeOf(t, src, rel)
+	}
+	byPlace := slices.Clone(rels)
+	slices.SortStableFunc(byPlace, func(a, b string) int { return cmp.Compare(place[a], place[b]) })
+	at := slices.Index(byPlace, "f015")
+	before, after := byPlace[:at], byPlace[at+1:]
+	if len(before) < 3 || len(after) < 3 {
+		t.Fatalf("the large file lies at %d of %d on the disk: the test would show little", at, len(byPlace))
+	}
+	var mu sync.Mutex
+	asked := map[string]bool{}
+	var askedAtLarge map[string]bool
+	var faults []*fileio.Fault
+	for _, rel := range rels {
+		faults = append(faults, &fileio.Fault{Op: fileio.OpPrefetch, PathHas: "/src/" + rel, Then: func() {
+			mu.Lock()
+			asked[rel] = true
+			mu.Unlock()
+		}})
+	}
+	faults = append(faults, &fileio.Fault{Op: fileio.OpRead, PathHas: "/src/f015", Nth: 1, Then: func() {
+		mu.Lock()
+		askedAtLarge = maps.Clone(asked)
+		mu.Unlock()
+	}})
+	setFaults(t, faults...)
+	opt := copyengine.Options{Sources: []string{src}, Dest: filepath.Join(scratchDir(t), "dst"), Jobs: 1, JobsReason: "one stream", ReadOrder: copyengine.ReadOrderDisk}
+	if _, err := runEngine(t, opt); err != nil {
+		t.Fatal(err)
+	}
+	fileio.ClearFaults()
+	sameTree(t, src, opt.Dest)
+	if askedAtLarge == nil {
+		t.Fatal("the large file was never read")
+	}
+	for _, rel := range after {
+		if askedAtLarge[rel] {
+			t.Errorf("%s, after the large file on the disk, was asked for before the large file was read", rel)
+		}
+	}
+	for _, rel := range before {
+		if !asked[rel] {
+			t.Errorf("%s, a small file before the large one, was never asked for ahead", rel)
+		}
 	}
 }
