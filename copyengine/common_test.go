@@ -22,8 +22,19 @@ const tempSuffix = ".fastcopy-tmp"
 
 // runEngine runs the engine under a deadline, so that a hang fails this test
 // with a message instead of the whole binary.
+//
+// FASTCOPY_TEST_ORDER=disk (or inode) runs every test that does not choose
+// a read order in that one, and FASTCOPY_TEST_READ_WINDOW=N with windows of
+// at most N files (unless the test sets its own): the suite then checks the ordered walk and window
+// against everything the listing order is checked for.
 func runEngine(t *testing.T, opt copyengine.Options) (copyengine.Summary, error) {
 	t.Helper()
+	if o := os.Getenv("FASTCOPY_TEST_ORDER"); o != "" && opt.ReadOrder == "" {
+		opt.ReadOrder = copyengine.ReadOrder(o)
+	}
+	if n, err := strconv.Atoi(os.Getenv("FASTCOPY_TEST_READ_WINDOW")); err == nil && n > 0 && copyengine.ReadWindowFiles(&opt) == 0 {
+		copyengine.SetReadWindowFiles(&opt, n)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return copyengine.Run(ctx, opt)

@@ -37,7 +37,7 @@ func (cp *copier) worker() {
 			cp.copyEntry(c, &c.entries[i], *bp)
 			cp.closeSrc(&c.entries[i])
 		}
-		for i := range c.entries[:ahead] { // left by a cancel
+		for i := range c.entries { // left by a cancel (opened ahead here, or by the read window)
 			cp.closeSrc(&c.entries[i])
 		}
 		c.src.release()
@@ -93,25 +93,35 @@ func (cp *copier) prefetch(c *chunk, i, ahead int) int {
 		return ahead
 	}
 	for ; ahead < len(c.entries) && ahead <= i+prefetchAhead; ahead++ {
-		en := &c.entries[ahead]
-		if !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
-			continue
-		}
-		if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && cp.mayClone(&en.st) {
-			continue // a clone that needs no digest reads no data
-		}
-		if !e.ahead.take() {
+		if !cp.openAhead(c.src.d, &c.entries[ahead]) {
 			return ahead // no descriptor to spare: this one is opened in turn
 		}
-		f, err := c.src.d.Open(en.name, e.opt.Dereference)
-		if err != nil {
-			e.ahead.give()
-			continue // the copy opens it again and reports what it finds
-		}
-		f.Prefetch(0, en.st.Size)
-		en.src = f
 	}
 	return ahead
+}
+
+// openAhead opens en (a small file of sd) and asks the kernel to start
+// reading it, unless it reads no data or is open already. It reports
+// false when no descriptor is to spare.
+func (cp *copier) openAhead(sd *fileio.Dir, en *entry) bool {
+	e := cp.e
+	if en.src != nil || !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
+		return true
+	}
+	if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && cp.mayClone(&en.st) {
+		return true // a clone that needs no digest reads no data
+	}
+	if !e.ahead.take() {
+		return false
+	}
+	f, err := sd.Open(en.name, e.opt.Dereference)
+	if err != nil {
+		e.ahead.give()
+		return true // the copy opens it again and reports what it finds
+	}
+	f.Prefetch(0, en.st.Size)
+	en.src = f
+	return true
 }
 
 // openSrc returns en's source, opened ahead (the entry gives it up) or now.
@@ -125,13 +135,19 @@ func (cp *copier) openSrc(sd *fileio.Dir, en *entry) (*fileio.File, error) {
 	return sd.Open(en.name, e.opt.Dereference)
 }
 
-// closeSrc closes a source opened ahead that the copy did not take.
+// closeSrc closes a source opened ahead that the copy did not take, once
+// the entry is done with, and gives back the read window's room for it
+// (see readQueue.dispatch).
 func (cp *copier) closeSrc(en *entry) {
 	e := cp.e
 	if en.src != nil {
 		en.src.Close()
 		en.src = nil
 		e.ahead.give()
+	}
+	if en.asked != 0 {
+		e.walker.reads.copied(en.asked)
+		en.asked = 0
 	}
 }
 

@@ -63,7 +63,7 @@ func (o *ReadOrder) Type() string { return "order" }
 // listing order on anything else.
 func ChooseReadOrder(o ReadOrder, src string) (ReadOrder, string) {
 	if o != "" && o != ReadOrderAuto {
-		return o, "set by --read-order"
+		return o, "set by --order"
 	}
 	return readOrderFor(fileio.DeviceOf(src))
 }

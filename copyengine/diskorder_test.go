@@ -59,7 +59,7 @@ func TestReadOrderAuto(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, o := range []ReadOrder{ReadOrderDisk, ReadOrderInode, ReadOrderListing} {
-		if got, why := ChooseReadOrder(o, dir); got != o || why != "set by --read-order" {
+		if got, why := ChooseReadOrder(o, dir); got != o || why != "set by --order" {
 			t.Errorf("ChooseReadOrder(%s) = %s, %q", o, got, why)
 		}
 	}

@@ -58,6 +58,7 @@ type entry struct {
 	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see settledAt)
 	tmp     string       // the temporary name, when not tempName(dstName)
 	src     *fileio.File // the source, when opened ahead (prefetch)
+	asked   int64        // bytes the read window asked for ahead, -1 for a large file it holds others back for (readorder.go)
 	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
 	// linkCopy: a further name of a source inode, copied as a file of its
 	// own because the destination has no hard links.
@@ -218,6 +219,7 @@ func newEngine(opt Options) *engine {
 	e.sum.DryRun = opt.DryRun
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason // chosen by Check
 	e.bw, e.sum.BwLimit = throttleFor(&opt), opt.BwLimit
+	e.sum.ReadOrder, e.sum.ReadOrderReason = opt.ReadOrder, opt.ReadOrderReason
 	return e
 }
 
@@ -390,7 +392,11 @@ func ChooseJobs(jobs int, src string) (int, string) {
 
 func (e *engine) run(p *plan) error {
 	jobs := e.sum.Jobs
-	e.copier.in = make(chan *chunk, jobs*2)
+	queued := jobs * 2
+	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.opt.DryRun {
+		queued = max(queued, readQueueChunks) // opened ahead in the read window's order (readorder.go)
+	}
+	e.copier.in = make(chan *chunk, queued)
 	e.commit.in = make(chan *pending, commitBatchFiles)
 
 	var workers, committer sync.WaitGroup

@@ -66,3 +66,10 @@ func BucketWait(ctx context.Context, bytesPerSec, n int64) (burst int64, err err
 	r := newRateThrottle(bytesPerSec)
 	return r.piece(), r.wait(ctx, ioRead, n)
 }
+
+// SetReadWindowFiles lowers the most files a read window of the run with
+// opt holds (disk and inode order), so that a small tree fills several.
+func SetReadWindowFiles(opt *Options, n int) { opt.readWindowFiles = n }
+
+// ReadWindowFiles is what SetReadWindowFiles set (0: the default).
+func ReadWindowFiles(opt *Options) int { return opt.readWindowFiles }

@@ -456,10 +456,12 @@ func TestFaultPrefetchOpensAhead(t *testing.T) {
 // copyCounting copies src to dst with one worker and no dedup under the
 // faults (among them opens and prefetches), checks the copy, and checks the calls that opens and
 // prefetches counted: the files opened (opened says which) and the reads
-// asked for ahead (asked says which).
+// asked for ahead (asked says which). It reads in listing order, whose
+// look-ahead these count: disk order opens each file once more during the
+// walk (FIEMAP) and asks further ahead (readorder_fault_linux_test.go).
 func copyCounting(t *testing.T, src, dst string, mode copyengine.VerifyMode, faults *fileio.FaultSet, opens *fileio.Fault, wantOpens int, prefetches *fileio.Fault, wantAhead int, opened, asked string) {
 	t.Helper()
-	if _, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: mode, Dedup: dedup.Off}, faults)); err != nil {
+	if _, err := runEngine(t, copyengine.WithFaults(copyengine.Options{Sources: []string{src}, Dest: dst, Jobs: 1, Verify: mode, Dedup: dedup.Off, ReadOrder: copyengine.ReadOrderListing}, faults)); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, src, dst)

@@ -205,6 +205,18 @@ type Options struct {
 	// root). It implies Checksum: a file found unchanged is removed only
 	// when its content is known equal by digest.
 	Move bool
+
+	// Read order (diskorder.go, readorder.go).
+	//
+	// ReadOrder says in which order source files are read: auto (the
+	// default: disk order on a rotational or USB source, listing order
+	// otherwise), disk, inode or listing. Check resolves auto, as it
+	// chooses Jobs, unless both ReadOrder and ReadOrderReason are set.
+	ReadOrder       ReadOrder
+	ReadOrderReason string // why ReadOrder is what it is, for the summary ("" = Check asks ChooseReadOrder)
+	// readWindowFiles, when above 0, lowers the most files a read window
+	// holds (tests: several windows from a small tree).
+	readWindowFiles int
 }
 
 // Action is what the engine did with one entry.
@@ -371,6 +383,10 @@ type Summary struct {
 	BackedUp       int64    `json:"backed_up"`             // old versions moved to --backup-dir
 	SourcesRemoved int64    `json:"sources_removed"`       // --move: source entries removed
 	SourceDirsGone int64    `json:"source_dirs_removed"`   // --move: source directories removed, left empty
+
+	// The read order used (resolved: disk, inode or listing) and why.
+	ReadOrder       ReadOrder `json:"read_order"`
+	ReadOrderReason string    `json:"read_order_reason"`
 }
 
 // Check applies the defaults to the fields left zero and refuses a request
@@ -378,7 +394,8 @@ type Summary struct {
 // read or written: a mode no flag knows, --dedup=clone with
 // --reflink=never, a negative Jobs, an empty path, a malformed --exclude
 // pattern. It chooses Jobs (ChooseJobsFor) unless both Jobs and JobsReason
-// are set. Run calls it first; a caller may call it sooner, to refuse a bad
+// are set, and resolves ReadOrder auto (ChooseReadOrder) unless both
+// ReadOrder and ReadOrderReason are set. Run calls it first; a caller may call it sooner, to refuse a bad
 // request before it opens a cache or prints anything. Calling it again
 // changes nothing.
 func (o *Options) Check() error {
@@ -441,6 +458,14 @@ func (o *Options) Check() error {
 	}
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {
 		o.Jobs, o.JobsReason = ChooseJobsFor(o.Jobs, o.Sources[0], o.Dest)
+	}
+	if o.ReadOrder != "" {
+		if err := o.ReadOrder.Set(string(o.ReadOrder)); err != nil {
+			return refuse(string(o.ReadOrder), "is not an --order: "+err.Error(), "use auto, disk, inode or listing")
+		}
+	}
+	if len(o.Sources) > 0 && (o.ReadOrder == "" || o.ReadOrder == ReadOrderAuto || o.ReadOrderReason == "") {
+		o.ReadOrder, o.ReadOrderReason = ChooseReadOrder(o.ReadOrder, o.Sources[0])
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ func TestRunRefusesBadOptions(t *testing.T) {
 			"--dedup=clone needs clones, which --reflink=never forbids; use --dedup=hardlink or --dedup=off"},
 		{"jobs", func(o *copyengine.Options) { o.Jobs = -1 },
 			"--jobs must be 1 or more, not -1"},
+		{"order", func(o *copyengine.Options) { o.ReadOrder = "sideways" },
+			`"sideways": is not an --order: must be auto, disk, inode or listing, not "sideways"`},
 		{"blank-source", func(o *copyengine.Options) { o.Sources = []string{" "} },
 			"an argument is empty; name a path"},
 		{"blank-dest", func(o *copyengine.Options) { o.Dest = " " },
@@ -123,5 +125,34 @@ func TestModesAreFlagValues(t *testing.T) {
 		if c.v.Type() != "mode" {
 			t.Errorf("Type() = %q", c.v.Type())
 		}
+	}
+}
+
+// TestCheckReadOrder: Check resolves auto to an order for the source's
+// device and says why; an order given is kept, "set by --order"; the
+// summary reports what the run used.
+func TestCheckReadOrder(t *testing.T) {
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "a.txt"), []byte("alpha\n"))
+	for _, o := range []copyengine.ReadOrder{"", copyengine.ReadOrderAuto} {
+		opt := copyengine.Options{Sources: []string{src}, Dest: filepath.Join(t.TempDir(), "dst"), ReadOrder: o}
+		if err := opt.Check(); err != nil {
+			t.Fatal(err)
+		}
+		want, why := copyengine.ChooseReadOrder(copyengine.ReadOrderAuto, src)
+		if opt.ReadOrder != want || opt.ReadOrderReason != why || why == "" {
+			t.Errorf("Check resolved %q to %q (%q), want %q (%q)", o, opt.ReadOrder, opt.ReadOrderReason, want, why)
+		}
+	}
+	for _, o := range []copyengine.ReadOrder{copyengine.ReadOrderDisk, copyengine.ReadOrderInode, copyengine.ReadOrderListing} {
+		opt := copyengine.Options{Sources: []string{src}, Dest: filepath.Join(t.TempDir(), "dst"), ReadOrder: o}
+		sum, err := runEngine(t, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.ReadOrder != o || sum.ReadOrderReason != "set by --order" {
+			t.Errorf("summary reports order %q (%q), want %q set by --order", sum.ReadOrder, sum.ReadOrderReason, o)
+		}
+		sameTree(t, src, opt.Dest)
 	}
 }

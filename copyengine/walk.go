@@ -22,6 +22,7 @@ type dirWork struct {
 	created bool      // the destination directory was made by this run (so is empty)
 	above   *ancestor // with -L: the directories walked down through to this one
 	stage   *stage    // made under its temporary name (created is true)
+	ino     uint64    // the source directory's inode (dirQueue's order; 0 for a root)
 }
 
 // ancestor is a source directory on the way down from a walk root. With -L
@@ -41,6 +42,9 @@ type walker struct {
 	e       *engine
 	q       *walkQueue
 	dstDirs sync.Map // devIno -> true: a destination directory (destDir)
+	// reads holds the files to read in disk or inode order (readorder.go);
+	// nil in listing order, where files go to the copier as listed.
+	reads *readQueue
 }
 
 // walkQueue is a LIFO of directories with a count of those not yet done;
@@ -49,12 +53,17 @@ type walkQueue struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	items   []dirWork
+	byIno   *dirQueue // in disk and inode order: instead of items
 	pending int
 }
 
 func (q *walkQueue) push(w dirWork) {
 	q.mu.Lock()
-	q.items = append(q.items, w)
+	if q.byIno != nil {
+		q.byIno.push(w)
+	} else {
+		q.items = append(q.items, w)
+	}
 	q.pending++
 	q.mu.Unlock()
 	q.cond.Signal()
@@ -64,15 +73,25 @@ func (q *walkQueue) push(w dirWork) {
 func (q *walkQueue) pop() (dirWork, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.items) == 0 && q.pending > 0 {
+	for q.len() == 0 && q.pending > 0 {
 		q.cond.Wait()
 	}
-	if len(q.items) == 0 {
+	if q.len() == 0 {
 		return dirWork{}, false
+	}
+	if q.byIno != nil {
+		return q.byIno.pop(), true
 	}
 	w := q.items[len(q.items)-1]
 	q.items = q.items[:len(q.items)-1]
 	return w, true
+}
+
+func (q *walkQueue) len() int {
+	if q.byIno != nil {
+		return q.byIno.Len()
+	}
+	return len(q.items)
 }
 
 func (q *walkQueue) done() {
@@ -92,6 +111,10 @@ func (wk *walker) walk(p *plan) {
 	q := &walkQueue{}
 	q.cond = sync.NewCond(&q.mu)
 	wk.q = q
+	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.opt.DryRun {
+		wk.reads = newReadQueue(e, o)
+		q.byIno = &dirQueue{}
+	}
 	for i := range p.roots {
 		r := &p.roots[i]
 		if !r.isDir {
@@ -125,6 +148,9 @@ func (wk *walker) walk(p *plan) {
 	if walkers < 2 {
 		walkers = 2 // listing overlaps copying even with one copy stream
 	}
+	if wk.ordered() {
+		walkers = 1 // one sweep of the metadata, in inode order
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < walkers; i++ {
 		wg.Add(1)
@@ -143,6 +169,9 @@ func (wk *walker) walk(p *plan) {
 		}()
 	}
 	wg.Wait()
+	if wk.ordered() {
+		wk.reads.flush()
+	}
 }
 
 // walkFileRoot handles a SOURCE that is a single file.
@@ -315,6 +344,7 @@ type dirList struct {
 	existing  map[string]fileio.Stat
 	kept      map[string]string // temporaries kept to take up: destination name -> temporary
 	files     []entry           // non-directories, planned once the cache is asked
+	stats     []preStat         // in disk and inode order: each name's stat, taken in inode order
 }
 
 func (wk *walker) walkDir(w dirWork) {
@@ -485,6 +515,9 @@ func (l *dirList) taken(t string) bool { return l.tempLike[l.nameKey(t)] }
 // run stops.
 func (l *dirList) classify() bool {
 	e, w := l.wk.e, l.w
+	if l.wk.ordered() {
+		l.preStat()
+	}
 	for i, n := range l.names {
 		if e.ctx.Err() != nil || e.drives.halted() {
 			return false
@@ -521,7 +554,9 @@ func (l *dirList) entry(i int) (en entry, ok bool) {
 	dstRel := joinRel(l.w.dstRel, dstName)
 	var st fileio.Stat
 	var err error
-	if e.opt.Dereference {
+	if l.stats != nil && l.stats[i].done {
+		st, err = l.stats[i].st, l.stats[i].err
+	} else if e.opt.Dereference {
 		st, err = l.sd.StatFollow(n.Name)
 	} else {
 		st, err = l.sd.Lstat(n.Name)
@@ -594,7 +629,7 @@ func (l *dirList) subdir(en *entry) {
 		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 		e.mu.Unlock()
 	}
-	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg})
+	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino})
 }
 
 // send asks the hash cache about the directory's files in one lookup, has
@@ -749,9 +784,13 @@ func (wk *walker) isDestDir(st fileio.Stat) bool {
 }
 
 // sendChunk hands entries to the workers; the chunk holds its own
-// references to the directories.
+// references to the directories. In disk and inode order the regular
+// files go to the read window instead (readorder.go).
 func (wk *walker) sendChunk(src, dst *handle, st *stage, entries []entry) {
 	e := wk.e
+	if wk.ordered() && len(entries) > 0 {
+		entries = wk.reads.hold(src, dst, st, entries)
+	}
 	if len(entries) == 0 {
 		return
 	}

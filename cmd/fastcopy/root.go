@@ -117,6 +117,7 @@ another spelling only updates that file and keeps DEST's spelling.
 
 type copyOptions struct {
 	jobs        int
+	order       copyengine.ReadOrder
 	reflink     copyengine.Reflink
 	verify      copyengine.VerifyMode
 	dereference bool
@@ -178,6 +179,9 @@ type mirrorFlags struct {
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device, at most 4 to a FUSE destination; -v says which)")
+	// Read order (copyengine/readorder.go).
+	o.order = copyengine.ReadOrderAuto
+	f.Var(&o.order, "order", "order of source reads: auto (disk order on a rotational or USB source, else listing), disk (where the data lies: give it for a spinning disk whose bridge reports neither rotational nor USB), inode, listing; -v says which")
 	o.reflink = copyengine.ReflinkAuto
 	f.Var(&o.reflink, "reflink", "clone data blocks: auto (where the filesystem can), always, never")
 	o.verify = copyengine.VerifyDevice
@@ -224,6 +228,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		Sources:      args[:len(args)-1],
 		Dest:         args[len(args)-1],
 		Jobs:         o.jobs,
+		ReadOrder:    o.order,
 		Reflink:      o.reflink,
 		Verify:       o.verify,
 		Dedup:        o.dedup,
@@ -307,6 +312,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	}
 	if o.verbose {
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
+		out.info("read order: %s (%s)", eo.ReadOrder, eo.ReadOrderReason)
 		if eo.BwLimit > 0 {
 			out.info("bandwidth: at most %s/s, reads and writes together (--bwlimit)", copyengine.HumanBytes(eo.BwLimit))
 		}

@@ -387,8 +387,20 @@ func TestReadDir(t *testing.T) {
 		t.Fatalf("ReadDir: %+v", des)
 	}
 	for i := range want {
-		if des[i] != want[i] {
+		if des[i].Name != want[i].Name || des[i].Type != want[i].Type {
 			t.Fatalf("ReadDir: %+v, want %+v", des, want)
+		}
+		// Linux's listing carries each name's inode number (d_ino), for
+		// stating names in inode order; elsewhere it is 0.
+		if runtime.GOOS != "linux" {
+			continue
+		}
+		st, err := d.Lstat(des[i].Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if des[i].Ino == 0 || des[i].Ino != st.Ino {
+			t.Fatalf("ReadDir: %q has inode %d, Lstat says %d", des[i].Name, des[i].Ino, st.Ino)
 		}
 	}
 }

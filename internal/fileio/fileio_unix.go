@@ -4,7 +4,6 @@ package fileio
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -180,7 +179,8 @@ func (d *Dir) openFollow(name, p string) (*Dir, error) {
 	return &Dir{faults: d.faults, fd: fd, path: p}, nil
 }
 
-// ReadDir lists the directory, sorted by name, without "." and "..".
+// ReadDir lists the directory, sorted by name, without "." and "..",
+// with each name's inode number where the platform reports it (Linux).
 func (d *Dir) ReadDir() ([]DirEntry, error) {
 	if err := d.faults.inject(OpReadDir, d.path); err != nil {
 		return nil, pathErr("readdir", d.path, err)
@@ -191,32 +191,9 @@ func (d *Dir) ReadDir() ([]DirEntry, error) {
 	if err != nil {
 		return nil, pathErr("open", d.path, err)
 	}
-	f := os.NewFile(uintptr(fd), d.path)
-	defer f.Close()
-	des, err := f.ReadDir(-1)
+	out, err := listDir(fd, d.path)
 	if err != nil {
-		return nil, pathErr("readdir", d.path, err)
-	}
-	out := make([]DirEntry, 0, len(des))
-	for _, de := range des {
-		var t uint32
-		switch de.Type() {
-		case 0:
-			t = ModeRegular
-		case os.ModeDir:
-			t = ModeDir
-		case os.ModeSymlink:
-			t = ModeSymlink
-		case os.ModeNamedPipe:
-			t = ModeFIFO
-		case os.ModeSocket:
-			t = ModeSocket
-		case os.ModeDevice:
-			t = ModeBlock
-		case os.ModeDevice | os.ModeCharDevice:
-			t = ModeChar
-		}
-		out = append(out, DirEntry{Name: de.Name(), Type: t})
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -59,10 +59,13 @@ func (s *Stat) Sparse() bool {
 }
 
 // DirEntry is one name read from a directory, with the type the directory
-// reported (0 when the filesystem does not say; Lstat tells then).
+// reported (0 when the filesystem does not say; Lstat tells then) and,
+// where the platform gives it (Linux: d_ino), its inode number, which
+// lets a caller stat a directory's names in inode order (0: not known).
 type DirEntry struct {
 	Name string
 	Type uint32
+	Ino  uint64
 }
 
 // ErrUnsupported is returned (wrapped) by primitives that the platform or the
