@@ -32,6 +32,19 @@ func TestBwLimitCharges(t *testing.T) {
 				read, write, wantRead, wantWrite, st.BytesRead.Load(), st.BytesWritten.Load())
 		}
 	}
+	// run runs opt with its charges recorded in pieces of piece bytes and
+	// its Stats counted.
+	run := func(t *testing.T, piece int64, opt copyengine.Options) (*copyengine.Charges, *copyengine.Stats, copyengine.Summary) {
+		t.Helper()
+		c := &copyengine.Charges{Piece: piece}
+		opt.Stats = &copyengine.Stats{}
+		copyengine.RecordCharges(&opt, c)
+		sum, err := runEngine(t, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, opt.Stats, sum
+	}
 	tree := func(t *testing.T, sizes map[string]int) (string, int64) {
 		src := t.TempDir()
 		var total int64
@@ -48,13 +61,7 @@ func TestBwLimitCharges(t *testing.T) {
 	t.Run("copy and read-back", func(t *testing.T) {
 		src, total := tree(t, sizes)
 		dst := filepath.Join(t.TempDir(), "dst")
-		c := &copyengine.Charges{Piece: 1 << 20}
-		st := &copyengine.Stats{}
-		opt := copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Stats: st}
-		copyengine.RecordCharges(&opt, c)
-		if _, err := runEngine(t, opt); err != nil {
-			t.Fatal(err)
-		}
+		c, st, _ := run(t, 1<<20, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
 		// 16 MiB and the rest: each byte read from the source, written,
 		// and read back from the device.
 		if st.BytesRead.Load() != 2*total || st.BytesWritten.Load() != total {
@@ -64,13 +71,7 @@ func TestBwLimitCharges(t *testing.T) {
 
 		// Nothing changed: nothing read or written, nothing charged. With
 		// --checksum and no cache both sides are hashed.
-		c2 := &copyengine.Charges{Piece: 1 << 20}
-		st2 := &copyengine.Stats{}
-		opt = copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true, Stats: st2}
-		copyengine.RecordCharges(&opt, c2)
-		if _, err := runEngine(t, opt); err != nil {
-			t.Fatal(err)
-		}
+		c2, st2, _ := run(t, 1<<20, copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true})
 		check(t, c2, st2, 2*total, 0)
 		if st2.BytesRead.Load() != 2*total {
 			t.Errorf("--checksum read %d bytes, want both sides, %d", st2.BytesRead.Load(), 2*total)
@@ -80,13 +81,7 @@ func TestBwLimitCharges(t *testing.T) {
 	t.Run("large file read back as written", func(t *testing.T) {
 		src, total := tree(t, map[string]int{"huge": 40 << 20})
 		dst := filepath.Join(t.TempDir(), "dst")
-		c := &copyengine.Charges{Piece: 1 << 20}
-		st := &copyengine.Stats{}
-		opt := copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Stats: st}
-		copyengine.RecordCharges(&opt, c)
-		if _, err := runEngine(t, opt); err != nil {
-			t.Fatal(err)
-		}
+		c, st, _ := run(t, 1<<20, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever})
 		check(t, c, st, 2*total, total)
 		check(t, c, st, st.BytesRead.Load(), st.BytesWritten.Load())
 	})
@@ -105,14 +100,7 @@ func TestBwLimitCharges(t *testing.T) {
 			}
 		}
 		dst := filepath.Join(t.TempDir(), "dst")
-		c := &copyengine.Charges{Piece: 1 << 20}
-		st := &copyengine.Stats{}
-		opt := copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Dedup: dedup.Hardlink, DedupVerifyBytes: true, Stats: st}
-		copyengine.RecordCharges(&opt, c)
-		sum, err := runEngine(t, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, st, sum := run(t, 1<<20, copyengine.Options{Sources: []string{src}, Dest: dst, Reflink: copyengine.ReflinkNever, Dedup: dedup.Hardlink, DedupVerifyBytes: true})
 		if sum.Deduped != 1 {
 			t.Fatalf("deduplicated %d files, want the duplicate linked", sum.Deduped)
 		}
@@ -127,16 +115,9 @@ func TestBwLimitCharges(t *testing.T) {
 	t.Run("copy_file_range in pieces", func(t *testing.T) {
 		src, total := tree(t, map[string]int{"first": 3 << 20, "second": 2<<20 + 5})
 		dst := filepath.Join(t.TempDir(), "dst")
-		c := &copyengine.Charges{Piece: 64 << 10}
-		st := &copyengine.Stats{}
 		// No digest needed and no clone on this filesystem: each file is
 		// copied by copy_file_range. Stats counts it as written, not read.
-		opt := copyengine.Options{Sources: []string{src}, Dest: dst, Verify: copyengine.VerifyOff, Jobs: 1, Dedup: dedup.Off, Stats: st}
-		copyengine.RecordCharges(&opt, c)
-		sum, err := runEngine(t, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, st, sum := run(t, 64<<10, copyengine.Options{Sources: []string{src}, Dest: dst, Verify: copyengine.VerifyOff, Jobs: 1, Dedup: dedup.Off})
 		if sum.Cloned != 0 || st.BytesRead.Load() != 0 {
 			t.Skipf("skipping: this filesystem clones or cannot copy_file_range (%d cloned, %d bytes read)", sum.Cloned, st.BytesRead.Load())
 		}
@@ -157,14 +138,7 @@ func TestBwLimitCharges(t *testing.T) {
 			total += int64(n)
 		}
 		settleSources()
-		c := &copyengine.Charges{Piece: 1 << 20}
-		st := &copyengine.Stats{}
-		opt := copyengine.Options{Sources: []string{src}, Dest: fs.Path("dst"), Stats: st}
-		copyengine.RecordCharges(&opt, c)
-		sum, err := runEngine(t, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, st, sum := run(t, 1<<20, copyengine.Options{Sources: []string{src}, Dest: fs.Path("dst")})
 		if sum.Cloned != 2 {
 			t.Fatalf("cloned %d files, want 2", sum.Cloned)
 		}

@@ -462,41 +462,10 @@ func (dp *deduper) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Su
 // sameXattrs compares the extended attributes the copy of d would get with
 // those the target carries.
 func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
-	e := dp.e
-	sf, err := d.src.d.Open(d.en.name, e.opt.Dereference)
-	if err != nil {
-		return false
-	}
-	defer sf.Close()
-	tf, err := td.Open(tname, false)
-	if err != nil {
-		return false
-	}
-	defer tf.Close()
-	a, err1 := fileio.Xattrs(sf)
-	b, err2 := fileio.Xattrs(tf)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	keep := func(m map[string][]byte) map[string][]byte {
-		out := map[string][]byte{}
-		for k, v := range m {
-			if e.root || len(k) > 5 && k[:5] == "user." {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	a, b = keep(a), keep(b)
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
-			return false
-		}
-	}
-	return true
+	root := dp.e.root
+	return sameKeptXattrs(d.src.d, d.en.name, dp.e.opt.Dereference, td, tname, func(k string) bool {
+		return root || len(k) > 5 && k[:5] == "user."
+	})
 }
 
 func (dp *deduper) noteVerify(msg string) {

@@ -24,13 +24,8 @@ import (
 // name's inode, which is unchanged; linked otherwise.
 func (dp *deduper) wouldLink(f linkFollower) error {
 	e := dp.e
-	select {
-	case <-f.group.done:
-	default:
-		return errLinkNotCopied(f.group.leaderRel)
-	}
-	if !f.group.ok {
-		return errLinkFailed(f.group.leaderRel)
+	if err := f.group.leaderErr(); err != nil {
+		return err
 	}
 	if want := f.group.ino; want != (devIno{}) && e.dstRoot != nil {
 		if cur, err := e.dstRoot.Lstat(f.rel); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
@@ -172,12 +167,18 @@ func (dc *decider) wouldFixMeta(en *entry) {
 	}
 }
 
-func errLinkNotCopied(leader string) error {
-	return fmt.Errorf("hard link to %q: its first name was not copied", leader)
-}
-
-func errLinkFailed(leader string) error {
-	return fmt.Errorf("hard link to %q: its first name failed to copy", leader)
+// leaderErr says why a further name of g cannot be linked to its first
+// name (not copied, or failed to copy); nil once the first name is in place.
+func (g *linkGroup) leaderErr() error {
+	select {
+	case <-g.done:
+	default:
+		return fmt.Errorf("hard link to %q: its first name was not copied", g.leaderRel)
+	}
+	if !g.ok {
+		return fmt.Errorf("hard link to %q: its first name failed to copy", g.leaderRel)
+	}
+	return nil
 }
 
 // dryFold is foldOf for a dry run, which puts no name to the destination:

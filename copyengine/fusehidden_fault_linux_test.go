@@ -119,13 +119,7 @@ func testFUSENoHiddenFiles(t *testing.T, typ, src string) {
 		if !errors.Is(err, copyengine.ErrSomeFailed) || sum.Failed == 0 {
 			t.Fatalf("run: %v, %d failed; want files failed by their rename", err, sum.Failed)
 		}
-		if fds := openUnder(t, fs.Dir); len(fds) != 0 {
-			t.Errorf("descriptors of the destination still open after the run: %q", fds)
-		}
-		if hid != 0 {
-			t.Errorf("the run removed %d files while it held them open: the driver hid them as .fuse_hidden files", hid)
-		}
-		noTemps(t, dst)
+		leftClean(t, fs.Dir, dst, hid)
 	})
 
 	t.Run("run stopped", func(t *testing.T) {
@@ -145,13 +139,7 @@ func testFUSENoHiddenFiles(t *testing.T, typ, src string) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("run: %v (copied %d); want it stopped", err, sum.Copied)
 		}
-		if fds := openUnder(t, fs.Dir); len(fds) != 0 {
-			t.Errorf("descriptors of the destination still open after the run: %q", fds)
-		}
-		if hid != 0 {
-			t.Errorf("the run removed %d files while it held them open: the driver hid them as .fuse_hidden files", hid)
-		}
-		noTemps(t, dst)
+		leftClean(t, fs.Dir, dst, hid)
 	})
 
 	fs.Remount()
@@ -161,4 +149,18 @@ func testFUSENoHiddenFiles(t *testing.T, typ, src string) {
 		}
 		return nil
 	})
+}
+
+// leftClean checks a run that ended on a FUSE drive mounted at dir, which
+// hid hid files while the run went on: no descriptor below dir is still
+// open, no file was hidden, and no temporary is left in dst.
+func leftClean(t *testing.T, dir, dst string, hid int) {
+	t.Helper()
+	if fds := openUnder(t, dir); len(fds) != 0 {
+		t.Errorf("descriptors of the destination still open after the run: %q", fds)
+	}
+	if hid != 0 {
+		t.Errorf("the run removed %d files while it held them open: the driver hid them as .fuse_hidden files", hid)
+	}
+	noTemps(t, dst)
 }

@@ -247,41 +247,10 @@ func (ld *linkDests) srcPolicy(sd *fileio.Dir, dev uint64) hashcache.Policy {
 // sameXattrs compares the extended attributes the copy of en would get
 // with those the counterpart carries.
 func (ld *linkDests) sameXattrs(c *chunk, en *entry, cand linkCand) bool {
-	e := ld.e
-	sf, err := c.src.d.Open(en.name, e.opt.Dereference)
-	if err != nil {
-		return false
-	}
-	defer sf.Close()
-	tf, err := cand.d.Open(cand.name, false)
-	if err != nil {
-		return false
-	}
-	defer tf.Close()
-	a, err1 := fileio.Xattrs(sf)
-	b, err2 := fileio.Xattrs(tf)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	kept := func(m map[string][]byte) map[string]string {
-		out := map[string]string{}
-		for k, v := range m {
-			if e.root || strings.HasPrefix(k, "user.") || strings.HasPrefix(k, "system.posix_acl_") {
-				out[k] = string(v)
-			}
-		}
-		return out
-	}
-	ka, kb := kept(a), kept(b)
-	if len(ka) != len(kb) {
-		return false
-	}
-	for k, v := range ka {
-		if w, ok := kb[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
+	root := ld.e.root
+	return sameKeptXattrs(c.src.d, en.name, ld.e.opt.Dereference, cand.d, cand.name, func(k string) bool {
+		return root || strings.HasPrefix(k, "user.") || strings.HasPrefix(k, "system.posix_acl_")
+	})
 }
 
 // destDev is the filesystem of the destination directory of c.

@@ -262,13 +262,8 @@ func (dp *deduper) linkFollowers() {
 
 func (dp *deduper) linkOne(f linkFollower) error {
 	e := dp.e
-	select {
-	case <-f.group.done:
-	default:
-		return errLinkNotCopied(f.group.leaderRel)
-	}
-	if !f.group.ok {
-		return errLinkFailed(f.group.leaderRel)
+	if err := f.group.leaderErr(); err != nil {
+		return err
 	}
 	ldir, lname := splitRel(f.group.leaderRel)
 	fdir, fname := splitRel(f.rel)

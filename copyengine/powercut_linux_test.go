@@ -188,18 +188,10 @@ func TestPowerCut(t *testing.T) {
 	}
 }
 
-// powerCutTrial copies src into a fresh destination on fsys in mode m, cuts
-// the power at (after the run when at < 0), remounts and checks. It returns
-// how long the run took.
-func powerCutTrial(t *testing.T, fsys *loopfs.FS, src string, names map[string][]string, m cutMode, what string, at time.Duration, logFlush bool) time.Duration {
+// runCutAt runs opt and calls cut (a power cut) at, or after the run when
+// at < 0. It returns how long the run had until the cut and the run's error.
+func runCutAt(t *testing.T, opt copyengine.Options, at time.Duration, cut func() error) (time.Duration, error) {
 	t.Helper()
-	dst := fsys.Path("dst")
-	noErr(t, os.RemoveAll(dst))
-	db := filepath.Join(t.TempDir(), "hashes.db")
-	opt := copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: m.verify, NoSync: m.noSync}
-	hc, err := hashcache.Open(db, hashcache.Options{})
-	noErr(t, err)
-	opt.Cache = hc
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {
@@ -218,10 +210,26 @@ func powerCutTrial(t *testing.T, fsys *loopfs.FS, src string, names map[string][
 		runErr, finished = <-done, true
 	}
 	took := time.Since(start)
-	noErr(t, fsys.Cut(logFlush))
+	noErr(t, cut())
 	if !finished {
 		runErr = <-done // the run stops on the errors the shutdown gives it
 	}
+	return took, runErr
+}
+
+// powerCutTrial copies src into a fresh destination on fsys in mode m, cuts
+// the power at (after the run when at < 0), remounts and checks. It returns
+// how long the run took.
+func powerCutTrial(t *testing.T, fsys *loopfs.FS, src string, names map[string][]string, m cutMode, what string, at time.Duration, logFlush bool) time.Duration {
+	t.Helper()
+	dst := fsys.Path("dst")
+	noErr(t, os.RemoveAll(dst))
+	db := filepath.Join(t.TempDir(), "hashes.db")
+	opt := copyengine.Options{Sources: []string{src + "/"}, Dest: dst, Verify: m.verify, NoSync: m.noSync}
+	hc, err := hashcache.Open(db, hashcache.Options{})
+	noErr(t, err)
+	opt.Cache = hc
+	took, runErr := runCutAt(t, opt, at, func() error { return fsys.Cut(logFlush) })
 	noErr(t, hc.Close())
 	if at < 0 && runErr != nil {
 		t.Fatalf("%s: the run before the cut failed: %v", what, runErr)

@@ -57,28 +57,7 @@ func moveCutTrial(t *testing.T, b *loopfs.FS, src, dst string, noSync bool, at t
 	}
 	settleSources()
 	opt := copyengine.Options{Sources: []string{src}, Dest: dst, Move: true, NoSync: noSync}
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		_, err := runEngine(t, opt)
-		done <- err
-	}()
-	var runErr error
-	finished := false
-	if at >= 0 {
-		select {
-		case runErr = <-done:
-			finished = true
-		case <-time.After(at):
-		}
-	} else {
-		runErr, finished = <-done, true
-	}
-	took := time.Since(start)
-	noErr(t, b.Cut(false))
-	if !finished {
-		runErr = <-done
-	}
+	took, runErr := runCutAt(t, opt, at, func() error { return b.Cut(false) })
 	if at < 0 && runErr != nil {
 		t.Fatalf("the run before the cut failed: %v", runErr)
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -70,34 +69,6 @@ func killAtFault(t *testing.T, bin, spec string, reached func() bool, args ...st
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	res := p.wait(t, 0, 0)
 	return res.signal == syscall.SIGKILL
-}
-
-// startBinaryEnv is startBinary with env added to the environment.
-func startBinaryEnv(t *testing.T, bin string, env []string, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		err := p.cmd.Wait()
-		p.end = time.Now()
-		close(exited)
-		p.done <- err
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return p
 }
 
 // countFiles counts the entries below root that are not directories,

@@ -344,7 +344,16 @@ type proc struct {
 // startBinary starts bin with args.
 func startBinary(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
+	return startBinaryEnv(t, bin, nil, args...)
+}
+
+// startBinaryEnv is startBinary with env added to the environment.
+func startBinaryEnv(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.start = time.Now()
 	if err := p.cmd.Start(); err != nil {

@@ -264,6 +264,19 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 	return r, err
 }
 
+// listedFile says what is wrong with the manifest path p in the tree de:
+// missing, or not a regular file. bad is false when p is a regular file.
+func listedFile(de map[string]treeEntry, p string) (diff Diff, bad bool) {
+	d, ok := de[p]
+	switch {
+	case !ok:
+		return Diff{Path: p, Kind: Missing}, true
+	case d.typ != fileio.ModeRegular:
+		return Diff{Path: p, Kind: TypeDiff, Detail: fileio.Describe(d.typ) + " where the manifest lists a file"}, true
+	}
+	return Diff{}, false
+}
+
 // CheckManifest checks the files below dir against a manifest: each listed
 // file must exist and have the listed digest. Files below dir that the
 // manifest does not list are counted in Extra but do not fail the check,
@@ -279,26 +292,18 @@ func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir stri
 	for i := range entries {
 		p := strings.TrimPrefix(entries[i].Path, "./")
 		listed[p] = true
-		d, ok := de[p]
-		switch {
-		case !ok:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
-		case d.typ != fileio.ModeRegular:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fileio.Describe(d.typ) + " where the manifest lists a file"})
-		default:
+		if diff, bad := listedFile(de, p); bad {
+			r.Diffs = append(r.Diffs, diff)
+		} else {
 			jobs = append(jobs, hashJob{rel: p, want: &entries[i].Sum})
 		}
 	}
 	for p, why := range opt.Unhashed {
 		p = strings.TrimPrefix(p, "./")
 		listed[p] = true
-		d, ok := de[p]
-		switch {
-		case !ok:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Missing})
-		case d.typ != fileio.ModeRegular:
-			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: TypeDiff, Detail: fileio.Describe(d.typ) + " where the manifest lists a file"})
-		default:
+		if diff, bad := listedFile(de, p); bad {
+			r.Diffs = append(r.Diffs, diff)
+		} else {
 			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Unchecked, Detail: why})
 		}
 	}
