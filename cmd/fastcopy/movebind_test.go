@@ -1,0 +1,162 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// needRootForMount skips a test that needs root for a bind mount, saying
+// why (and fails where FASTCOPY_REQUIRE_LOOPFS asks for such tests).
+func needRootForMount(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("FASTCOPY_REQUIRE_LOOPFS") != "" {
+			t.Fatal("needs root for a bind mount (and FASTCOPY_REQUIRE_LOOPFS is set)")
+		}
+		t.Skip("skipping: needs root for a bind mount")
+	}
+}
+
+// bindMount mounts from at to and unmounts it when the test ends (before
+// the temporary directories are removed: cleanups run last first). One
+// the test unmounted itself (EINVAL) is not an error.
+func bindMount(t *testing.T, from, to string) {
+	t.Helper()
+	if err := unix.Mount(from, to, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("mount --bind %s %s: %v", from, to, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(to, unix.MNT_DETACH); err != nil && err != unix.EINVAL {
+			t.Errorf("umount %s: %v", to, err)
+		}
+	})
+}
+
+// TestMoveSourceBindMountedInDest moves a tree into a DEST in which a
+// directory of the source is bind-mounted under its own name: DEST's
+// sub/f is the source's sub/f, the same inode. "Found unchanged" must not
+// lead to removing the source, which is the only copy there is.
+func TestMoveSourceBindMountedInDest(t *testing.T) {
+	t.Parallel()
+	needRootForMount(t)
+	bin := buildFastcopy(t)
+	work := t.TempDir()
+	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
+	writeTestFile(t, filepath.Join(src, "sub", "f"), "precious")
+	writeTestFile(t, filepath.Join(src, "top"), "top")
+	if err := os.MkdirAll(filepath.Join(dst, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bindMount(t, filepath.Join(src, "sub"), filepath.Join(dst, "sub"))
+
+	r := runBinary(t, bin, 0, 0, "--no-cache", "-v", "--move", src, dst)
+	if err := unix.Unmount(filepath.Join(dst, "sub"), unix.MNT_DETACH); err != nil {
+		t.Fatalf("umount: %v", err)
+	}
+	var found bool
+	for _, p := range []string{filepath.Join(src, "sub", "f"), filepath.Join(dst, "sub", "f")} {
+		if b, err := os.ReadFile(p); err == nil && string(b) == "precious" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("--move with the source's sub bind-mounted at DEST/sub: exit %d, and sub/f (\"precious\") is on neither side after the unmount:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBackupDirInsideDestBindMount names --backup-dir through a bind mount
+// of DEST: the old versions would land in DEST, where --delete meets them
+// as files the source lacks. Like --log and --manifest, it must be refused
+// (exit 2) by identity, not by the spelling of its path.
+func TestBackupDirInsideDestBindMount(t *testing.T) {
+	t.Parallel()
+	needRootForMount(t)
+	bin := buildFastcopy(t)
+	work := t.TempDir()
+	src, dst, bind := filepath.Join(work, "src"), filepath.Join(work, "dst"), filepath.Join(work, "bind")
+	writeTestFile(t, filepath.Join(src, "a"), "new1")
+	writeTestFile(t, filepath.Join(dst, "a"), "old")
+	writeTestFile(t, filepath.Join(dst, "b"), "gone")
+	if err := os.Mkdir(bind, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bindMount(t, dst, bind)
+
+	r := runBinary(t, bin, 0, 0, "--no-cache", "--delete", "--backup-dir", filepath.Join(bind, "bk"), src, dst)
+	if r.code != 2 || !strings.Contains(r.stderr, "inside the destination") {
+		t.Errorf("--backup-dir %s (DEST through a bind mount): exit %d, want 2 naming it inside the destination:\n%s%s", filepath.Join(bind, "bk"), r.code, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "b")); err != nil || string(b) != "gone" {
+		if _, err := os.Stat(filepath.Join(dst, "bk", "bk")); err == nil {
+			t.Errorf("the run backed up its own backup directory (DEST/bk/bk exists)")
+		}
+	}
+}
+
+// TestMoveSourceRewrittenMtimeRestored rewrites a source file in place,
+// same size, after its copy is in place and before the run ends, and puts
+// its mtime back (as touch -d, an editor or a sync client does): its
+// change time moved. --move must keep it (and fail it, exit 3): removing
+// it loses the only copy of the new content.
+func TestMoveSourceRewrittenMtimeRestored(t *testing.T) {
+	t.Parallel()
+	bin := buildFastcopy(t)
+	work := t.TempDir()
+	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
+	writeTestFile(t, filepath.Join(src, "a"), "version-1\n")
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(src, "a"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 6<<20)
+	if _, err := rand.Read(big); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "z"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// One worker, a at 1 MiB/s: a is copied first, z keeps the run going
+	// for seconds after a's copy took its name.
+	p := startBinary(t, bin, "--no-cache", "-v", "-j", "1", "--bwlimit", "1M", "--move", src, dst)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, err := os.ReadFile(filepath.Join(dst, "a")); err == nil && string(b) == "version-1\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the copy of a never appeared")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(src, "a"), []byte("version-2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Join(src, "a"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t, 0, 0)
+	if _, err := os.Stat(filepath.Join(dst, ".z.fastcopy-tmp")); err == nil {
+		t.Log("z still being written")
+	}
+	var found bool
+	for _, f := range []string{filepath.Join(src, "a"), filepath.Join(dst, "a")} {
+		if b, err := os.ReadFile(f); err == nil && bytes.Equal(b, []byte("version-2\n")) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("a rewritten after its copy (mtime put back): exit %d, and version-2 is on neither side:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r.code == 0 {
+		t.Errorf("exit 0 although a source changed after its copy")
+	}
+}
