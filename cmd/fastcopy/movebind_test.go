@@ -7,11 +7,14 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 )
 
 // needRootForMount skips a test that needs root for a bind mount, saying
@@ -158,5 +161,40 @@ func TestMoveSourceRewrittenMtimeRestored(t *testing.T) {
 	}
 	if r.code == 0 {
 		t.Errorf("exit 0 although a source changed after its copy")
+	}
+}
+
+// TestDeleteGuardDestByAnotherPath mirrors an ext4 source into DEST, then
+// names the same DEST through a bind mount (as a USB disk automounted at
+// /media/u/BACKUP one day and /media/u/BACKUP1 the next) with another,
+// non-empty source filesystem: the guard that refuses a source on another
+// filesystem than the last mirror into this destination must still apply.
+// Keyed by DEST's path with symlinks resolved, it forgets the destination
+// and empties it.
+func TestDeleteGuardDestByAnotherPath(t *testing.T) {
+	t.Parallel()
+	needRootForMount(t)
+	bin := buildFastcopy(t)
+	a := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20})
+	b := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20})
+	work := t.TempDir()
+	dst, bind, cache := filepath.Join(work, "dst"), filepath.Join(work, "bind"), filepath.Join(work, "c.db")
+	for i := 1; i <= 3; i++ {
+		writeTestFile(t, filepath.Join(a.Dir, "photos", "f"+strconv.Itoa(i)), "photo")
+	}
+	writeTestFile(t, filepath.Join(b.Dir, "photos", "other"), "other")
+	if r := runBinary(t, bin, 0, 0, "--delete", "--cache", cache, filepath.Join(a.Dir, "photos"), dst); r.code != 0 {
+		t.Fatalf("first mirror: exit %d:\n%s", r.code, r.stderr)
+	}
+	if r := runBinary(t, bin, 0, 0, "--delete", "--cache", cache, filepath.Join(b.Dir, "photos"), dst); r.code != 2 {
+		t.Fatalf("mirror of another filesystem into the same path: exit %d, want 2 (the guard):\n%s", r.code, r.stderr)
+	}
+	if err := os.Mkdir(bind, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bindMount(t, dst, bind)
+	r := runBinary(t, bin, 0, 0, "--delete", "--cache", cache, filepath.Join(b.Dir, "photos"), bind)
+	if _, err := os.Stat(filepath.Join(dst, "f1")); r.code != 2 || err != nil {
+		t.Errorf("the same DEST through a bind mount, another source filesystem: exit %d (want 2), f1 kept: %v:\n%s%s", r.code, err == nil, r.stdout, r.stderr)
 	}
 }
