@@ -198,3 +198,27 @@ func TestDeleteGuardDestByAnotherPath(t *testing.T) {
 		t.Errorf("the same DEST through a bind mount, another source filesystem: exit %d (want 2), f1 kept: %v:\n%s%s", r.code, err == nil, r.stdout, r.stderr)
 	}
 }
+
+// TestDeleteMountInDest mirrors into a DEST in which a directory outside
+// DEST is bind-mounted at a name the source lacks (a volume mounted into a
+// backup tree). --delete must not empty it: its files are outside DEST,
+// on another mount, and the dry run, which said "would delete" for the
+// mount point too, did not describe the real run, which empties it and
+// then fails on the mount point (EBUSY, exit 3).
+func TestDeleteMountInDest(t *testing.T) {
+	t.Parallel()
+	needRootForMount(t)
+	bin := buildFastcopy(t)
+	work := t.TempDir()
+	src, dst, outside := filepath.Join(work, "src"), filepath.Join(work, "dst"), filepath.Join(work, "outside")
+	writeTestFile(t, filepath.Join(src, "a"), "a")
+	writeTestFile(t, filepath.Join(outside, "important"), "not DEST's")
+	if err := os.MkdirAll(filepath.Join(dst, "mnt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bindMount(t, outside, filepath.Join(dst, "mnt"))
+	r := runBinary(t, bin, 0, 0, "--no-cache", "-v", "--delete", src, dst)
+	if _, err := os.Stat(filepath.Join(outside, "important")); err != nil {
+		t.Errorf("--delete removed a file outside DEST through a mount in DEST (exit %d): %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+}
