@@ -222,3 +222,45 @@ func TestDeleteMountInDest(t *testing.T) {
 		t.Errorf("--delete removed a file outside DEST through a mount in DEST (exit %d): %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
 }
+
+// TestMoveXattrNotKept moves a file with an extended attribute onto exFAT,
+// which cannot keep it: the copy is made and "not kept" is warned about,
+// but removing the source then destroys the attribute for good, and the
+// run says exit 0, "moved". A source whose copy lacks what it has must be
+// kept (and the run must not exit 0).
+func TestMoveXattrNotKept(t *testing.T) {
+	t.Parallel()
+	bin := buildFastcopy(t)
+	fs := loopfs.MountFUSE(t, loopfs.FUSEConfig{Type: loopfs.ExfatFUSE, Size: 64 << 20})
+	src := filepath.Join(t.TempDir(), "src")
+	writeTestFile(t, filepath.Join(src, "f"), "f")
+	if err := unix.Setxattr(filepath.Join(src, "f"), "user.tag", []byte("important"), 0); err != nil {
+		t.Skipf("skipping: the temporary directory cannot hold a user xattr: %v", err)
+	}
+	r := runBinary(t, bin, 0, 0, "--no-cache", "-v", "--move", src, filepath.Join(fs.Dir, "dst"))
+	if _, err := os.Lstat(filepath.Join(src, "f")); err != nil || r.code == 0 {
+		t.Errorf("--move onto exFAT of a file with user.tag: exit %d, source kept: %v (want kept, not exit 0):\n%s%s", r.code, err == nil, r.stdout, r.stderr)
+	}
+}
+
+// TestBackupDirInsideSourceBindMount names --backup-dir through a bind
+// mount of the source: refused (exit 2) when spelled inside the source,
+// it must be refused by identity too, or the old versions are written
+// into the source and copied by the next run.
+func TestBackupDirInsideSourceBindMount(t *testing.T) {
+	t.Parallel()
+	needRootForMount(t)
+	bin := buildFastcopy(t)
+	work := t.TempDir()
+	src, dst, bind := filepath.Join(work, "src"), filepath.Join(work, "dst"), filepath.Join(work, "bind")
+	writeTestFile(t, filepath.Join(src, "a"), "a")
+	writeTestFile(t, filepath.Join(dst, "b"), "gone")
+	if err := os.Mkdir(bind, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bindMount(t, src, bind)
+	r := runBinary(t, bin, 0, 0, "--no-cache", "--delete", "--backup-dir", filepath.Join(bind, "bk"), src, dst)
+	if r.code != 2 || !strings.Contains(r.stderr, "inside the source") {
+		t.Errorf("--backup-dir %s (the source through a bind mount): exit %d, want 2 naming it inside the source:\n%s%s", filepath.Join(bind, "bk"), r.code, r.stdout, r.stderr)
+	}
+}
