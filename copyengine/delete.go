@@ -277,7 +277,7 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 		if d.has[d.key(n.Name)] || isTempName(n.Name) {
 			continue
 		}
-		x, ok := m.planEntry(dir, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
+		x, ok := m.planEntry(dir, d.id.dev, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
 		if ok {
 			out.extras = append(out.extras, x)
 		}
@@ -285,10 +285,11 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 	return out, nil
 }
 
-// planEntry plans the removal of name in dir, and of what is in it for a
-// directory; ok is false for an entry that is kept (excluded, this run's
-// own cache, gone).
-func (m *mirror) planEntry(dir *fileio.Dir, name, rel, srcRel string) (delEntry, bool) {
+// planEntry plans the removal of name in dir (on device dev), and of what
+// is in it for a directory; ok is false for an entry that is kept
+// (excluded, this run's own cache, a mount point, gone). A directory
+// holding something kept at any depth is emptied of the rest and kept.
+func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string) (delEntry, bool) {
 	e := m.e
 	st, err := dir.Lstat(name)
 	if err != nil {
@@ -296,6 +297,12 @@ func (m *mirror) planEntry(dir *fileio.Dir, name, rel, srcRel string) (delEntry,
 	}
 	if e.excluded(nil, srcRel, fileio.DirEntry{Name: name, Type: st.Type()}) {
 		return delEntry{}, false // excluded paths are kept (rsync's default)
+	}
+	if st.Dev != dev || dir.IsMountRoot(name) {
+		// Another filesystem, or a bind mount, below DEST: what is
+		// there is not DEST's; never entered.
+		m.kept(rel, "a mount point; unmount it or remove it yourself")
+		return delEntry{}, false
 	}
 	if st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
 		return delEntry{}, false
@@ -315,10 +322,11 @@ func (m *mirror) planEntry(dir *fileio.Dir, name, rel, srcRel string) (delEntry,
 		return x, false
 	}
 	for _, n := range names {
-		k, ok := m.planEntry(sub, n.Name, rel+"/"+n.Name, srcRel+"/"+n.Name)
+		k, ok := m.planEntry(sub, x.id.dev, n.Name, rel+"/"+n.Name, srcRel+"/"+n.Name)
 		if ok {
 			x.kids = append(x.kids, k)
-		} else {
+		}
+		if !ok || k.keep {
 			x.keep = true
 		}
 	}

@@ -217,7 +217,14 @@ func TestDeleteMountInDest(t *testing.T) {
 		t.Fatal(err)
 	}
 	bindMount(t, outside, filepath.Join(dst, "mnt"))
+	n := runBinary(t, bin, 0, 0, "--no-cache", "-n", "-v", "--delete", src, dst)
+	if n.code != 0 || !strings.Contains(n.stderr, `"mnt": a mount point`) || strings.Contains(n.stderr, "would-delete") {
+		t.Errorf("-n --delete with a mount at DEST/mnt: exit %d, want 0, the mount point named as kept and nothing to delete:\n%s%s", n.code, n.stdout, n.stderr)
+	}
 	r := runBinary(t, bin, 0, 0, "--no-cache", "-v", "--delete", src, dst)
+	if r.code != 0 || !strings.Contains(r.stderr, `"mnt": a mount point`) {
+		t.Errorf("--delete with a mount at DEST/mnt: exit %d, want 0 and the mount point named as kept:\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if _, err := os.Stat(filepath.Join(outside, "important")); err != nil {
 		t.Errorf("--delete removed a file outside DEST through a mount in DEST (exit %d): %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
