@@ -44,7 +44,7 @@ type mirror struct {
 	e     *engine
 	mu    sync.Mutex
 	dirs  []mirrorDir
-	notes map[string]string // cache note key -> source volume identity, recorded after the run
+	notes map[string]string // destination directory -> source volume identity, recorded after the run
 }
 
 // mirrorDir is a destination directory whose source directory was listed
@@ -86,9 +86,46 @@ func (m *mirror) noteDir(l *dirList) {
 }
 
 // sourceNoteKey is the hash-cache note under which the identity of the
-// filesystem a mirrored source root was on is kept, per destination
-// directory.
+// filesystem a mirrored source root was on was kept, per destination
+// directory by its path, before destNoteKey. It is read when there is no
+// note by identity (the first run after an upgrade), and written only for
+// a destination whose volume has no identity.
 func sourceNoteKey(dst string) string { return "mirror-source:" + dst }
+
+// destNoteKey is the hash-cache note under which the identity of the
+// filesystem a mirrored source root was on is kept, per destination
+// directory by its identity: its volume's and its inode number, so that
+// the same DEST reached by another path (a bind mount, a disk mounted at
+// another place) is known as the same. It is "" for a destination that
+// is missing or whose volume has no identity.
+func destNoteKey(dst string) string {
+	vol, err := fileio.IdentifyVolume(dst)
+	if err != nil || vol.ID == "" {
+		return ""
+	}
+	d, err := fileio.OpenDir(dst)
+	if err != nil {
+		return ""
+	}
+	st, err := d.Stat()
+	d.Close()
+	if err != nil || st.Ino == 0 || st.Dev != vol.Dev {
+		return ""
+	}
+	return fmt.Sprintf("mirror-source-of:%s:%d", vol.ID, st.Ino)
+}
+
+// lastSource returns the identity of the filesystem last mirrored into
+// the destination directory dst, by dst's identity, else by its path.
+func (m *mirror) lastSource(dst string) (string, bool) {
+	c := m.e.cache
+	if k := destNoteKey(dst); k != "" {
+		if was, ok := c.Note(k); ok {
+			return was, true
+		}
+	}
+	return c.Note(sourceNoteKey(realPath(dst)))
+}
 
 // guard refuses --delete, before anything is written, where a source root
 // looks like a drive that is not there: a source root that is empty, or on
@@ -128,15 +165,14 @@ func (m *mirror) guard(p *plan) error {
 		if err != nil || vol.ID == "" {
 			continue // no identity to compare or remember
 		}
-		key := sourceNoteKey(realPath(dst)) // one key however DEST is spelled
-		if was, ok := e.cache.Note(key); ok && was != vol.ID && dstFull && !e.opt.DeleteForce {
+		if was, ok := m.lastSource(dst); ok && was != vol.ID && dstFull && !e.opt.DeleteForce {
 			return refuse(r.src, fmt.Sprintf("is on another filesystem (%s) than when it was last mirrored into %q (%s), and --delete would remove what the destination holds and it lacks", vol.ID, dst, was),
 				"check that the right drive is mounted at the source; if it is, add --delete-force once to mirror it and remember this filesystem")
 		}
 		if m.notes == nil {
 			m.notes = map[string]string{}
 		}
-		m.notes[key] = vol.ID
+		m.notes[dst] = vol.ID // its key is found in record: dst may not exist yet
 	}
 	return e.backups.check(p) // last: it makes the backup directory
 }
@@ -465,7 +501,11 @@ func (m *mirror) record() {
 	if e.cache == nil || e.opt.DryRun {
 		return
 	}
-	for k, v := range m.notes {
+	for dst, v := range m.notes {
+		k := destNoteKey(dst)
+		if k == "" {
+			k = sourceNoteKey(realPath(dst))
+		}
 		_ = e.cache.SetNote(k, v)
 	}
 }
