@@ -140,6 +140,18 @@ func (m *mirror) guard(p *plan) error {
 	}
 	for i := range p.roots {
 		r := &p.roots[i]
+		// A source inside DEST (by identity: through a bind mount too)
+		// is, to DEST, an entry its mirror may lack.
+		inside := func() error {
+			return refuse(r.src, "is inside the destination "+quote(p.dstRoot)+": --delete would remove the source itself", "name a source outside the destination, or leave --delete out")
+		}
+		srcPath := r.srcDir
+		if !r.isDir {
+			srcPath = filepath.Join(r.srcDir, r.name)
+		}
+		if err := checkOutside(srcPath, p.dstRoot, inside); err != nil {
+			return err
+		}
 		if !r.isDir {
 			continue
 		}
