@@ -43,13 +43,31 @@ func (b *backups) check(p *plan) error {
 	within := func(p, dir string) bool {
 		return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 	}
+	// By path, and by identity (its nearest existing directory and each
+	// ".." above compared with DEST's and each source's device and inode),
+	// so that a bind mount or a second mount is seen through.
 	rb := realPath(bd)
-	if d := realPath(p.dstRoot); within(rb, d) {
+	inDest := func() error {
 		return refuse(e.opt.BackupDir, "is inside the destination "+quote(p.dstRoot)+": the copy would meet the old versions as files the source lacks", "put the backup directory outside the destination, e.g. beside it")
 	}
+	if d := realPath(p.dstRoot); within(rb, d) {
+		return inDest()
+	}
+	if err := checkOutside(bd, p.dstRoot, inDest); err != nil {
+		return err
+	}
 	for _, r := range p.roots {
-		if r.isDir && within(rb, realPath(r.srcDir)) {
+		if !r.isDir {
+			continue
+		}
+		inSrc := func() error {
 			return refuse(e.opt.BackupDir, "is inside the source "+quote(r.src)+": the old versions would be copied", "put the backup directory outside the source")
+		}
+		if within(rb, realPath(r.srcDir)) {
+			return inSrc()
+		}
+		if err := checkOutside(bd, r.srcDir, inSrc); err != nil {
+			return err
 		}
 	}
 	if e.opt.DryRun {

@@ -44,7 +44,7 @@ type mirror struct {
 	e     *engine
 	mu    sync.Mutex
 	dirs  []mirrorDir
-	notes map[string]string // cache note key -> source volume identity, recorded after the run
+	notes map[string]string // destination directory -> source volume identity, recorded after the run
 }
 
 // mirrorDir is a destination directory whose source directory was listed
@@ -86,9 +86,46 @@ func (m *mirror) noteDir(l *dirList) {
 }
 
 // sourceNoteKey is the hash-cache note under which the identity of the
-// filesystem a mirrored source root was on is kept, per destination
-// directory.
+// filesystem a mirrored source root was on was kept, per destination
+// directory by its path, before destNoteKey. It is read when there is no
+// note by identity (the first run after an upgrade), and written only for
+// a destination whose volume has no identity.
 func sourceNoteKey(dst string) string { return "mirror-source:" + dst }
+
+// destNoteKey is the hash-cache note under which the identity of the
+// filesystem a mirrored source root was on is kept, per destination
+// directory by its identity: its volume's and its inode number, so that
+// the same DEST reached by another path (a bind mount, a disk mounted at
+// another place) is known as the same. It is "" for a destination that
+// is missing or whose volume has no identity.
+func destNoteKey(dst string) string {
+	vol, err := fileio.IdentifyVolume(dst)
+	if err != nil || vol.ID == "" {
+		return ""
+	}
+	d, err := fileio.OpenDir(dst)
+	if err != nil {
+		return ""
+	}
+	st, err := d.Stat()
+	d.Close()
+	if err != nil || st.Ino == 0 || st.Dev != vol.Dev {
+		return ""
+	}
+	return fmt.Sprintf("mirror-source-of:%s:%d", vol.ID, st.Ino)
+}
+
+// lastSource returns the identity of the filesystem last mirrored into
+// the destination directory dst, by dst's identity, else by its path.
+func (m *mirror) lastSource(dst string) (string, bool) {
+	c := m.e.cache
+	if k := destNoteKey(dst); k != "" {
+		if was, ok := c.Note(k); ok {
+			return was, true
+		}
+	}
+	return c.Note(sourceNoteKey(realPath(dst)))
+}
 
 // guard refuses --delete, before anything is written, where a source root
 // looks like a drive that is not there: a source root that is empty, or on
@@ -103,6 +140,18 @@ func (m *mirror) guard(p *plan) error {
 	}
 	for i := range p.roots {
 		r := &p.roots[i]
+		// A source inside DEST (by identity: through a bind mount too)
+		// is, to DEST, an entry its mirror may lack.
+		inside := func() error {
+			return refuse(r.src, "is inside the destination "+quote(p.dstRoot)+": --delete would remove the source itself", "name a source outside the destination, or leave --delete out")
+		}
+		srcPath := r.srcDir
+		if !r.isDir {
+			srcPath = filepath.Join(r.srcDir, r.name)
+		}
+		if err := checkOutside(srcPath, p.dstRoot, inside); err != nil {
+			return err
+		}
 		if !r.isDir {
 			continue
 		}
@@ -128,15 +177,14 @@ func (m *mirror) guard(p *plan) error {
 		if err != nil || vol.ID == "" {
 			continue // no identity to compare or remember
 		}
-		key := sourceNoteKey(realPath(dst)) // one key however DEST is spelled
-		if was, ok := e.cache.Note(key); ok && was != vol.ID && dstFull && !e.opt.DeleteForce {
+		if was, ok := m.lastSource(dst); ok && was != vol.ID && dstFull && !e.opt.DeleteForce {
 			return refuse(r.src, fmt.Sprintf("is on another filesystem (%s) than when it was last mirrored into %q (%s), and --delete would remove what the destination holds and it lacks", vol.ID, dst, was),
 				"check that the right drive is mounted at the source; if it is, add --delete-force once to mirror it and remember this filesystem")
 		}
 		if m.notes == nil {
 			m.notes = map[string]string{}
 		}
-		m.notes[key] = vol.ID
+		m.notes[dst] = vol.ID // its key is found in record: dst may not exist yet
 	}
 	return e.backups.check(p) // last: it makes the backup directory
 }
@@ -277,7 +325,7 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 		if d.has[d.key(n.Name)] || isTempName(n.Name) {
 			continue
 		}
-		x, ok := m.planEntry(dir, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
+		x, ok := m.planEntry(dir, d.id.dev, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
 		if ok {
 			out.extras = append(out.extras, x)
 		}
@@ -285,10 +333,11 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 	return out, nil
 }
 
-// planEntry plans the removal of name in dir, and of what is in it for a
-// directory; ok is false for an entry that is kept (excluded, this run's
-// own cache, gone).
-func (m *mirror) planEntry(dir *fileio.Dir, name, rel, srcRel string) (delEntry, bool) {
+// planEntry plans the removal of name in dir (on device dev), and of what
+// is in it for a directory; ok is false for an entry that is kept
+// (excluded, this run's own cache, a mount point, gone). A directory
+// holding something kept at any depth is emptied of the rest and kept.
+func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string) (delEntry, bool) {
 	e := m.e
 	st, err := dir.Lstat(name)
 	if err != nil {
@@ -296,6 +345,12 @@ func (m *mirror) planEntry(dir *fileio.Dir, name, rel, srcRel string) (delEntry,
 	}
 	if e.excluded(nil, srcRel, fileio.DirEntry{Name: name, Type: st.Type()}) {
 		return delEntry{}, false // excluded paths are kept (rsync's default)
+	}
+	if st.Dev != dev || dir.IsMountRoot(name) {
+		// Another filesystem, or a bind mount, below DEST: what is
+		// there is not DEST's; never entered.
+		m.kept(rel, "a mount point; unmount it or remove it yourself")
+		return delEntry{}, false
 	}
 	if st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
 		return delEntry{}, false
@@ -315,10 +370,11 @@ func (m *mirror) planEntry(dir *fileio.Dir, name, rel, srcRel string) (delEntry,
 		return x, false
 	}
 	for _, n := range names {
-		k, ok := m.planEntry(sub, n.Name, rel+"/"+n.Name, srcRel+"/"+n.Name)
+		k, ok := m.planEntry(sub, x.id.dev, n.Name, rel+"/"+n.Name, srcRel+"/"+n.Name)
 		if ok {
 			x.kids = append(x.kids, k)
-		} else {
+		}
+		if !ok || k.keep {
 			x.keep = true
 		}
 	}
@@ -457,7 +513,11 @@ func (m *mirror) record() {
 	if e.cache == nil || e.opt.DryRun {
 		return
 	}
-	for k, v := range m.notes {
+	for dst, v := range m.notes {
+		k := destNoteKey(dst)
+		if k == "" {
+			k = sourceNoteKey(realPath(dst))
+		}
 		_ = e.cache.SetNote(k, v)
 	}
 }
