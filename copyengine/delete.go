@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/namefold"
@@ -576,13 +577,19 @@ func (e *engine) afterFlush() error {
 		e.commit.applyDirMeta()
 	}
 	if !e.opt.NoSync && !e.opt.DryRun {
-		if ferr := e.commit.flushDirs(); ferr != nil && err == nil {
-			err = fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, ferr)
+		at, flushErr := time.Now(), error(nil)
+		if ferr := e.commit.flushDirs(); ferr != nil {
+			flushErr = fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, ferr)
 		}
 		if e.backups.root != nil {
-			if ferr := e.backups.root.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && err == nil {
-				err = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.path, ferr)
+			if ferr := e.backups.root.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && flushErr == nil {
+				flushErr = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.path, ferr)
 			}
+		}
+		if flushErr == nil {
+			e.removalsFlushed(at) // the audit log (audit.go)
+		} else if err == nil {
+			err = flushErr
 		}
 	}
 	if err == nil {

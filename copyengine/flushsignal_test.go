@@ -83,3 +83,49 @@ func TestOnFlushAndEventFacts(t *testing.T) {
 		t.Errorf("OnFlush called %d times with --no-sync", len(flushes))
 	}
 }
+
+// The removals --delete, --backup-dir and --move make after the final
+// flush are flushed in turn, and OnFlush is told: its last call comes
+// after every delete, backup and remove-source event.
+func TestOnFlushAfterRemovals(t *testing.T) {
+	src, dst := filepath.Join(t.TempDir(), "src"), filepath.Join(t.TempDir(), "dst")
+	writeFile(t, filepath.Join(src, "sub", "a"), []byte("a"))
+	writeFile(t, filepath.Join(dst, "x"), []byte("x"))
+	writeFile(t, filepath.Join(dst, "old", "y"), []byte("y"))
+	settleSources()
+
+	var mu sync.Mutex
+	var last time.Time
+	removals := 0
+	var flushes []time.Time
+	opt := copyengine.Options{
+		Sources: []string{src}, Dest: dst, Delete: true, Move: true,
+		BackupDir: filepath.Join(t.TempDir(), "bk"),
+		OnEvent: func(e copyengine.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e.Action {
+			case copyengine.ActDelete, copyengine.ActBackup, copyengine.ActRemoveSource:
+				removals++
+				if e.Time.After(last) {
+					last = e.Time
+				}
+			}
+		},
+		OnFlush: func(at time.Time) { mu.Lock(); flushes = append(flushes, at); mu.Unlock() },
+	}
+	if _, err := runEngine(t, opt); err != nil {
+		t.Fatal(err)
+	}
+	// x and old/y backed up (each also a delete), old deleted, sub/a and
+	// sub removed from the source.
+	if removals < 5 {
+		t.Fatalf("%d removal events; want at least 5", removals)
+	}
+	if len(flushes) == 0 {
+		t.Fatal("OnFlush never called")
+	}
+	if end := flushes[len(flushes)-1]; !end.After(last) {
+		t.Errorf("the last flush (%v) is not after the last removal (%v): the removals are never reported durable", end, last)
+	}
+}

@@ -146,8 +146,10 @@ type Options struct {
 
 	// The audit log (--log): when set, OnFlush is called each time every
 	// filesystem the run writes in has been flushed to stable storage
-	// (after each commit batch's flush, and once at the end of the run):
-	// whatever an Event with a Time before at reported is then durable.
+	// (after each commit batch's flush, once at the end of the copy, and
+	// once more after the removals of Delete, BackupDir and Move, with the
+	// sources Move removed from): whatever an Event with a Time before at
+	// reported is then durable.
 	// It is called from one goroutine at a time, never with --no-sync
 	// (nothing is waited for) or --dry-run (nothing is written). See
 	// docs/design.md, Pipeline.

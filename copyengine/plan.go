@@ -157,8 +157,18 @@ func planMany(srcs []srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error)
 	return p, nil
 }
 
+// fileRoot maps the file SOURCE src onto dstName. A symlink named on the
+// command line is followed (statSources): the file it leads to is read,
+// by its own name in its own directory, since every source is opened
+// without following a symlink; its copy keeps the name the link gave it.
 func fileRoot(src, dstName string) rootSpec {
-	return rootSpec{src: src, srcDir: filepath.Dir(src), name: filepath.Base(src), dstRel: dstName}
+	at := src
+	if st, err := os.Lstat(src); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(src); err == nil {
+			at = target
+		}
+	}
+	return rootSpec{src: src, srcDir: filepath.Dir(at), name: filepath.Base(at), dstRel: dstName}
 }
 
 // realPath resolves symlinks in the longest existing prefix of p.

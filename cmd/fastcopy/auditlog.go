@@ -48,15 +48,23 @@ type logLine struct {
 	Error      string `json:"error,omitempty"`
 }
 
-// loggedActions are the actions that get a line: what became of an entry.
-// Steps on the way (retry, resume, remove-temp), directories (mkdir: a
-// directory gets its metadata at the end) and the cache's own file do not.
-var loggedActions = map[copyengine.Action]bool{
+// unloggedActions are the actions that get no line. Every other one says
+// what became of an entry, the names -v prints: placed, found unchanged,
+// failed, removed (--delete, --backup-dir, --move) or, in a dry run, what
+// would be. Steps on the way (retry, resume, remove-temp, a --link-dest
+// match copied instead), directories made (mkdir: a directory gets its
+// metadata at the end) and the cache's own file get none.
+var unloggedActions = map[copyengine.Action]bool{
+	copyengine.ActMkdir: true, copyengine.ActCleanTmp: true, copyengine.ActOwnCache: true,
+	copyengine.ActResume: true, copyengine.ActRetry: true, copyengine.ActLinkDestCopy: true,
+}
+
+// sizedActions are the actions on a file whose length the line gives.
+var sizedActions = map[copyengine.Action]bool{
 	copyengine.ActCopy: true, copyengine.ActClone: true, copyengine.ActLinkCopy: true,
 	copyengine.ActDedupClone: true, copyengine.ActDedupLink: true, copyengine.ActLink: true,
-	copyengine.ActSymlink: true, copyengine.ActSpecial: true, copyengine.ActSkip: true,
-	copyengine.ActMeta: true, copyengine.ActNotKept: true, copyengine.ActFail: true,
-	copyengine.ActWouldDo: true,
+	copyengine.ActSkip: true, copyengine.ActMeta: true, copyengine.ActWouldDo: true,
+	copyengine.ActLinkDest: true,
 }
 
 // openAuditLog opens path for appending (made 0644 if missing). Failing
@@ -164,15 +172,14 @@ func (l *auditLog) start(args []string, eo *copyengine.Options, cache string) {
 
 // event takes one event of the engine: a line to write once it is durable.
 func (l *auditLog) event(ev copyengine.Event) {
-	if !loggedActions[ev.Action] {
+	if unloggedActions[ev.Action] {
 		return
 	}
 	ln := logLine{at: ev.Time, Time: ev.Time.UTC().Format(timeFormat), Action: string(ev.Action), Path: ev.Path, PathBase64: pathjson.Bytes(ev.Path)}
-	switch ev.Action {
-	case copyengine.ActFail:
+	switch {
+	case ev.Action == copyengine.ActFail:
 		ln.Error = copyengine.ErrText(ev.Err)
-	case copyengine.ActSymlink, copyengine.ActSpecial, copyengine.ActNotKept:
-	default:
+	case sizedActions[ev.Action]:
 		size := ev.Size
 		ln.Size = &size
 	}
@@ -236,13 +243,20 @@ func (l *auditLog) finish(s copyengine.Summary, runErr error) error {
 		Mismatches     int64   `json:"mismatches"`
 		Bytes          int64   `json:"bytes"`
 		Verified       int64   `json:"verified"`
+		Deleted        int64   `json:"deleted"`
+		WouldDelete    int64   `json:"would_delete"`
+		BackedUp       int64   `json:"backed_up"`
+		SourcesRemoved int64   `json:"sources_removed"`
+		SourceDirsGone int64   `json:"source_dirs_removed"`
 		Unlogged       int64   `json:"not_logged"`
 		ElapsedSeconds float64 `json:"elapsed_seconds"`
 	}{
 		Time: time.Now().UTC().Format(timeFormat), Action: "run-end", ExitCode: exitCode(runErr), Status: status,
 		Copied: s.Copied, Cloned: s.Cloned, Deduped: s.Deduped, Linked: s.Linked, Skipped: s.Skipped,
 		MetaUpdated: s.MetaUpdated, Failed: s.Failed, Mismatches: s.Mismatches, Bytes: s.Bytes,
-		Verified: s.Verified, Unlogged: l.unlogged, ElapsedSeconds: s.Elapsed.Seconds(),
+		Verified: s.Verified, Deleted: s.Deleted, WouldDelete: s.WouldDelete, BackedUp: s.BackedUp,
+		SourcesRemoved: s.SourcesRemoved, SourceDirsGone: s.SourceDirsGone,
+		Unlogged: l.unlogged, ElapsedSeconds: s.Elapsed.Seconds(),
 	}
 	l.mu.Unlock()
 	l.write(append(out, end), true)

@@ -22,7 +22,8 @@ type output struct {
 	stdout, stderr io.Writer
 	verbose, quiet bool
 	json           bool
-	noResume       bool // --no-resume: no temporary is kept when interrupted
+	noResume       bool     // --no-resume: no temporary is kept when interrupted
+	args           []string // the command line as given, flags included (--log's run-start)
 	mu             sync.Mutex
 	bar            *pb.ProgressBar
 }

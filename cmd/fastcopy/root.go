@@ -25,7 +25,7 @@ func Main() int {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out := &output{stdout: stdout, stderr: stderr}
+	out := &output{stdout: stdout, stderr: stderr, args: args}
 	root := newRootCommand(out)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -329,7 +329,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	}
 	eo.Cache = hc
 	if alog != nil {
-		alog.start(args, &eo, o.cache.describe(hc))
+		alog.start(out.args, &eo, o.cache.describe(hc))
 	}
 	bar := out.startProgress(eo.Stats, o.progress, o.noProgress)
 	sum, err := copyengine.Run(ctx, withFaults(eo))
