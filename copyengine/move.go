@@ -1,13 +1,16 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/verify"
 )
 
 // mover is the stage of --move: each source entry whose copy reached its
@@ -33,6 +36,7 @@ type moveItem struct {
 	name   string
 	rel    string // in the destination, for messages
 	st     fileio.Stat
+	sum    verify.Sum // the digest its copy was verified with; zero when unknown
 }
 
 // item notes what moveItem a source entry en of the directory src is.
@@ -59,10 +63,13 @@ func (mv *mover) item(src *handle, en *entry, rel string) moveItem {
 	return moveItem{srcDir: src.d.Path(), dirID: id, name: en.name, rel: rel, st: en.st}
 }
 
-// add notes that the source entry en of src has its copy at rel.
-func (mv *mover) add(src *handle, en *entry, rel string) {
+// add notes that the source entry en of src has its copy at rel, whose
+// content has the digest sum (zero when unknown).
+func (mv *mover) add(src *handle, en *entry, rel string, sum verify.Sum) {
 	if mv.e.opt.Move {
-		mv.addItem(mv.item(src, en, rel))
+		it := mv.item(src, en, rel)
+		it.sum = sum
+		mv.addItem(it)
 	}
 }
 
@@ -89,11 +96,14 @@ func (mv *mover) finish() {
 	var d *fileio.Dir
 	var dPath string
 	var dErr error
+	var pol hashcache.Policy // of the source directory d's filesystem
 	defer func() {
 		if d != nil {
 			d.Close()
 		}
 	}()
+	dst := &moveDest{root: e.dstRootPath}
+	defer dst.close()
 	for _, it := range mv.items {
 		if e.ctx.Err() != nil {
 			return
@@ -105,6 +115,10 @@ func (mv *mover) finish() {
 			}
 			dPath = it.srcDir
 			d, dErr = fileio.OpenDir(it.srcDir)
+			pol = hashcache.Policy{CheckCtime: true}
+			if t, err := fileio.FSType(it.srcDir); err == nil {
+				pol = hashcache.PolicyFor(t)
+			}
 			if dErr == nil {
 				if st, err := d.Stat(); err != nil || (devIno{st.Dev, st.Ino}) != it.dirID {
 					d.Close()
@@ -123,8 +137,8 @@ func (mv *mover) finish() {
 			}
 			continue
 		}
-		if cur.Dev != it.st.Dev || cur.Ino != it.st.Ino || cur.Type() != it.st.Type() || cur.Size != it.st.Size || cur.Mtime != it.st.Mtime {
-			e.fail(it.rel, fmt.Errorf("--move: the source %q changed since it was copied; kept (rerun to copy and move it)", it.name))
+		if err := mv.sameAsCopied(d, dst, it, &cur, &pol); err != nil {
+			e.fail(it.rel, err)
 			continue
 		}
 		if err := d.Remove(it.name); err != nil {
@@ -184,4 +198,119 @@ func failedUnder(failed []string, dir string) bool {
 		}
 	}
 	return false
+}
+
+// sameDirAsSource returns an error when the destination directory dd is
+// the source directory sd itself (the same (st_dev, st_ino): the source
+// bind-mounted inside DEST): what it holds would be found "unchanged" by
+// being the source, and --move would remove the only copy. Such a
+// directory is not copied into, in any run.
+func sameDirAsSource(sd, dd *fileio.Dir) error {
+	sst, err := sd.Stat()
+	if err != nil {
+		return nil
+	}
+	dst, err := dd.Stat()
+	if err != nil || dst.Ino == 0 || dst.Dev != sst.Dev || dst.Ino != sst.Ino {
+		return nil
+	}
+	return fmt.Errorf("the destination directory is the source directory %q itself (mounted inside the destination?); nothing in it copied or moved (unmount it, or copy into another directory)", sd.Path())
+}
+
+// errSourceChanged is the cause of a source kept because it no longer
+// holds what was copied.
+var errSourceChanged = errors.New("changed since it was copied; kept (rerun to copy and move it)")
+
+// sameAsCopied returns nil when the source entry cur (just lstat'ed in d)
+// may be removed: it is the inode, type, size and mtime its copy was made
+// from, with the same change time where its filesystem keeps one (pol),
+// or, where it keeps none (FAT, exFAT, NTFS, FUSE), a regular file that
+// reads back to the digest its copy was verified with; and its copy in
+// DEST is not that very inode (a source directory bind-mounted inside
+// DEST is its own "copy").
+func (mv *mover) sameAsCopied(d *fileio.Dir, dst *moveDest, it moveItem, cur *fileio.Stat, pol *hashcache.Policy) error {
+	if cur.Dev != it.st.Dev || cur.Ino != it.st.Ino || cur.Type() != it.st.Type() || cur.Size != it.st.Size || cur.Mtime != it.st.Mtime ||
+		(pol.CheckCtime && cur.Ctime != it.st.Ctime) {
+		return fmt.Errorf("--move: the source %q %w", it.name, errSourceChanged)
+	}
+	cp, err := dst.lstat(it.rel)
+	if err != nil {
+		return fmt.Errorf("--move: source kept: its copy cannot be checked: %w", err)
+	}
+	if cp.Dev == cur.Dev && cp.Ino == cur.Ino {
+		return fmt.Errorf("--move: source kept: its copy in the destination is the source itself (the same inode: the source mounted inside the destination?)")
+	}
+	if pol.CheckCtime || !cur.IsRegular() {
+		return nil
+	}
+	// No change time to tell a rewrite whose mtime was put back: read it
+	// again.
+	if it.sum == (verify.Sum{}) {
+		return fmt.Errorf("--move: source kept: its filesystem keeps no change time and no digest of its copy is known to check it against; rerun")
+	}
+	f, err := d.Open(it.name, false)
+	if err != nil {
+		return fmt.Errorf("--move: source kept: reading it again: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.Ino != cur.Ino || st.Dev != cur.Dev || st.Size != cur.Size {
+		return fmt.Errorf("--move: the source %q %w", it.name, errSourceChanged)
+	}
+	got, n, err := verify.HashFile(f, cur.Size, false, make([]byte, 1<<20))
+	if err != nil {
+		return fmt.Errorf("--move: source kept: reading it again: %w", err)
+	}
+	mv.e.count(func(s *Summary) { s.BytesHashed += n })
+	if n != cur.Size || got != it.sum {
+		return fmt.Errorf("--move: the source %q %w (its content differs from the copy's)", it.name, errSourceChanged)
+	}
+	return nil
+}
+
+// moveDest looks up the copies of the sources in DEST: each directory is
+// opened beneath DEST's root without following symlinks (the last one is
+// kept open, the sources being removed in order of their directories).
+type moveDest struct {
+	root    string
+	rootDir *fileio.Dir
+	dir     *fileio.Dir
+	dirRel  string
+}
+
+// lstat returns the stat of the destination entry rel.
+func (md *moveDest) lstat(rel string) (fileio.Stat, error) {
+	if md.rootDir == nil {
+		r, err := fileio.OpenDir(md.root)
+		if err != nil {
+			return fileio.Stat{}, err
+		}
+		md.rootDir = r
+	}
+	parent, name := parentRel(rel), path.Base(rel)
+	if md.dir == nil || md.dirRel != parent {
+		if md.dir != nil && md.dir != md.rootDir {
+			md.dir.Close()
+		}
+		md.dir = nil
+		if parent == "" {
+			md.dir = md.rootDir
+		} else {
+			sub, err := md.rootDir.OpenBeneath(parent)
+			if err != nil {
+				return fileio.Stat{}, err
+			}
+			md.dir = sub
+		}
+		md.dirRel = parent
+	}
+	return md.dir.Lstat(name)
+}
+
+func (md *moveDest) close() {
+	if md.dir != nil && md.dir != md.rootDir {
+		md.dir.Close()
+	}
+	if md.rootDir != nil {
+		md.rootDir.Close()
+	}
 }

@@ -388,6 +388,11 @@ func (l *dirList) openDest() bool {
 		e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 		return false
 	}
+	if err := sameDirAsSource(l.sd, dd); err != nil { // move.go
+		dd.Close()
+		e.fail(w.dstRel, err)
+		return false
+	}
 	l.dd = dd
 	l.dst = l.wk.dstHandle(dd, w.dstRel)
 	l.wk.destDir(dd)
