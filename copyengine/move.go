@@ -25,6 +25,22 @@ type mover struct {
 	mu    sync.Mutex
 	items []moveItem
 	dirID map[*fileio.Dir]devIno
+	// left counts the sources left in place because -u or
+	// --ignore-existing kept their DEST file: not moved.
+	left int64
+	// metaKept counts, per kind of metadata (lostXattrs, lostACLs), the
+	// sources kept because the destination could not keep theirs.
+	metaKept map[string]int64
+}
+
+// keptInPlace notes a source left in place because its DEST file was kept
+// (-u, --ignore-existing): it is not moved, and the run says so.
+func (mv *mover) keptInPlace() {
+	if mv.e.opt.Move {
+		mv.mu.Lock()
+		mv.left++
+		mv.mu.Unlock()
+	}
 }
 
 // moveItem is a source entry to remove: its directory (by path, and the
@@ -92,6 +108,8 @@ func (mv *mover) finish() {
 		return
 	}
 	mv.dirID = nil // the descriptors are closed by now; only paths and identities are used
+	defer mv.report()
+	lost := mv.lostKinds()
 	sort.Slice(mv.items, func(i, j int) bool { return mv.items[i].srcDir < mv.items[j].srcDir })
 	var d *fileio.Dir
 	var dPath string
@@ -139,6 +157,10 @@ func (mv *mover) finish() {
 		}
 		if err := mv.sameAsCopied(d, dst, it, &cur, &pol); err != nil {
 			e.fail(it.rel, err)
+			continue
+		}
+		if kind := mv.metaLost(d, it.name, &cur, lost); kind != "" {
+			mv.metaKept[kind]++
 			continue
 		}
 		if err := d.Remove(it.name); err != nil {
@@ -215,6 +237,110 @@ func sameDirAsSource(sd, dd *fileio.Dir) error {
 		return nil
 	}
 	return fmt.Errorf("the destination directory is the source directory %q itself (mounted inside the destination?); nothing in it copied or moved (unmount it, or copy into another directory)", sd.Path())
+}
+
+// lostKinds returns which of the kinds of metadata a source may hold that
+// only it would then have (extended attributes, POSIX ACLs) the
+// destination could not keep in this run. Permission bits and owners are
+// not among them: a FAT or exFAT destination keeps none, and a camera
+// card's files have none worth keeping.
+func (mv *mover) lostKinds() map[string]bool {
+	e := mv.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out map[string]bool
+	for _, k := range []string{lostXattrs, lostACLs} {
+		if e.fs.lost[k] != nil {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[k] = true
+		}
+	}
+	mv.metaKept = map[string]int64{}
+	return out
+}
+
+// metaLost returns the kind of metadata (lostXattrs, lostACLs) the
+// regular source file name of d holds that the destination could not keep
+// (lost), or "": such a source is kept, since removing it would lose that
+// metadata for good. The attributes looked at are those a copy takes
+// (all of them as root, else the user namespace and the ACLs), but for
+// the SELinux label, which the destination's policy gives its files.
+func (mv *mover) metaLost(d *fileio.Dir, name string, cur *fileio.Stat, lost map[string]bool) string {
+	if len(lost) == 0 || !cur.IsRegular() {
+		return ""
+	}
+	f, err := d.Open(name, false)
+	if err != nil {
+		return lostXattrs // cannot tell: keep it
+	}
+	defer f.Close()
+	attrs, err := fileio.Xattrs(f)
+	if err != nil {
+		return lostXattrs
+	}
+	for n := range attrs {
+		kind := lostXattrs
+		if strings.HasPrefix(n, "system.posix_acl_") {
+			kind = lostACLs
+		}
+		if !lost[kind] || n == "security.selinux" || (!mv.e.root && kind == lostXattrs && !strings.HasPrefix(n, "user.")) {
+			continue
+		}
+		return kind
+	}
+	return ""
+}
+
+// ErrMoveIncomplete is returned by Run (wrapped in a *MoveIncompleteError)
+// when --move kept sources because the destination could not keep their
+// extended attributes or ACLs: every copy is in place, but the move is
+// not done. It counts as ErrSomeFailed (exit 3).
+var ErrMoveIncomplete = errors.New("--move incomplete")
+
+// MoveIncompleteError says how many sources --move kept because the
+// destination could not keep their extended attributes or ACLs.
+type MoveIncompleteError struct{ Kept int64 }
+
+func (e *MoveIncompleteError) Error() string {
+	return fmt.Sprintf("--move incomplete: %d sources kept in place, because the destination could not keep their extended attributes or ACLs (see the warnings); move them to a filesystem that keeps them, or remove the attributes and rerun", e.Kept)
+}
+
+// Is makes a move left incomplete an ErrMoveIncomplete and an
+// ErrSomeFailed.
+func (e *MoveIncompleteError) Is(target error) bool {
+	return target == ErrMoveIncomplete || target == ErrSomeFailed
+}
+
+// incomplete returns the error of a move that kept sources for their
+// metadata, or nil.
+func (mv *mover) incomplete() error {
+	var n int64
+	for _, c := range mv.metaKept {
+		n += c
+	}
+	if n == 0 {
+		return nil
+	}
+	return &MoveIncompleteError{Kept: n}
+}
+
+// report puts in the summary the sources not moved: once per reason.
+func (mv *mover) report() {
+	e := mv.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, kind := range []string{lostXattrs, lostACLs} {
+		if n := mv.metaKept[kind]; n > 0 {
+			e.sum.SourcesKept += n
+			e.sum.MoveKept = append(e.sum.MoveKept, fmt.Sprintf("%d sources kept in place: %s cannot keep their %s, which removing them would lose", n, e.fs.fsName(), kind))
+		}
+	}
+	if mv.left > 0 {
+		e.sum.SourcesKept += mv.left
+		e.sum.MoveKept = append(e.sum.MoveKept, fmt.Sprintf("%d sources kept in place, not moved: their files in DEST were left as they are (-u: newer there, or --ignore-existing)", mv.left))
+	}
 }
 
 // errSourceChanged is the cause of a source kept because it no longer

@@ -371,6 +371,12 @@ type Summary struct {
 	BackedUp       int64    `json:"backed_up"`             // old versions moved to --backup-dir
 	SourcesRemoved int64    `json:"sources_removed"`       // --move: source entries removed
 	SourceDirsGone int64    `json:"source_dirs_removed"`   // --move: source directories removed, left empty
+	// SourcesKept counts the sources --move left in place without a
+	// failure: kept by -u or --ignore-existing, or because the
+	// destination could not keep their extended attributes or ACLs;
+	// MoveKept says why, once per reason.
+	SourcesKept int64    `json:"sources_kept"`
+	MoveKept    []string `json:"move_kept,omitempty"`
 }
 
 // Check applies the defaults to the fields left zero and refuses a request

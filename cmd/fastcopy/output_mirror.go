@@ -22,6 +22,9 @@ func (o *output) mirrorSummary(b *strings.Builder, s copyengine.Summary) {
 	if s.SourcesRemoved > 0 || s.SourceDirsGone > 0 {
 		fmt.Fprintf(b, "; moved: %d source entries and %d emptied directories removed", s.SourcesRemoved, s.SourceDirsGone)
 	}
+	for _, k := range s.MoveKept {
+		o.warn("--move: %s", k)
+	}
 	for _, k := range s.DeleteKept {
 		o.warn("--delete: kept what the source lacks in %s", k)
 	}
