@@ -31,6 +31,8 @@ type mover struct {
 	// metaKept counts, per kind of metadata (lostXattrs, lostACLs), the
 	// sources kept because the destination could not keep theirs.
 	metaKept map[string]int64
+	// dryDirs are the source directories a dry run went through.
+	dryDirs []dirMeta
 }
 
 // keptInPlace notes a source left in place because its DEST file was kept
@@ -102,10 +104,18 @@ func (mv *mover) addItem(it moveItem) {
 // a run that was not stopped. A source is removed only while its name
 // still leads to the inode read, of the size and mtime read: one changed
 // since is kept and fails, named.
+//
+// A dry run makes the same checks and removes nothing: it counts and
+// reports (ActWouldRemoveSource) what the real run would remove, the
+// directories that would be left empty too.
 func (mv *mover) finish() {
 	e := mv.e
-	if !e.opt.Move || e.opt.DryRun {
+	if !e.opt.Move {
 		return
+	}
+	var gone map[devIno]map[string]bool // dry run: the names that would go, per directory
+	if e.opt.DryRun {
+		gone = map[devIno]map[string]bool{}
 	}
 	mv.dirID = nil // the descriptors are closed by now; only paths and identities are used
 	defer mv.report()
@@ -159,6 +169,15 @@ func (mv *mover) finish() {
 			e.fail(it.rel, err)
 			continue
 		}
+		if gone != nil {
+			if gone[it.dirID] == nil {
+				gone[it.dirID] = map[string]bool{}
+			}
+			gone[it.dirID][it.name] = true
+			e.count(func(s *Summary) { s.SourcesRemoved++ })
+			e.event(ActWouldRemoveSource, it.rel)
+			continue
+		}
 		if kind := mv.metaLost(d, it.name, &cur, lost); kind != "" {
 			mv.metaKept[kind]++
 			continue
@@ -170,7 +189,82 @@ func (mv *mover) finish() {
 		e.count(func(s *Summary) { s.SourcesRemoved++ })
 		e.event(ActRemoveSource, it.rel)
 	}
+	if gone != nil {
+		mv.wouldRemoveDirs(gone)
+		return
+	}
 	mv.removeDirs()
+}
+
+// noteDryDir notes, in a dry run, a source directory the walk went
+// through (the real run has them in e.commit.dirs).
+func (mv *mover) noteDryDir(dm dirMeta) {
+	if mv.e.opt.Move {
+		mv.mu.Lock()
+		mv.dryDirs = append(mv.dryDirs, dm)
+		mv.mu.Unlock()
+	}
+}
+
+// wouldRemoveDirs counts and reports, in a dry run, the source directories
+// the real run would remove: deepest first, those that hold nothing but
+// entries that would go (gone, by directory identity) and directories that
+// would go, in or below which nothing failed; never a source root.
+func (mv *mover) wouldRemoveDirs(gone map[devIno]map[string]bool) {
+	e := mv.e
+	e.mu.Lock()
+	var failed []string
+	for _, f := range e.sum.Failures {
+		failed = append(failed, f.Path)
+	}
+	e.mu.Unlock()
+	dirs := mv.dryDirs
+	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i].srcRel, "/") > strings.Count(dirs[j].srcRel, "/") })
+	empty := map[devIno]bool{}
+	for _, dm := range dirs {
+		if dm.srcRel == "" || e.ctx.Err() != nil || failedUnder(failed, dm.dstRel) {
+			continue
+		}
+		root, err := fileio.OpenDir(dm.srcRoot)
+		if err != nil {
+			continue
+		}
+		d, err := root.OpenBeneath(dm.srcRel)
+		root.Close()
+		if err != nil {
+			continue
+		}
+		if mv.wouldEmpty(d, gone, empty) {
+			e.count(func(s *Summary) { s.SourceDirsGone++ })
+			e.event(ActWouldRemoveSource, dm.dstRel+"/")
+		}
+		d.Close()
+	}
+}
+
+// wouldEmpty reports whether the removals of a dry run would leave the
+// source directory d empty, and notes it in empty when they would.
+func (mv *mover) wouldEmpty(d *fileio.Dir, gone map[devIno]map[string]bool, empty map[devIno]bool) bool {
+	st, err := d.Stat()
+	if err != nil {
+		return false
+	}
+	id := devIno{st.Dev, st.Ino}
+	names, err := d.ReadDir()
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if gone[id][n.Name] {
+			continue
+		}
+		sub, err := d.Lstat(n.Name)
+		if err != nil || !sub.IsDir() || !empty[devIno{sub.Dev, sub.Ino}] {
+			return false
+		}
+	}
+	empty[id] = true
+	return true
 }
 
 // removeDirs removes the source directories the walk went through that are
@@ -358,6 +452,9 @@ func (mv *mover) sameAsCopied(d *fileio.Dir, dst *moveDest, it moveItem, cur *fi
 	if cur.Dev != it.st.Dev || cur.Ino != it.st.Ino || cur.Type() != it.st.Type() || cur.Size != it.st.Size || cur.Mtime != it.st.Mtime ||
 		(pol.CheckCtime && cur.Ctime != it.st.Ctime) {
 		return fmt.Errorf("--move: the source %q %w", it.name, errSourceChanged)
+	}
+	if mv.e.opt.DryRun {
+		return nil // no copy was made to check
 	}
 	cp, err := dst.lstat(it.rel)
 	if err != nil {

@@ -242,6 +242,9 @@ const (
 	ActWouldDelete  Action = "would-delete"  // dry run, or refused by --max-delete: --delete would remove it
 	ActBackup       Action = "backup"        // --backup-dir: an old version (deleted or replaced) moved there; Path is the destination's
 	ActRemoveSource Action = "remove-source" // --move: the source entry removed once its copy was durable; Path is the destination's
+	// ActWouldRemoveSource: dry run, --move would remove the source entry
+	// (a directory: Path ends in "/"); Path is the destination's.
+	ActWouldRemoveSource Action = "would-remove-source"
 )
 
 // Event reports one entry acted on. Path is relative to the destination
