@@ -33,6 +33,9 @@ type mover struct {
 	metaKept map[string]int64
 	// dryDirs are the source directories a dry run went through.
 	dryDirs []dirMeta
+	// ctimes holds the change time of each source inode one of whose
+	// names finish removed, as it was after (-1: not known).
+	ctimes map[devIno]int64
 }
 
 // keptInPlace notes a source left in place because its DEST file was kept
@@ -182,7 +185,7 @@ func (mv *mover) finish() {
 			mv.metaKept[kind]++
 			continue
 		}
-		if err := d.Remove(it.name); err != nil {
+		if err := mv.remove(d, it.name, &cur); err != nil {
 			e.fail(it.rel, fmt.Errorf("--move: cannot remove the source: %w", err))
 			continue
 		}
@@ -437,6 +440,35 @@ func (mv *mover) report() {
 	}
 }
 
+// remove unlinks the source name of d, which cur is. Unlinking one name
+// of an inode with several changes its change time: the one it has after
+// is kept in mv.ctimes (-1 when it cannot be had), for the checks of its
+// other names.
+func (mv *mover) remove(d *fileio.Dir, name string, cur *fileio.Stat) error {
+	if cur.Nlink < 2 || !cur.IsRegular() {
+		return d.Remove(name)
+	}
+	k := devIno{cur.Dev, cur.Ino}
+	if mv.ctimes == nil {
+		mv.ctimes = map[devIno]int64{}
+	}
+	mv.ctimes[k] = -1
+	f, err := d.Open(name, false)
+	if err != nil {
+		return d.Remove(name)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	same := err == nil && st.Dev == cur.Dev && st.Ino == cur.Ino
+	if err := d.Remove(name); err != nil {
+		return err
+	}
+	if st, err := f.Stat(); err == nil && same {
+		mv.ctimes[k] = st.Ctime
+	}
+	return nil
+}
+
 // errSourceChanged is the cause of a source kept because it no longer
 // holds what was copied.
 var errSourceChanged = errors.New("changed since it was copied; kept (rerun to copy and move it)")
@@ -449,8 +481,14 @@ var errSourceChanged = errors.New("changed since it was copied; kept (rerun to c
 // DEST is not that very inode (a source directory bind-mounted inside
 // DEST is its own "copy").
 func (mv *mover) sameAsCopied(d *fileio.Dir, dst *moveDest, it moveItem, cur *fileio.Stat, pol *hashcache.Policy) error {
+	ctime, checkCtime := it.st.Ctime, pol.CheckCtime
+	if c, ok := mv.ctimes[devIno{cur.Dev, cur.Ino}]; ok {
+		// This run removed another name of the inode, which moved its
+		// change time: compare with the one it had after that.
+		ctime, checkCtime = c, checkCtime && c >= 0
+	}
 	if cur.Dev != it.st.Dev || cur.Ino != it.st.Ino || cur.Type() != it.st.Type() || cur.Size != it.st.Size || cur.Mtime != it.st.Mtime ||
-		(pol.CheckCtime && cur.Ctime != it.st.Ctime) {
+		(checkCtime && cur.Ctime != ctime) {
 		return fmt.Errorf("--move: the source %q %w", it.name, errSourceChanged)
 	}
 	if mv.e.opt.DryRun {
