@@ -32,6 +32,7 @@ func (dc *decider) keepsExisting(en *entry) bool {
 // are left alone themselves.
 func (dc *decider) keepExisting(en *entry, rel string, g *linkGroup) {
 	dc.skip(rel, en.st.Size, false, verify.Sum{}) // left alone: its content is not known
+	dc.e.mover.keptInPlace()                      // --move: not moved
 	if g != nil {
 		g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 		close(g.done)

@@ -465,7 +465,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	}
 	e.recordSum(rel, srcSum)
 	dc.skip(rel, en.st.Size, en.fixed, srcSum)
-	e.mover.add(c.src, en, rel)
+	e.mover.add(c.src, en, rel, srcSum)
 	return true
 }
 

@@ -259,6 +259,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	}
 	c.groupDone(p, true)
 	mv := e.mover.item(p.src, &p.en, p.rel) // --move: noted once placed
+	mv.sum = p.sum
 	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p); e.mover.addItem(mv) })
 }
 

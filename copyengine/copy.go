@@ -196,6 +196,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 				s.DedupLinked++
 			}
 		})
+		e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
 	}
 	e.count(func(s *Summary) {
@@ -216,6 +217,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(en.st.Size)
 	e.emit(Event{Action: ActWouldDo, Path: rel, Size: en.st.Size})
+	e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
 }
 
 // copyFile copies a regular file (or finds it equal, or leaves it to the

@@ -74,7 +74,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		}
 		if dc.unchanged(dst, en) {
 			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
-			e.mover.add(src, en, dstRel)
+			e.mover.add(src, en, dstRel, unchangedSum(en))
 			g.sum = e.recordUnchanged(dstRel, en)
 			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 			close(g.done)
@@ -88,7 +88,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if dc.unchanged(dst, en) {
 		dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
-		e.mover.add(src, en, dstRel)
+		e.mover.add(src, en, dstRel, unchangedSum(en))
 		if st.IsRegular() {
 			e.recordUnchanged(dstRel, en)
 		}

@@ -30,6 +30,7 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 	if want := f.group.ino; want != (devIno{}) && e.dstRoot != nil {
 		if cur, err := e.dstRoot.Lstat(f.rel); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
 			e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+			e.mover.addItem(f.mv)
 			return nil
 		}
 	}
@@ -37,6 +38,7 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(f.st.Size)
 	e.event(ActLink, f.rel)
+	e.mover.addItem(f.mv)
 	return nil
 }
 

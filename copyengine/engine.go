@@ -274,6 +274,8 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 		return e.sum, ErrMismatch
 	case e.sum.Failed > 0:
 		return e.sum, ErrSomeFailed
+	case e.mover.incomplete() != nil: // move.go
+		return e.sum, e.mover.incomplete()
 	}
 	return e.sum, nil
 }

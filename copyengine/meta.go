@@ -294,6 +294,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	}
 	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
 		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+		f.mv.sum = f.group.sum
 		e.mover.addItem(f.mv)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
@@ -326,6 +327,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.stats.BytesDone.Add(f.st.Size)
 		e.emit(Event{Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum})
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+		f.mv.sum = f.group.sum
 		e.mover.addItem(f.mv)
 	})
 	return nil

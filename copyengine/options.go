@@ -256,6 +256,9 @@ const (
 	ActWouldDelete  Action = "would-delete"  // dry run, or refused by --max-delete: --delete would remove it
 	ActBackup       Action = "backup"        // --backup-dir: an old version (deleted or replaced) moved there; Path is the destination's
 	ActRemoveSource Action = "remove-source" // --move: the source entry removed once its copy was durable; Path is the destination's
+	// ActWouldRemoveSource: dry run, --move would remove the source entry
+	// (a directory: Path ends in "/"); Path is the destination's.
+	ActWouldRemoveSource Action = "would-remove-source"
 )
 
 // Event reports one entry acted on. Path is relative to the destination
@@ -385,6 +388,12 @@ type Summary struct {
 	BackedUp       int64    `json:"backed_up"`             // old versions moved to --backup-dir
 	SourcesRemoved int64    `json:"sources_removed"`       // --move: source entries removed
 	SourceDirsGone int64    `json:"source_dirs_removed"`   // --move: source directories removed, left empty
+	// SourcesKept counts the sources --move left in place without a
+	// failure: kept by -u or --ignore-existing, or because the
+	// destination could not keep their extended attributes or ACLs;
+	// MoveKept says why, once per reason.
+	SourcesKept int64    `json:"sources_kept"`
+	MoveKept    []string `json:"move_kept,omitempty"`
 
 	// The read order used (resolved: disk, inode or listing) and why.
 	ReadOrder       ReadOrder `json:"read_order"`

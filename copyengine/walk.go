@@ -418,6 +418,11 @@ func (l *dirList) openDest() bool {
 		e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 		return false
 	}
+	if err := sameDirAsSource(l.sd, dd); err != nil { // move.go
+		dd.Close()
+		e.fail(w.dstRel, err)
+		return false
+	}
 	l.dd = dd
 	l.dst = l.wk.dstHandle(dd, w.dstRel)
 	l.wk.destDir(dd)
@@ -628,6 +633,8 @@ func (l *dirList) subdir(en *entry) {
 		e.mu.Lock()
 		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 		e.mu.Unlock()
+	} else {
+		e.mover.noteDryDir(dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel}) // move.go
 	}
 	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino})
 }

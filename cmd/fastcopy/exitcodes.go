@@ -27,7 +27,9 @@ const exitHelp = `EXIT STATUS
        what was already in place is kept)
   2    usage error or refused request: nothing was written
   3    some files failed (listed); all others are in place. A destination
-       that fills up stops the run early, at the first file that does not fit
+       that fills up stops the run early, at the first file that does not fit.
+       With --move, also: sources kept whose extended attributes or ACLs the
+       destination could not keep
   4    verification failed for some files: they were not put in place, or
        another writer replaced them under their name as they were placed
   5    the destination or the hash cache is in use by another fastcopy;

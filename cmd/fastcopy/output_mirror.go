@@ -19,8 +19,14 @@ func (o *output) mirrorSummary(b *strings.Builder, s copyengine.Summary) {
 	if s.BackedUp > 0 {
 		fmt.Fprintf(b, "; %d old versions kept in --backup-dir", s.BackedUp)
 	}
-	if s.SourcesRemoved > 0 || s.SourceDirsGone > 0 {
+	switch {
+	case (s.SourcesRemoved > 0 || s.SourceDirsGone > 0) && s.DryRun:
+		fmt.Fprintf(b, "; would move: %d source entries and %d emptied directories would be removed", s.SourcesRemoved, s.SourceDirsGone)
+	case s.SourcesRemoved > 0 || s.SourceDirsGone > 0:
 		fmt.Fprintf(b, "; moved: %d source entries and %d emptied directories removed", s.SourcesRemoved, s.SourceDirsGone)
+	}
+	for _, k := range s.MoveKept {
+		o.warn("--move: %s", k)
 	}
 	for _, k := range s.DeleteKept {
 		o.warn("--delete: kept what the source lacks in %s", k)
