@@ -96,11 +96,7 @@ func scratchFS(t *testing.T, size int64) string {
 		t.Logf("mount -o loop: %v: %s; the trees are in %s", err, out, dir)
 		return dir
 	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", mnt, err, out)
-		}
-	})
+	t.Cleanup(func() { unmountScratch(t, mnt) })
 	if err := os.Chmod(mnt, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -607,4 +603,23 @@ func TestKillAndInterrupt(t *testing.T) {
 		t.Error("the hash cache is empty after complete runs")
 	}
 	t.Logf("%v in all", time.Since(started).Round(time.Millisecond))
+}
+
+// unmountScratch unmounts a test's scratch filesystem. Another test's child
+// process (a mount, mkfs or fastcopy started in parallel) can hold a copy of
+// a descriptor into it for the moment between its fork and its exec, so a
+// busy mount is tried again for a while and then detached lazily: what the
+// test checked is done, and the mount goes once the last holder closes.
+func unmountScratch(t *testing.T, mnt string) {
+	var out []byte
+	var err error
+	for try := 0; try < 40; try++ {
+		if out, err = exec.Command("umount", mnt).CombinedOutput(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if lout, lerr := exec.Command("umount", "-l", mnt).CombinedOutput(); lerr != nil {
+		t.Errorf("umount %s: %v: %s; umount -l: %v: %s", mnt, err, out, lerr, lout)
+	}
 }
