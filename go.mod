@@ -12,6 +12,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.28.0
+	golang.org/x/time v0.16.0
 )
 
 require (
@@ -27,6 +28,5 @@ require (
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/time v0.16.0 // indirect
 	golang.org/x/tools v0.36.0 // indirect
 )
