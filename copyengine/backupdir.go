@@ -46,11 +46,11 @@ func (b *backups) check(p *plan) error {
 	// By path, and by identity (its nearest existing directory and each
 	// ".." above compared with DEST's and each source's device and inode),
 	// so that a bind mount or a second mount is seen through.
-	rb := realPath(bd)
+	rb := fileio.RealPath(bd)
 	inDest := func() error {
 		return refuse(e.opt.BackupDir, "is inside the destination "+quote(p.dstRoot)+": the copy would meet the old versions as files the source lacks", "put the backup directory outside the destination, e.g. beside it")
 	}
-	if d := realPath(p.dstRoot); within(rb, d) {
+	if d := fileio.RealPath(p.dstRoot); within(rb, d) {
 		return inDest()
 	}
 	if err := checkOutside(bd, p.dstRoot, inDest); err != nil {
@@ -63,7 +63,7 @@ func (b *backups) check(p *plan) error {
 		inSrc := func() error {
 			return refuse(e.opt.BackupDir, "is inside the source "+quote(r.src)+": the old versions would be copied", "put the backup directory outside the source")
 		}
-		if within(rb, realPath(r.srcDir)) {
+		if within(rb, fileio.RealPath(r.srcDir)) {
 			return inSrc()
 		}
 		if err := checkOutside(bd, r.srcDir, inSrc); err != nil {

@@ -30,7 +30,7 @@ type cacheSide struct {
 }
 
 func newCacheSide(dir string) cacheSide {
-	abs := realPath(dir)
+	abs := fileio.RealPath(dir)
 	fsType, _ := fileio.FSType(abs)
 	return cacheSide{abs: abs, policy: hashcache.PolicyFor(fsType)}
 }

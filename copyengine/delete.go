@@ -125,7 +125,7 @@ func (m *mirror) lastSource(dst string) (string, bool) {
 			return was, true
 		}
 	}
-	return c.Note(sourceNoteKey(realPath(dst)))
+	return c.Note(sourceNoteKey(fileio.RealPath(dst)))
 }
 
 // guard refuses --delete, before anything is written, where a source root
@@ -517,7 +517,7 @@ func (m *mirror) record() {
 	for dst, v := range m.notes {
 		k := destNoteKey(dst)
 		if k == "" {
-			k = sourceNoteKey(realPath(dst))
+			k = sourceNoteKey(fileio.RealPath(dst))
 		}
 		_ = e.cache.SetNote(k, v)
 	}

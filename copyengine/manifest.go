@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -105,7 +106,7 @@ func (e *engine) checkManifestPath(p *plan) error {
 func checkOutside(path, dstRoot string, inside func() error) error {
 	dst, err := os.Stat(dstRoot)
 	if err != nil {
-		m, d := realPath(path), realPath(dstRoot)
+		m, d := fileio.RealPath(path), fileio.RealPath(dstRoot)
 		if m == d || strings.HasPrefix(m, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
 			return inside()
 		}

@@ -171,28 +171,8 @@ func fileRoot(src, dstName string) rootSpec {
 	return rootSpec{src: src, srcDir: filepath.Dir(at), name: filepath.Base(at), dstRel: dstName}
 }
 
-// realPath resolves symlinks in the longest existing prefix of p.
-func realPath(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return p
-	}
-	rest := ""
-	for cur := abs; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
-
 func checkNotInside(src, dst string) error {
-	rs, rd := realPath(src), realPath(dst)
+	rs, rd := fileio.RealPath(src), fileio.RealPath(dst)
 	if rs == rd {
 		return refuse(dst, "source and destination are the same directory", "name a different destination")
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -54,13 +53,7 @@ func FSType(path string) (string, error) {
 		return "fuse", nil
 	}
 	defer f.Close()
-	abs, err := filepath.Abs(path)
-	if err == nil {
-		if r, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = r
-		}
-	}
-	if t := mountType(f, uint64(st.Dev), abs); t != "" {
+	if t := mountType(f, uint64(st.Dev), RealPath(path)); t != "" {
 		return t, nil
 	}
 	return "fuse", nil

@@ -162,7 +162,7 @@ func (h *History) next(rd *fileio.Dir, root string, ng *NewGeneration) (*Generat
 	hashTree(tree, xxh128Bytes)
 	originals := h.originals()
 	seq := h.lastSeq() + 1
-	folder := filepath.Base(realDir(root))
+	folder := filepath.Base(fileio.RealPath(root))
 	g := &Generation{
 		Seq:      seq,
 		FileName: GenerationFileName(seq, folder, c.Date),
@@ -317,17 +317,4 @@ func mergePatterns(old, add []string) []string {
 		}
 	}
 	return out
-}
-
-// realDir is dir made absolute with its symlinks resolved (dir itself when
-// that fails), so that "." names the folder by its name.
-func realDir(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return dir
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		return r
-	}
-	return abs
 }

@@ -104,7 +104,7 @@ type treeEntry struct {
 // exclude (if not nil) does not leave out, keyed by its '/'-separated path
 // relative to root.
 func walkTree(root string, exclude func(string, bool) bool) (map[string]treeEntry, error) {
-	d, err := fileio.OpenDir(realDir(root))
+	d, err := fileio.OpenDir(fileio.RealPath(root))
 	if err != nil {
 		return nil, err
 	}
@@ -217,12 +217,12 @@ func CompareTrees(ctx context.Context, src, dst string, opt TreeOptions) (Report
 	if err != nil {
 		return Report{}, err
 	}
-	sd, err := fileio.OpenDir(realDir(src))
+	sd, err := fileio.OpenDir(fileio.RealPath(src))
 	if err != nil {
 		return Report{}, err
 	}
 	defer sd.Close()
-	dd, err := fileio.OpenDir(realDir(dst))
+	dd, err := fileio.OpenDir(fileio.RealPath(dst))
 	if err != nil {
 		return Report{}, err
 	}
@@ -319,7 +319,7 @@ func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir stri
 			r.Diffs = append(r.Diffs, Diff{Path: p, Kind: Extra, Detail: "not listed"})
 		}
 	}
-	dd, err := fileio.OpenDir(realDir(dir))
+	dd, err := fileio.OpenDir(fileio.RealPath(dir))
 	if err != nil {
 		return Report{}, err
 	}
@@ -468,17 +468,4 @@ func HashFiles(ctx context.Context, root string, rels []string, opt TreeOptions)
 		}
 	}
 	return kept, diffs, nil
-}
-
-// realDir is dir made absolute with its symlinks resolved (dir itself when
-// that fails): the form the hash cache keys paths by.
-func realDir(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return dir
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		return r
-	}
-	return abs
 }
