@@ -133,7 +133,9 @@ func (mv *mover) finish() {
 			d.Close()
 		}
 	}()
-	dst := &moveDest{root: e.dstRootPath}
+	// The destination root the run opened, locked and checked, not its
+	// path again: a name swapped above DEST since cannot redirect the look.
+	dst := &moveDest{root: e.dstRootPath, rootDir: e.dstRoot, borrowed: e.dstRoot != nil}
 	defer dst.close()
 	for _, it := range mv.items {
 		if e.ctx.Err() != nil {
@@ -532,10 +534,11 @@ func (mv *mover) sameAsCopied(d *fileio.Dir, dst *moveDest, it moveItem, cur *fi
 // opened beneath DEST's root without following symlinks (the last one is
 // kept open, the sources being removed in order of their directories).
 type moveDest struct {
-	root    string
-	rootDir *fileio.Dir
-	dir     *fileio.Dir
-	dirRel  string
+	root     string
+	rootDir  *fileio.Dir
+	borrowed bool // rootDir is the run's own destination root: not closed here
+	dir      *fileio.Dir
+	dirRel   string
 }
 
 // lstat returns the stat of the destination entry rel.
@@ -571,7 +574,7 @@ func (md *moveDest) close() {
 	if md.dir != nil && md.dir != md.rootDir {
 		md.dir.Close()
 	}
-	if md.rootDir != nil {
+	if md.rootDir != nil && !md.borrowed {
 		md.rootDir.Close()
 	}
 }
