@@ -115,38 +115,7 @@ func TestMoveSourceRewrittenMtimeRestored(t *testing.T) {
 	bin := buildFastcopy(t)
 	work := t.TempDir()
 	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
-	writeTestFile(t, filepath.Join(src, "a"), "version-1\n")
-	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := os.Chtimes(filepath.Join(src, "a"), old, old); err != nil {
-		t.Fatal(err)
-	}
-	big := make([]byte, 6<<20)
-	if _, err := rand.Read(big); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "z"), big, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// One worker, a at 1 MiB/s: a is copied first, z keeps the run going
-	// for seconds after a's copy took its name.
-	p := startBinary(t, bin, "--no-cache", "-v", "-j", "1", "--bwlimit", "1M", "--move", src, dst)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if b, err := os.ReadFile(filepath.Join(dst, "a")); err == nil && string(b) == "version-1\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the copy of a never appeared")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := os.WriteFile(filepath.Join(src, "a"), []byte("version-2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(filepath.Join(src, "a"), old, old); err != nil {
-		t.Fatal(err)
-	}
-	r := p.wait(t, 0, 0)
+	r := rewriteDuringMove(t, bin, src, dst)
 	if _, err := os.Stat(filepath.Join(dst, ".z.fastcopy-tmp")); err == nil {
 		t.Log("z still being written")
 	}
@@ -270,4 +239,45 @@ func TestBackupDirInsideSourceBindMount(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "inside the source") {
 		t.Errorf("--backup-dir %s (the source through a bind mount): exit %d, want 2 naming it inside the source:\n%s%s", filepath.Join(bind, "bk"), r.code, r.stdout, r.stderr)
 	}
+}
+
+// rewriteDuringMove runs `fastcopy --move src dst` on a small file a and a
+// 6 MiB file z, one worker at 1 MiB/s, and once a's copy has its name
+// rewrites a with new content of the same size and puts its mtime back
+// (as touch -d, an editor or a sync client does). It returns the run's
+// result.
+func rewriteDuringMove(t *testing.T, bin, src, dst string) result {
+	t.Helper()
+	writeTestFile(t, filepath.Join(src, "a"), "version-1\n")
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(src, "a"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 6<<20)
+	if _, err := rand.Read(big); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "z"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// One worker, a at 1 MiB/s: a is copied first, z keeps the run going
+	// for seconds after a's copy took its name.
+	p := startBinary(t, bin, "--no-cache", "-v", "-j", "1", "--bwlimit", "1M", "--move", src, dst)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, err := os.ReadFile(filepath.Join(dst, "a")); err == nil && string(b) == "version-1\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the copy of a never appeared")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(src, "a"), []byte("version-2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(filepath.Join(src, "a"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	return p.wait(t, 0, 0)
 }
