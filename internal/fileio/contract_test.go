@@ -528,3 +528,29 @@ func TestFallbacks(t *testing.T) {
 		t.Fatal("DeviceOf: empty description")
 	}
 }
+
+// TestCloseTwice: a second Close of a Dir returns os.ErrClosed and leaves
+// alone the descriptor its number was given to since (before, it closed
+// that one: another test's directory, under t.Parallel, or another file of
+// the same run).
+func TestCloseTwice(t *testing.T) {
+	dir := t.TempDir()
+	d1, err := fileio.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := fileio.OpenDir(dir) // most likely given d1's old number
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if err := d1.Close(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("second Close: %v, want os.ErrClosed", err)
+	}
+	if _, err := d2.Stat(); err != nil {
+		t.Fatalf("a Dir opened after another was closed, once that one is closed again: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ package fileio
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,7 +74,7 @@ func (d *Dir) faultSet() faults { return d.faults }
 func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
 
 // Close closes the directory.
-func (d *Dir) Close() error { return unix.Close(d.fd) }
+func (d *Dir) Close() error { return closeOnce(&d.fd) }
 
 // OpenSub opens the subdirectory name without following a symlink.
 func (d *Dir) OpenSub(name string) (*Dir, error) {
@@ -451,7 +452,20 @@ func (d *Dir) Parent() (*Dir, error) {
 func (f *File) Path() string { return f.path }
 
 // Close closes the file.
-func (f *File) Close() error { return unix.Close(f.fd) }
+func (f *File) Close() error { return closeOnce(&f.fd) }
+
+// closeOnce closes the descriptor *fd and marks it closed: a second Close
+// returns os.ErrClosed instead of closing whatever descriptor the number
+// has been given to since (another file of this run, or of a goroutine
+// that has nothing to do with it), as os.File does.
+func closeOnce(fd *int) error {
+	n := *fd
+	if n < 0 {
+		return os.ErrClosed
+	}
+	*fd = -1
+	return unix.Close(n)
+}
 
 // Stat returns the metadata of the open file.
 func (f *File) Stat() (Stat, error) { return fstat(f.fd, f.path) }

@@ -79,7 +79,7 @@ func (n *Node) Restat() (Stat, error) { return fstat(n.fd, n.path) }
 func (n *Node) Path() string { return n.path }
 
 // Close closes the node.
-func (n *Node) Close() error { return unix.Close(n.fd) }
+func (n *Node) Close() error { return closeOnce(&n.fd) }
 
 // proc names the node's object through its descriptor, for the calls that
 // take no descriptor: following this magic link reaches the opened object
