@@ -36,6 +36,7 @@ func (cp *copier) worker() {
 			ahead = cp.prefetch(c, i, ahead)
 			cp.copyEntry(c, &c.entries[i], *bp)
 			cp.closeSrc(&c.entries[i])
+			e.passSource(&c.entries[i].st)
 		}
 		for i := range c.entries { // left by a cancel (opened ahead here, or by the read window)
 			cp.closeSrc(&c.entries[i])
@@ -761,7 +762,7 @@ func (fc *fileCopy) copyData() error {
 			return err
 		}
 	}
-	if st.Size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && fc.sc == nil {
+	if st.Size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && fc.sc == nil && e.opt.share == nil {
 		if done, err := fc.copyRange(); done || err != nil {
 			return err
 		}
@@ -789,7 +790,7 @@ func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
 		if e.needSum() {
 			// The clone moved no data through us: read the source once
 			// for its digest, which the read-back is checked against.
-			if fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, false, fc.buf, e.readSink); err != nil {
+			if fc.sum, fc.n, err = verify.Stream(e.source(fc.src, st), st.Size, false, fc.buf, e.readSink); err != nil {
 				return true, err
 			}
 		}
@@ -863,7 +864,7 @@ func (fc *fileCopy) stream() (err error) {
 	}
 	// Every byte read is charged to --bwlimit, zeros too: Stream is told
 	// the file is not sparse, and the sink leaves them out.
-	fc.sum, fc.n, err = verify.Stream(fc.src, st.Size, false, fc.buf, func(p []byte, off int64) error {
+	fc.sum, fc.n, err = verify.Stream(e.source(fc.src, st), st.Size, false, fc.buf, func(p []byte, off int64) error {
 		if err := e.readSink(p, off); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}

@@ -182,7 +182,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 			f.Close()
 		}
 	}()
-	sum, n, err := verify.Stream(f, en.st.Size, false, buf, e.readSink)
+	sum, n, err := verify.Stream(e.source(f, &en.st), en.st.Size, false, buf, e.readSink)
 	if err != nil {
 		return nil, err
 	}

@@ -143,6 +143,11 @@ type Options struct {
 	// hooks are set by tests only (hooks.go): the zero value is every
 	// other run's.
 	hooks hooks
+	// share and shareID: a run of RunAll reads the source through the
+	// share, as run shareID (a bit), with the runs to the other
+	// destinations (share.go).
+	share   *sourceShare
+	shareID uint64
 
 	// The audit log (--log): when set, OnFlush is called each time every
 	// filesystem the run writes in has been flushed to stable storage
@@ -341,31 +346,32 @@ type Summary struct {
 	// not keep of what the source has (hard links, ACLs, ...) and what was
 	// done instead: one sentence each.
 	NotKept         []string      `json:"not_kept,omitempty"`
-	Symlinks        int64         `json:"symlinks"`              // symlinks created
-	Specials        int64         `json:"specials"`              // fifos, sockets, devices created
-	Dirs            int64         `json:"dirs"`                  // directories created
-	Skipped         int64         `json:"skipped"`               // unchanged
-	MetaUpdated     int64         `json:"metadata_only"`         // unchanged data, metadata brought up to date
-	Failed          int64         `json:"failed"`                // entries that failed
-	Bytes           int64         `json:"bytes"`                 // bytes of data written or cloned
-	Verified        int64         `json:"verified"`              // files read back and matched
-	VerifiedBytes   int64         `json:"verified_bytes"`        // bytes read back and matched
-	Mismatches      int64         `json:"mismatches"`            // files that failed verification twice
-	Deduped         int64         `json:"deduplicated"`          // files placed by sharing identical content
-	DedupCloned     int64         `json:"dedup_cloned"`          // of Deduped, by reflink
-	DedupLinked     int64         `json:"dedup_hardlinked"`      // of Deduped, by hard link
-	BytesNotWritten int64         `json:"bytes_not_written"`     // data not written thanks to dedup
-	DiskSaved       int64         `json:"disk_bytes_saved"`      // allocation saved by sharing (clones and links)
-	DedupNote       string        `json:"dedup_note,omitempty"`  // why dedup fell back, when it did
-	VerifyNote      string        `json:"verify_note,omitempty"` // why the read-back is weaker than asked, when it is
-	StagingNote     string        `json:"stage_note,omitempty"`  // why new directories were not staged, when they were not
-	CacheHits       int64         `json:"cache_hits"`            // digests taken from the hash cache instead of reading
-	BytesHashed     int64         `json:"bytes_hashed"`          // bytes read only to compute digests for decisions
-	BytesRead       int64         `json:"bytes_read"`            // all file content read: copies, read-backs, hashing
-	TempsRemoved    int64         `json:"temps_removed"`         // leftovers of an interrupted run removed
-	Resumed         int64         `json:"resumed"`               // copies that took up an interrupted run's temporary
-	BytesResumed    int64         `json:"bytes_resumed"`         // bytes of those temporaries kept, not written again
-	Retries         int64         `json:"retries"`               // source reads tried again after an I/O error
+	Symlinks        int64         `json:"symlinks"`               // symlinks created
+	Specials        int64         `json:"specials"`               // fifos, sockets, devices created
+	Dirs            int64         `json:"dirs"`                   // directories created
+	Skipped         int64         `json:"skipped"`                // unchanged
+	MetaUpdated     int64         `json:"metadata_only"`          // unchanged data, metadata brought up to date
+	Failed          int64         `json:"failed"`                 // entries that failed
+	Bytes           int64         `json:"bytes"`                  // bytes of data written or cloned
+	Verified        int64         `json:"verified"`               // files read back and matched
+	VerifiedBytes   int64         `json:"verified_bytes"`         // bytes read back and matched
+	Mismatches      int64         `json:"mismatches"`             // files that failed verification twice
+	Deduped         int64         `json:"deduplicated"`           // files placed by sharing identical content
+	DedupCloned     int64         `json:"dedup_cloned"`           // of Deduped, by reflink
+	DedupLinked     int64         `json:"dedup_hardlinked"`       // of Deduped, by hard link
+	BytesNotWritten int64         `json:"bytes_not_written"`      // data not written thanks to dedup
+	DiskSaved       int64         `json:"disk_bytes_saved"`       // allocation saved by sharing (clones and links)
+	DedupNote       string        `json:"dedup_note,omitempty"`   // why dedup fell back, when it did
+	VerifyNote      string        `json:"verify_note,omitempty"`  // why the read-back is weaker than asked, when it is
+	StagingNote     string        `json:"stage_note,omitempty"`   // why new directories were not staged, when they were not
+	CacheHits       int64         `json:"cache_hits"`             // digests taken from the hash cache instead of reading
+	BytesHashed     int64         `json:"bytes_hashed"`           // bytes read only to compute digests for decisions
+	BytesRead       int64         `json:"bytes_read"`             // all file content read: copies, read-backs, hashing
+	BytesShared     int64         `json:"bytes_shared,omitempty"` // several destinations: source bytes taken from another destination's read instead of read again (not in BytesRead)
+	TempsRemoved    int64         `json:"temps_removed"`          // leftovers of an interrupted run removed
+	Resumed         int64         `json:"resumed"`                // copies that took up an interrupted run's temporary
+	BytesResumed    int64         `json:"bytes_resumed"`          // bytes of those temporaries kept, not written again
+	Retries         int64         `json:"retries"`                // source reads tried again after an I/O error
 	Elapsed         time.Duration `json:"elapsed_ns"`
 	Jobs            int           `json:"jobs"`
 	JobsReason      string        `json:"jobs_reason"`

@@ -660,6 +660,7 @@ func (l *dirList) send() {
 		tmp, isKept := kept[en.dstName]
 		delete(kept, en.dstName)
 		if !e.decide.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
+			e.passSource(&en.st) // not read by this run
 			if isKept {
 				e.copier.removeKept(dst, tmp) // unchanged after all: a leftover
 			}

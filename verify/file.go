@@ -10,6 +10,19 @@ import (
 // that most files are hashed in one call.
 const BufSize = 1 << 20
 
+// Source is what HashFile and Stream read: a *fileio.File, or a reader
+// that hands on the bytes another reader of the same file read (a copy to
+// several destinations reads each source byte once).
+type Source interface {
+	// ReadFull reads into buf from off until buf is full or the file
+	// ends, and returns the bytes read.
+	ReadFull(buf []byte, off int64) (int, error)
+	// AdviseSequential tells the kernel the file is read from start to end.
+	AdviseSequential()
+}
+
+var _ Source = (*fileio.File)(nil)
+
 // Sink receives each run of data Stream reads, with its offset in the file,
 // before the next read reuses the buffer.
 type Sink func(p []byte, off int64) error
@@ -24,7 +37,7 @@ type Sink func(p []byte, off int64) error
 // SEEK_HOLE, FIEMAP), which filesystems have got wrong (OpenZFS #15526),
 // so that a map that hides data cannot make a source and a zero-filled
 // copy hash alike. sparse changes nothing here; see Stream.
-func HashFile(f *fileio.File, size int64, sparse bool, buf []byte) (Sum, int64, error) {
+func HashFile(f Source, size int64, sparse bool, buf []byte) (Sum, int64, error) {
 	return Stream(f, size, sparse, buf, nil)
 }
 
@@ -34,7 +47,7 @@ func HashFile(f *fileio.File, size int64, sparse bool, buf []byte) (Sum, int64, 
 // handed to sink: the caller sizes the destination first, so that they
 // stay (or become) holes. Which blocks are zeros is learnt from the bytes
 // read, never from the hole map.
-func Stream(f *fileio.File, size int64, sparse bool, buf []byte, sink Sink) (Sum, int64, error) {
+func Stream(f Source, size int64, sparse bool, buf []byte, sink Sink) (Sum, int64, error) {
 	if sparse && sink != nil {
 		sink = SkipZeros(sink)
 	}
@@ -93,7 +106,7 @@ func SkipZeros(sink Sink) Sink {
 
 // streamRange hashes (and sinks) f from off to end, or to its end of file
 // when end is 0.
-func streamRange(f *fileio.File, h *Hasher, off, end int64, buf []byte, sink Sink) (Sum, int64, error) {
+func streamRange(f Source, h *Hasher, off, end int64, buf []byte, sink Sink) (Sum, int64, error) {
 	for end == 0 || off < end {
 		want := int64(len(buf))
 		if end > 0 && end-off < want {

@@ -65,6 +65,8 @@ func (o *output) event(ev copyengine.Event) {
 func (o *output) reportError(err error, code int) {
 	var refusal *copyengine.RefusalError
 	switch {
+	case errors.As(err, new(reportedError)):
+		// Printed already, with the destination it happened in.
 	case errors.As(err, &refusal):
 		o.printf(o.stderr, "fastcopy: error: %s\n", refusal.Error())
 		if refusal.Hint != "" {
@@ -109,24 +111,36 @@ type jsonReport struct {
 
 func (o *output) summary(s copyengine.Summary, err error) {
 	if o.json {
-		if s.Failures == nil {
-			s.Failures = []copyengine.Failure{}
-		}
-		status := "ok"
-		if err != nil {
-			status = err.Error()
-		}
 		enc := json.NewEncoder(o.stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(jsonReport{Summary: s, ElapsedSeconds: s.Elapsed.Seconds(), Status: status, ExitCode: exitCode(err)})
+		_ = enc.Encode(newJSONReport(s, err))
 		return
 	}
+	if line := o.summaryLine(s, err); line != "" {
+		o.printf(o.stdout, "%s\n", line)
+	}
+}
+
+func newJSONReport(s copyengine.Summary, err error) jsonReport {
+	if s.Failures == nil {
+		s.Failures = []copyengine.Failure{}
+	}
+	status := "ok"
+	if err != nil {
+		status = err.Error()
+	}
+	return jsonReport{Summary: s, ElapsedSeconds: s.Elapsed.Seconds(), Status: status, ExitCode: exitCode(err)}
+}
+
+// summaryLine says what a run did in one line, or "" when there is
+// nothing to say (-q, a refusal).
+func (o *output) summaryLine(s copyengine.Summary, err error) string {
 	var refusal *copyengine.RefusalError
 	if o.quiet || errors.As(err, &refusal) || errors.As(err, new(usageError)) {
-		return
+		return ""
 	}
 	if s.Jobs == 0 && s.Copied+s.Skipped+s.Failed == 0 {
-		return // refused before starting
+		return "" // refused before starting
 	}
 	var b strings.Builder
 	verb := "copied"
@@ -192,8 +206,11 @@ func (o *output) summary(s copyengine.Summary, err error) {
 	if s.Mismatches > 0 {
 		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
 	}
+	if s.BytesShared > 0 {
+		fmt.Fprintf(&b, "; %s of source taken from another destination's read", copyengine.HumanBytes(s.BytesShared))
+	}
 	o.mirrorSummary(&b, s)
-	o.printf(o.stdout, "%s\n", b.String())
+	return b.String()
 }
 
 // progress draws a pb/v3 bar on stderr from the engine's counters.
@@ -203,7 +220,10 @@ type progress struct {
 	wg   sync.WaitGroup
 }
 
-func (o *output) startProgress(st *copyengine.Stats, force, never bool) *progress {
+// startProgress draws one bar for the run's stats; with several
+// destinations (labels names them) the bar counts them together and
+// its text gives each one's share done.
+func (o *output) startProgress(sts []*copyengine.Stats, labels []string, force, never bool) *progress {
 	p := &progress{out: o, done: make(chan struct{})}
 	isTerm := false
 	if f, ok := o.stderr.(*os.File); ok {
@@ -228,13 +248,32 @@ func (o *output) startProgress(st *copyengine.Stats, force, never bool) *progres
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
-			total := st.BytesTotal.Load()
-			files := fmt.Sprintf("%d/%d files", st.FilesDone.Load(), st.FilesTotal.Load())
-			if !st.ScanDone.Load() {
+			var total, done, filesDone, filesTotal int64
+			scanned := true
+			var each []string
+			for i, st := range sts {
+				t, d := st.BytesTotal.Load(), st.BytesDone.Load()
+				total, done = total+t, done+d
+				filesDone += st.FilesDone.Load()
+				filesTotal += st.FilesTotal.Load()
+				scanned = scanned && st.ScanDone.Load()
+				if len(sts) > 1 {
+					pct := 100
+					if t > 0 {
+						pct = int(d * 100 / t)
+					}
+					each = append(each, fmt.Sprintf("%s %d%%", labels[i], pct))
+				}
+			}
+			files := fmt.Sprintf("%d/%d files", filesDone, filesTotal)
+			if !scanned {
 				files += "+"
 			}
+			if len(each) > 0 {
+				files += " (" + strings.Join(each, ", ") + ")"
+			}
 			bar.SetTotal(total)
-			bar.SetCurrent(st.BytesDone.Load())
+			bar.SetCurrent(done)
 			bar.Set("files", files)
 			select {
 			case <-p.done:

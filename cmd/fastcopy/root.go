@@ -140,6 +140,7 @@ type copyOptions struct {
 	json        bool
 	progress    bool
 	noProgress  bool
+	also        []string // --also: further destinations
 	log         string   // --log
 	bwlimit     byteRate // --bwlimit
 	backup      backupFlags
@@ -205,6 +206,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
 	f.BoolVar(&o.cache.off, "no-cache", false, "use no hash cache: decide by size and mtime, remember nothing")
 	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
+	f.StringArrayVar(&o.also, "also", nil, "also copy to DIR, from the same read of the source (repeatable): each destination is staged, flushed, read back and reported on its own, and one that fails does not stop the others; the exit status is the worst of theirs")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file, which must lie outside DEST")
 	// Mirror and verified move.
 	f.BoolVar(&o.mirror.delete, "delete", false, "after the copy is verified and durable, remove from DEST what the source lacks (excluded paths are kept; a directory in which anything failed keeps its extras)")
@@ -281,6 +283,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	}
 	o.backup.apply(&eo)
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
+	if len(o.also) > 0 {
+		return runAlso(ctx, out, o, eo)
+	}
 	// The engine's own checks (Run makes them again), before the cache
 	// is opened: a bad request is refused (exit 2) whether or not another
 	// fastcopy holds the cache. Check also chooses the jobs.
@@ -331,7 +336,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	if alog != nil {
 		alog.start(out.args, &eo, o.cache.describe(hc))
 	}
-	bar := out.startProgress(eo.Stats, o.progress, o.noProgress)
+	bar := out.startProgress([]*copyengine.Stats{eo.Stats}, nil, o.progress, o.noProgress)
 	sum, err := copyengine.Run(ctx, withFaults(eo))
 	bar.stop()
 	closeCache(out, hc)

@@ -1,0 +1,126 @@
+package copyengine
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+)
+
+// MaxDestinations is the most destinations one RunAll copies to.
+const MaxDestinations = 16
+
+// Result is one destination's outcome of RunAll: what Run would have
+// returned for it alone.
+type Result struct {
+	Summary Summary
+	Err     error
+}
+
+// RunAll copies the same sources to several destinations at once, reading
+// each source byte once (see sourceShare). opts holds one Options per
+// destination; they differ in Dest and in what is the destination's own
+// (Stats, Manifest, OnEvent, OnFlush) and agree in Sources. Each
+// destination is a run of its own, with everything Run gives it alone: its
+// lock, its staging, its flushes and read-back from its own device, its
+// side of the hash cache (opts may share one Cache), its summary and error.
+// A destination that fails (full, gone, a file that does not verify) does
+// not stop the others.
+//
+// A request refused for one destination (a bad option, a destination
+// inside the source or inside another destination) is refused for all,
+// before anything is written: every Result then carries the refusal.
+func RunAll(ctx context.Context, opts []Options) []Result {
+	start := time.Now()
+	res := make([]Result, len(opts))
+	plans, err := planAll(opts)
+	if err != nil {
+		for i := range res {
+			res[i].Err = err
+		}
+		return res
+	}
+	if len(opts) == 1 {
+		sum, err := newEngine(opts[0]).runPlan(ctx, plans[0], start)
+		return []Result{{sum, err}}
+	}
+	share := newSourceShare(len(opts), shareBudget)
+	var wg sync.WaitGroup
+	for i := range opts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := uint64(1) << i
+			defer share.leave(id)
+			o := opts[i]
+			o.share, o.shareID = share, id
+			sum, err := newEngine(o).runPlan(ctx, plans[i], start)
+			sum.BytesShared = share.handedTo(id)
+			sum.BytesRead -= sum.BytesShared
+			res[i] = Result{sum, err}
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
+// planAll checks every destination's options and plan, and that no
+// destination is another's, or inside it.
+func planAll(opts []Options) ([]*plan, error) {
+	if len(opts) == 0 {
+		return nil, refuse("", "no destination given", "name a destination")
+	}
+	if len(opts) > MaxDestinations {
+		return nil, refuse(opts[MaxDestinations].Dest, fmt.Sprintf("at most %d destinations in one run", MaxDestinations), "split the destinations over several runs")
+	}
+	plans := make([]*plan, len(opts))
+	for i := range opts {
+		if err := opts[i].Check(); err != nil {
+			return nil, err
+		}
+		if i > 0 && !slices.Equal(opts[i].Sources, opts[0].Sources) {
+			return nil, refuse(opts[i].Dest, "every destination of one run copies the same sources", "run once per set of sources")
+		}
+		p, err := makePlan(opts[i].Sources, opts[i].Dest)
+		if err != nil {
+			return nil, err
+		}
+		plans[i] = p
+	}
+	for i := range plans {
+		for j := range i {
+			if err := checkApart(plans[j].dstRoot, plans[i].dstRoot); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return plans, nil
+}
+
+// checkApart refuses two destinations that are one directory, or one
+// inside the other: the runs would copy into each other's copy and fight
+// over one lock.
+func checkApart(a, b string) error {
+	ra, rb := fileio.RealPath(a), fileio.RealPath(b)
+	sep := string(filepath.Separator)
+	switch {
+	case ra == rb:
+		return refuse(b, "this destination is the same directory as "+quote(a), "name each destination once")
+	case strings.HasPrefix(rb, strings.TrimSuffix(ra, sep)+sep):
+		return refuse(b, "this destination is inside the destination "+quote(a), "choose destinations apart from each other")
+	case strings.HasPrefix(ra, strings.TrimSuffix(rb, sep)+sep):
+		return refuse(a, "this destination is inside the destination "+quote(b), "choose destinations apart from each other")
+	}
+	return nil
+}
+
+// handedTo returns the bytes run id took from another run's read.
+func (s *sourceShare) handedTo(id uint64) int64 {
+	return s.handed[bits.TrailingZeros64(id)].Load()
+}

@@ -1,0 +1,293 @@
+package copyengine
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/verify"
+)
+
+// sourceShare lets the runs of a copy to several destinations (RunAll)
+// read each source byte once. Every run walks the source and decides for
+// its own destination; when one of them reads a file's next bytes (its
+// frontier), it keeps a copy of them for the other runs that may still
+// want that file, and those take the copy instead of reading the source
+// again. Each run hashes what it is handed itself and checks the source
+// held still with its own stat, exactly as when it reads alone: a file
+// whose identity (device, inode, size, mtime, ctime) differs between two
+// runs' stats is two files here, never shared.
+//
+// The bytes kept are bounded (budget). A run that would keep more waits for
+// the others to take what they need, so the fastest destination stays
+// within budget bytes of the slowest; when nobody has taken anything for
+// stallAfter (a run busy flushing, or one that will never read what is
+// kept), the oldest bytes are dropped instead and whoever wanted them reads
+// them from the source (counted in dropped).
+type sourceShare struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	running uint64 // the runs not yet ended, a bit each
+	files   map[shareKey]*sharedFile
+	queue   []*shareChunk // in the order kept, for dropping the oldest
+	held    int64         // bytes kept
+	budget  int64
+	takes   int64 // chunks taken so far: progress, for the stall check
+	stalled bool  // nobody took anything for stallAfter: drop, do not wait
+
+	handed  [MaxDestinations]atomic.Int64 // per run: bytes it took instead of reading them
+	dropped atomic.Int64                  // bytes dropped before every run that wanted them took them
+}
+
+// shareBudget is how many bytes of the source a multi-destination copy
+// keeps for its slower destinations; stallAfter is how long a run waits
+// for them to take some before it drops the oldest instead.
+const (
+	shareBudget = 256 << 20
+	stallAfter  = 3 * time.Second
+)
+
+func newSourceShare(runs int, budget int64) *sourceShare {
+	s := &sourceShare{running: 1<<runs - 1, files: map[shareKey]*sharedFile{}, budget: budget}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+type shareKey struct {
+	dev, ino           uint64
+	size, mtime, ctime int64
+}
+
+func keyOf(st *fileio.Stat) shareKey {
+	return shareKey{st.Dev, st.Ino, st.Size, st.Mtime, st.Ctime}
+}
+
+// sharedFile is what the share knows of one source file.
+type sharedFile struct {
+	key      shareKey
+	passed   uint64 // runs done with it (read it, or will not)
+	frontier int64  // read up to here, in order
+	reading  bool   // a run is reading at the frontier
+	chunks   map[int64]*shareChunk
+}
+
+// shareChunk is one read's bytes, kept for the runs in need.
+type shareChunk struct {
+	f     *sharedFile
+	off   int64
+	asked int // the length of the read that got it: a taker must ask the same
+	data  []byte
+	need  uint64 // runs that may still take it
+}
+
+// reader returns what run id reads st's file through: f itself, or a
+// reader that shares its bytes with the other runs.
+func (s *sourceShare) reader(id uint64, f *fileio.File, st *fileio.Stat) verify.Source {
+	if s == nil || st.Size <= 0 {
+		return f
+	}
+	return &sharedRead{s: s, id: id, key: keyOf(st), f: f}
+}
+
+type sharedRead struct {
+	s   *sourceShare
+	id  uint64
+	key shareKey
+	f   *fileio.File
+}
+
+func (r *sharedRead) AdviseSequential() { r.f.AdviseSequential() }
+
+// ReadFull takes the bytes another run kept for it, or reads them and keeps
+// them for the others, or (anything else: an offset behind the frontier
+// whose bytes were dropped, a read of another length) reads them itself.
+func (r *sharedRead) ReadFull(p []byte, off int64) (int, error) {
+	s := r.s
+	s.mu.Lock()
+	sf := s.files[r.key]
+	if sf == nil {
+		if s.running&^r.id == 0 {
+			s.mu.Unlock()
+			return r.f.ReadFull(p, off)
+		}
+		sf = &sharedFile{key: r.key, chunks: map[int64]*shareChunk{}}
+		s.files[r.key] = sf
+	}
+	for {
+		if c := sf.chunks[off]; c != nil && c.need&r.id != 0 {
+			if c.asked != len(p) {
+				break
+			}
+			n := copy(p, c.data)
+			s.take(c, r.id)
+			s.mu.Unlock()
+			s.handed[bits.TrailingZeros64(r.id)].Add(int64(n))
+			return n, nil
+		}
+		if off != sf.frontier || s.files[r.key] != sf {
+			break
+		}
+		if sf.reading {
+			s.cond.Wait() // for the run reading these bytes: it keeps them
+			continue
+		}
+		if s.running&^sf.passed&^r.id == 0 {
+			break // nobody else wants them
+		}
+		if !s.room(int64(len(p))) {
+			continue // waited: look again
+		}
+		sf.reading = true
+		s.mu.Unlock()
+		n, err := r.f.ReadFull(p, off)
+		s.mu.Lock()
+		sf.reading = false
+		if err == nil && s.files[r.key] == sf {
+			if need := s.running &^ sf.passed &^ r.id; need != 0 && n > 0 {
+				c := &shareChunk{f: sf, off: off, asked: len(p), data: append([]byte(nil), p[:n]...), need: need}
+				sf.chunks[off] = c
+				s.queue = append(s.queue, c)
+				s.held += int64(n)
+			}
+			sf.frontier = off + int64(n)
+		}
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		return n, err
+	}
+	s.mu.Unlock()
+	return r.f.ReadFull(p, off)
+}
+
+// room reports whether n more bytes may be kept now. When they may not, it
+// waits a while for the other runs to take some and returns false, and the
+// caller looks again; once nobody has taken anything for stallAfter it
+// drops the oldest kept bytes to make room instead.
+func (s *sourceShare) room(n int64) bool {
+	if s.held+n <= s.budget || s.held == 0 {
+		return true
+	}
+	if s.stalled {
+		s.drop(n)
+		return true
+	}
+	takes := s.takes
+	since := time.Now()
+	t := time.AfterFunc(stallAfter, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	s.cond.Wait()
+	t.Stop()
+	if s.takes == takes && time.Since(since) >= stallAfter {
+		s.stalled = true
+	}
+	return false
+}
+
+// drop frees the oldest kept chunks until n more bytes fit.
+func (s *sourceShare) drop(n int64) {
+	for len(s.queue) > 0 && s.held+n > s.budget {
+		c := s.queue[0]
+		s.queue = s.queue[1:]
+		if c.data != nil {
+			s.dropped.Add(int64(len(c.data)))
+			s.free(c)
+		}
+	}
+}
+
+// take gives run id its copy of c.
+func (s *sourceShare) take(c *shareChunk, id uint64) {
+	c.need &^= id
+	if c.need == 0 {
+		s.free(c)
+	}
+	s.takes++
+	s.stalled = false
+	s.cond.Broadcast()
+}
+
+func (s *sourceShare) free(c *shareChunk) {
+	s.held -= int64(len(c.data))
+	c.data = nil
+	delete(c.f.chunks, c.off)
+	s.forget(c.f)
+	// Trim the queue's freed head now and then, so that it does not grow
+	// with the chunks taken in order.
+	for len(s.queue) > 0 && s.queue[0].data == nil {
+		s.queue = s.queue[1:]
+	}
+}
+
+// forget drops what the share knows of a file no run still wants.
+func (s *sourceShare) forget(sf *sharedFile) {
+	if len(sf.chunks) == 0 && !sf.reading && s.running&^sf.passed == 0 && s.files[sf.key] == sf {
+		delete(s.files, sf.key)
+	}
+}
+
+// pass tells the share that run id is done with st's file: it read it, or
+// decided not to (unchanged on its destination, failed, left out), so that
+// nothing is kept for it.
+func (s *sourceShare) pass(id uint64, st *fileio.Stat) {
+	if s == nil || st.Size <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := keyOf(st)
+	sf := s.files[k]
+	if sf == nil {
+		if s.running&^id == 0 {
+			return
+		}
+		sf = &sharedFile{key: k, chunks: map[int64]*shareChunk{}}
+		s.files[k] = sf
+	}
+	sf.passed |= id
+	for _, c := range sf.chunks {
+		if c.need &^= id; c.need == 0 {
+			s.free(c)
+		}
+	}
+	s.forget(sf)
+	s.cond.Broadcast()
+}
+
+// leave tells the share that run id has ended: nothing is kept for it
+// any more.
+func (s *sourceShare) leave(id uint64) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running &^= id
+	for _, sf := range s.files {
+		for _, c := range sf.chunks {
+			if c.need &^= id; c.need == 0 {
+				s.free(c)
+			}
+		}
+		s.forget(sf)
+	}
+	s.cond.Broadcast()
+}
+
+// source returns what the run reads st's source file through (see
+// sourceShare).
+func (e *engine) source(f *fileio.File, st *fileio.Stat) verify.Source {
+	return e.opt.share.reader(e.opt.shareID, f, st)
+}
+
+// passSource tells the share, if any, that this run is done with a source
+// file.
+func (e *engine) passSource(st *fileio.Stat) {
+	if st.IsRegular() {
+		e.opt.share.pass(e.opt.shareID, st)
+	}
+}
