@@ -33,22 +33,17 @@ type Result struct {
 // A destination that fails (full, gone, a file that does not verify) does
 // not stop the others.
 //
-// A request refused for one destination (a bad option, a destination
-// inside the source or inside another destination) is refused for all,
-// before anything is written: every Result then carries the refusal.
-func RunAll(ctx context.Context, opts []Options) []Result {
+// A request refused for one destination as it is made (a bad option, a
+// destination inside the source or inside another destination) is refused
+// for all, before anything is written: RunAll returns that refusal and no
+// results. A refusal a destination meets once its run has started (not
+// enough free space, --delete's guards) is that destination's Err.
+func RunAll(ctx context.Context, opts []Options) ([]Result, error) {
 	start := time.Now()
 	res := make([]Result, len(opts))
 	plans, err := planAll(opts)
 	if err != nil {
-		for i := range res {
-			res[i].Err = err
-		}
-		return res
-	}
-	if len(opts) == 1 {
-		sum, err := newEngine(opts[0]).runPlan(ctx, plans[0], start)
-		return []Result{{sum, err}}
+		return nil, err
 	}
 	share := newSourceShare(len(opts), shareBudget)
 	var wg sync.WaitGroup
@@ -67,7 +62,7 @@ func RunAll(ctx context.Context, opts []Options) []Result {
 		}()
 	}
 	wg.Wait()
-	return res
+	return res, nil
 }
 
 // planAll checks every destination's options and plan, and that no
@@ -98,6 +93,14 @@ func planAll(opts []Options) ([]*plan, error) {
 			if err := checkApart(plans[j].dstRoot, plans[i].dstRoot); err != nil {
 				return nil, err
 			}
+			if opts[i].Manifest != "" && fileio.RealPath(opts[i].Manifest) == fileio.RealPath(opts[j].Manifest) {
+				return nil, refuse(opts[i].Manifest, "two destinations would write this one manifest", "give each destination its own manifest")
+			}
+		}
+		for j := range plans {
+			if m := opts[i].Manifest; m != "" && inside(fileio.RealPath(plans[j].dstRoot), fileio.RealPath(m)) {
+				return nil, refuse(m, "the manifest would lie inside the destination "+quote(plans[j].dstRoot), "write it outside every destination")
+			}
 		}
 	}
 	return plans, nil
@@ -108,16 +111,21 @@ func planAll(opts []Options) ([]*plan, error) {
 // over one lock.
 func checkApart(a, b string) error {
 	ra, rb := fileio.RealPath(a), fileio.RealPath(b)
-	sep := string(filepath.Separator)
 	switch {
 	case ra == rb:
 		return refuse(b, "this destination is the same directory as "+quote(a), "name each destination once")
-	case strings.HasPrefix(rb, strings.TrimSuffix(ra, sep)+sep):
+	case inside(ra, rb):
 		return refuse(b, "this destination is inside the destination "+quote(a), "choose destinations apart from each other")
-	case strings.HasPrefix(ra, strings.TrimSuffix(rb, sep)+sep):
+	case inside(rb, ra):
 		return refuse(a, "this destination is inside the destination "+quote(b), "choose destinations apart from each other")
 	}
 	return nil
+}
+
+// inside reports whether the real path p lies below the real path dir.
+func inside(dir, p string) bool {
+	sep := string(filepath.Separator)
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, sep)+sep)
 }
 
 // handedTo returns the bytes run id took from another run's read.

@@ -15,7 +15,11 @@ func runAll(t *testing.T, opts []copyengine.Options) []copyengine.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return copyengine.RunAll(ctx, opts)
+	res, err := copyengine.RunAll(ctx, opts)
+	if err != nil {
+		t.Fatalf("RunAll refused: %v", err)
+	}
+	return res
 }
 
 // destOpts makes one Options per destination, as --also does: the same
@@ -87,12 +91,10 @@ func TestRunAllRefusesOverlap(t *testing.T) {
 		{filepath.Join(out, "a", "b"), filepath.Join(out, "a")},
 		{filepath.Join(out, "a"), filepath.Join(out, "x", "..", "a")},
 	} {
-		res := runAll(t, destOpts(copyengine.Options{Sources: []string{src}}, c[0], c[1]))
-		for i, r := range res {
-			var refusal *copyengine.RefusalError
-			if !errors.As(r.Err, &refusal) {
-				t.Errorf("%v: destination %d: %v, want a refusal", c, i, r.Err)
-			}
+		res, err := copyengine.RunAll(context.Background(), destOpts(copyengine.Options{Sources: []string{src}}, c[0], c[1]))
+		var refusal *copyengine.RefusalError
+		if !errors.As(err, &refusal) || res != nil {
+			t.Errorf("%v: %v, %v; want a refusal and no results", c, res, err)
 		}
 		if _, err := filepath.Glob(filepath.Join(out, "*")); err == nil {
 			if m, _ := filepath.Glob(filepath.Join(out, "*")); len(m) != 0 {

@@ -35,7 +35,8 @@ type sourceShare struct {
 	held    int64         // bytes kept
 	budget  int64
 	takes   int64 // chunks taken so far: progress, for the stall check
-	stalled bool  // nobody took anything for stallAfter: drop, do not wait
+	stalled bool  // nobody took anything for stall: drop, do not wait
+	stall   time.Duration
 
 	handed  [MaxDestinations]atomic.Int64 // per run: bytes it took instead of reading them
 	dropped atomic.Int64                  // bytes dropped before every run that wanted them took them
@@ -50,7 +51,7 @@ const (
 )
 
 func newSourceShare(runs int, budget int64) *sourceShare {
-	s := &sourceShare{running: 1<<runs - 1, files: map[shareKey]*sharedFile{}, budget: budget}
+	s := &sourceShare{running: 1<<runs - 1, files: map[shareKey]*sharedFile{}, budget: budget, stall: stallAfter}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -175,14 +176,14 @@ func (s *sourceShare) room(n int64) bool {
 	}
 	takes := s.takes
 	since := time.Now()
-	t := time.AfterFunc(stallAfter, func() {
+	t := time.AfterFunc(s.stall, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	})
 	s.cond.Wait()
 	t.Stop()
-	if s.takes == takes && time.Since(since) >= stallAfter {
+	if s.takes == takes && time.Since(since) >= s.stall {
 		s.stalled = true
 	}
 	return false

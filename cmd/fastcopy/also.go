@@ -61,15 +61,14 @@ func runAlso(ctx context.Context, out *output, o *copyOptions, base copyengine.O
 		opts[i].Cache = hc
 	}
 	bar := out.startProgress(stats, dests, o.progress, o.noProgress)
-	res := copyengine.RunAll(ctx, opts)
+	res, err := copyengine.RunAll(ctx, opts)
 	bar.stop()
 	closeCache(out, hc)
-	var refusal *copyengine.RefusalError
-	if errors.As(res[0].Err, &refusal) {
+	if err != nil {
 		if o.json {
-			out.summary(copyengine.Summary{}, res[0].Err)
+			out.summary(copyengine.Summary{}, err)
 		}
-		return res[0].Err // refused for all, before anything was written
+		return err // refused for all, before anything was written
 	}
 	for i := range res {
 		r := &res[i]
@@ -121,8 +120,15 @@ type destReport struct {
 func (o *output) summaries(dests []string, res []copyengine.Result) error {
 	var worst error
 	for _, r := range res {
-		if exitSeverity(exitCode(r.Err)) > exitSeverity(exitCode(worst)) {
-			worst = r.Err
+		err := r.Err
+		if exitCode(err) == exitUsage {
+			// Refused for this destination alone once the runs had
+			// started (not enough space, --delete's guards): its files
+			// are not there, the others' are.
+			err = destRefused{err}
+		}
+		if exitSeverity(exitCode(err)) > exitSeverity(exitCode(worst)) {
+			worst = err
 		}
 	}
 	if o.json {
@@ -168,6 +174,10 @@ func (o *output) summaries(dests []string, res []copyengine.Result) error {
 func exitSeverity(code int) int {
 	return slices.Index([]int{exitOK, exitNotKept, exitMaxDelete, exitSomeFailed, exitMismatch, exitLocked, exitFatal, exitInterrupted, exitUsage}, code)
 }
+
+// destRefused is a refusal one destination met after the run had started:
+// exit 3, its files failed, the other destinations' in place.
+type destRefused struct{ error }
 
 // reportedError is an outcome whose messages were printed already; its
 // exit code is its cause's.

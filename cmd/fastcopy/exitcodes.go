@@ -56,6 +56,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, new(destRefused)):
+		return exitSomeFailed
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.As(err, &refusal), errors.As(err, &usage):
