@@ -41,6 +41,9 @@ const exitHelp = `EXIT STATUS
        more than allowed, so nothing was deleted (-n lists what would go)
   130  interrupted: nothing half-copied is left under a final name; the
        hidden temporary of a large file is kept for the rerun to resume
+  With --also, the worst of the destinations' statuses (in the order 2,
+  130, 1, 5, 4, 3, 7, 6, 0); a destination refused on its own once the
+  run has started (not enough free space) counts as 3.
 `
 
 // errNotKept is the outcome of a --strict run that succeeded but whose
