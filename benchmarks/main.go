@@ -63,6 +63,13 @@ func run() int {
 		}
 		return 0
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "offload" { // several destinations (offload.go)
+		if err := runOffload(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchmarks: error:", err)
+			return 1
+		}
+		return 0
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchmarks: error:", err)
