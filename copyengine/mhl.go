@@ -110,20 +110,8 @@ func (e *engine) writeMHL() {
 }
 
 func (e *engine) writeGeneration() error {
-	// The history is written through DEST's path: it must still be the
-	// directory this run copied into.
-	if at, err := fileio.OpenDir(e.dstRootPath); err != nil {
+	if err := e.sameDestPath(); err != nil {
 		return err
-	} else {
-		st, err1 := at.Stat()
-		own, err2 := e.dstRoot.Stat()
-		at.Close()
-		if err := errors.Join(err1, err2); err != nil {
-			return err
-		}
-		if st.Dev != own.Dev || st.Ino != own.Ino {
-			return fmt.Errorf("%q is no longer the directory the run copied into", e.dstRootPath)
-		}
 	}
 	files, err := e.mhlFiles()
 	if err != nil {
@@ -151,6 +139,25 @@ func (e *engine) writeGeneration() error {
 		return err
 	}
 	e.sum.MHL, e.sum.MHLSeq, e.sum.MHLFiles = w.Path, w.Seq, len(files)
+	return nil
+}
+
+// sameDestPath checks that DEST's path, through which the history is
+// written, still leads to the directory this run copied into and locked.
+func (e *engine) sameDestPath() error {
+	at, err := fileio.OpenDir(e.dstRootPath)
+	if err != nil {
+		return err
+	}
+	st, err1 := at.Stat()
+	at.Close()
+	own, err2 := e.dstRoot.Stat()
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if st.Dev != own.Dev || st.Ino != own.Ino {
+		return fmt.Errorf("%q is no longer the directory the run copied into", e.dstRootPath)
+	}
 	return nil
 }
 
