@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -60,7 +61,7 @@ func (e *engine) checkMHLPlan(p *plan) error {
 	}
 	for _, r := range p.roots {
 		if isMHLFolder(r.dstRel) {
-			return refuse(r.src, "would land on "+quote(path.Join(p.dstRoot, mhlFolder))+", the folder of DEST's ASC MHL history", "copy it under another name, or leave --mhl out")
+			return refuse(r.src, "would land on "+quote(filepath.Join(p.dstRoot, mhlFolder))+", the folder of DEST's ASC MHL history", "copy it under another name, or leave --mhl out")
 		}
 	}
 	return nil
@@ -78,7 +79,7 @@ func (e *engine) leaveOutSourceMHL(srcDir, dstRel, name string) bool {
 	if !e.opt.MHL || dstRel != "" || !isMHLFolder(name) {
 		return false
 	}
-	note := fmt.Sprintf("%q is the source's own ASC MHL history: not copied; %q keeps its own history, which this run extends", path.Join(srcDir, name), path.Join(e.dstRootPath, mhlFolder))
+	note := fmt.Sprintf("%q is the source's own ASC MHL history: not copied; %q keeps its own history, which this run extends", filepath.Join(srcDir, name), filepath.Join(e.dstRootPath, mhlFolder))
 	e.mu.Lock()
 	e.sum.MHLNotes = append(e.sum.MHLNotes, note)
 	e.mu.Unlock()
