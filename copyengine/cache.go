@@ -311,9 +311,10 @@ func (dc *decider) sameContent(dst *handle, en *entry) bool {
 		}
 		return true
 	case e.cache == nil || c == nil:
-		// A manifest lists the source's digest, and a destination file
-		// with another is not the same file: both are read.
-		if e.opt.Checksum || e.opt.Manifest != "" { // a dry run decides as the real run
+		// A manifest (or an ASC MHL generation) lists the source's
+		// digest, and a destination file with another is not the same
+		// file: both are read.
+		if e.opt.Checksum || e.listsSums() { // a dry run decides as the real run
 			en.check = true
 			return false
 		}

@@ -347,6 +347,9 @@ func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string
 	if e.excluded(nil, srcRel, fileio.DirEntry{Name: name, Type: st.Type()}) {
 		return delEntry{}, false // excluded paths are kept (rsync's default)
 	}
+	if e.opt.MHL && isMHLFolder(rel) {
+		return delEntry{}, false // DEST's ASC MHL history, which the run extends (mhl.go)
+	}
 	if st.Dev != dev || dir.IsMountRoot(name) {
 		// Another filesystem, or a bind mount, below DEST: what is
 		// there is not DEST's; never entered.

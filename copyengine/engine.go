@@ -138,7 +138,8 @@ type engine struct {
 
 	mu       sync.Mutex
 	sum      Summary
-	manifest []verify.ManifestEntry
+	manifest []verify.ManifestEntry // each file's digest, for the manifest or the ASC MHL generation
+	mhlErr   error                  // why the ASC MHL generation was not written (mhl.go)
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
@@ -230,6 +231,9 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	if err := e.checkManifestPath(p); err != nil {
 		return Summary{}, err
 	}
+	if err := e.checkMHLPlan(p); err != nil {
+		return Summary{}, err
+	}
 	if !opt.DryRun && !opt.NoSpaceCheck {
 		e.ctx = ctx
 		if err := e.checkSpace(p); err != nil {
@@ -276,6 +280,8 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 		return e.sum, ErrSomeFailed
 	case e.mover.incomplete() != nil: // move.go
 		return e.sum, e.mover.incomplete()
+	case e.mhlErr != nil: // mhl.go
+		return e.sum, e.mhlErr
 	}
 	return e.sum, nil
 }
@@ -468,6 +474,9 @@ func (e *engine) run(p *plan) error {
 		}
 		e.record.rememberFlushed()
 		e.flushed(at)
+	}
+	if e.ctx.Err() == nil {
+		e.writeMHL() // every file it lists is in place and flushed
 	}
 	if e.ctx.Err() == nil {
 		return e.afterFlush()

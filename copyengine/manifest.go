@@ -12,14 +12,21 @@ import (
 )
 
 // needSum says whether every copied file's source digest must be computed:
-// for the read-back, or for a manifest.
+// for the read-back, or for a manifest or an ASC MHL generation.
 func (e *engine) needSum() bool {
-	return e.opt.Verify != VerifyOff || e.opt.Manifest != ""
+	return e.opt.Verify != VerifyOff || e.listsSums()
 }
 
-// recordSum notes a file placed with a known digest, for the manifest.
+// listsSums says whether the run lists the digest of every file it puts or
+// finds in place: for a manifest (--manifest) or an ASC MHL generation
+// (--mhl). Such a run decides as --checksum where the cache cannot vouch
+// for a file found unchanged, so that it knows each digest.
+func (e *engine) listsSums() bool { return e.opt.Manifest != "" || e.opt.MHL }
+
+// recordSum notes a file placed with a known digest, for the manifest and
+// the ASC MHL generation.
 func (e *engine) recordSum(rel string, sum verify.Sum) {
-	if e.opt.Manifest == "" {
+	if !e.listsSums() {
 		return
 	}
 	e.mu.Lock()
@@ -30,14 +37,19 @@ func (e *engine) recordSum(rel string, sum verify.Sum) {
 // wantManifest says whether this run writes a manifest.
 func (e *engine) wantManifest() bool { return e.opt.Manifest != "" && !e.opt.DryRun }
 
-// recordUnchanged notes, for the manifest, a regular file found unchanged
+// wantSums says whether this run writes a list of digests: a manifest or
+// an ASC MHL generation.
+func (e *engine) wantSums() bool { return e.listsSums() && !e.opt.DryRun }
+
+// recordUnchanged notes, for the manifest or the ASC MHL generation, a
+// regular file found unchanged
 // without being read, and returns the digest it lists: its source's. The
 // decision that it is unchanged took that digest from the cache (both
 // sides' valid entries equal); an empty file needs none. Any other case
 // read the file (checkEntry) and never comes here while a manifest is
 // written.
 func (e *engine) recordUnchanged(rel string, en *entry) verify.Sum {
-	if !e.wantManifest() {
+	if !e.wantSums() {
 		return verify.Sum{}
 	}
 	switch {
@@ -49,7 +61,7 @@ func (e *engine) recordUnchanged(rel string, en *entry) verify.Sum {
 		e.recordSum(rel, en.cache.src)
 		return en.cache.src
 	}
-	e.fail(rel, errors.New("no digest of the source for the manifest"))
+	e.fail(rel, errors.New("no digest of the source for the manifest or the ASC MHL history"))
 	return verify.Sum{}
 }
 

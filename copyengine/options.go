@@ -90,14 +90,21 @@ type Options struct {
 	JobsReason  string // why Jobs is what it is, for the summary ("" = Check asks ChooseJobsFor)
 	Reflink     Reflink
 	Verify      VerifyMode
-	Dereference bool       // follow symlinks inside the tree (-L)
-	NoSync      bool       // skip the flush to stable storage
-	NoResume    bool       // neither keep nor take up the temporary of an interrupted large file
-	Force       bool       // recopy files whose size and mtime already match
-	DryRun      bool       // report what would be done, write nothing
-	Excludes    []string   // exclude patterns, as exclude rules after Filter's
-	Manifest    string     // write an xxhsum -H2 manifest of the copied files here
-	Dedup       dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
+	Dereference bool     // follow symlinks inside the tree (-L)
+	NoSync      bool     // skip the flush to stable storage
+	NoResume    bool     // neither keep nor take up the temporary of an interrupted large file
+	Force       bool     // recopy files whose size and mtime already match
+	DryRun      bool     // report what would be done, write nothing
+	Excludes    []string // exclude patterns, as exclude rules after Filter's
+	Manifest    string   // write an xxhsum -H2 manifest of the copied files here
+	// MHL records the run as the next generation of DEST's ASC MHL
+	// history (DEST/ascmhl), once the copy is verified and durable: every
+	// source file in place, copied or found unchanged, with its xxh128
+	// (mhl.go). MHLToolVersion is the version written as the creator
+	// tool's.
+	MHL            bool
+	MHLToolVersion string
+	Dedup          dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 	// DedupVerifyBytes compares a duplicate with the file it will share
 	// byte for byte before sharing it, instead of trusting equal digests.
 	DedupVerifyBytes bool
@@ -401,6 +408,17 @@ type Summary struct {
 	SourcesKept int64    `json:"sources_kept"`
 	MoveKept    []string `json:"move_kept,omitempty"`
 
+	// ASC MHL (--mhl; mhl.go): the generation file written in
+	// DEST/ascmhl, its number and how many files it lists; MHLNotes says
+	// what the history leaves out and why (a source's own ascmhl folder);
+	// MHLError, why no generation was written although the run asked for
+	// one.
+	MHL      string   `json:"mhl,omitempty"`
+	MHLSeq   int      `json:"mhl_generation,omitempty"`
+	MHLFiles int      `json:"mhl_files,omitempty"`
+	MHLNotes []string `json:"mhl_notes,omitempty"`
+	MHLError string   `json:"mhl_error,omitempty"`
+
 	// The read order used (resolved: disk, inode or listing) and why.
 	ReadOrder       ReadOrder `json:"read_order"`
 	ReadOrderReason string    `json:"read_order_reason"`
@@ -471,6 +489,9 @@ func (o *Options) Check() error {
 	}
 	o.rules = rules
 	if err := o.checkMirror(); err != nil {
+		return err
+	}
+	if err := o.checkMHL(); err != nil {
 		return err
 	}
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {

@@ -23,7 +23,10 @@ type rootSpec struct {
 type plan struct {
 	dstRoot string // an existing (or to be created) directory
 	create  bool   // dstRoot must be created
-	roots   []rootSpec
+	// ontoFile: one file SOURCE copied onto the file name DEST (dstRoot
+	// is the directory that holds it).
+	ontoFile bool
+	roots    []rootSpec
 }
 
 // makePlan applies the argument rules and refuses bad requests up front:
@@ -117,6 +120,7 @@ func planOne(s srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error) {
 			p.create = true
 		}
 		p.roots = []rootSpec{fileRoot(s.path, filepath.Base(dst))}
+		p.ontoFile = true
 	}
 	return p, nil
 }

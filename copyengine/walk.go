@@ -448,7 +448,7 @@ func (l *dirList) mapNames() {
 	l.excluded = make([]bool, len(names))
 	mapped := false
 	for i, n := range names {
-		l.excluded[i] = e.excluded(l.sd, joinRel(l.w.srcRel, n.Name), n)
+		l.excluded[i] = e.excluded(l.sd, joinRel(l.w.srcRel, n.Name), n) || e.leaveOutSourceMHL(l.w.root.srcDir, l.w.dstRel, n.Name)
 		l.dstNames[i], l.nameErrs[i] = e.opt.Names.destName(rules, n.Name)
 		mapped = mapped || l.dstNames[i] != n.Name
 	}

@@ -95,6 +95,7 @@ func TestScripts(t *testing.T) {
 			"lockfile":    cmdLockfile,
 			"mountexfat":  cmdMountExfat,
 			"mhlseal":     cmdMhlseal,
+			"mhlgen":      cmdMhlgen,
 			"paths":       cmdPaths,
 		},
 	})

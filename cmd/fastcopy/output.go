@@ -95,6 +95,9 @@ func (o *output) reportError(err error, code int) {
 	case code == exitMaxDelete:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: run again with -n -v to list what would be removed; raise --max-delete if that is right\n")
+	case errors.As(err, new(*copyengine.MHLError)):
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: the copies are in place as the summary says; fix the cause and rerun with --mhl: what is in place is checked, not copied again, and the generation is written\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
@@ -208,6 +211,12 @@ func (o *output) summaryLine(s copyengine.Summary, err error) string {
 	}
 	if s.BytesShared > 0 {
 		fmt.Fprintf(&b, "; %s of source taken from another destination's read", copyengine.HumanBytes(s.BytesShared))
+	}
+	switch {
+	case s.MHL != "":
+		fmt.Fprintf(&b, "; ASC MHL generation %d (%d files) written: %s", s.MHLSeq, s.MHLFiles, s.MHL)
+	case s.MHLError != "":
+		fmt.Fprintf(&b, "; ASC MHL history NOT written: %s", s.MHLError)
 	}
 	o.mirrorSummary(&b, s)
 	return b.String()

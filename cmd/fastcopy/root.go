@@ -127,6 +127,7 @@ type copyOptions struct {
 	dryRun      bool
 	filter      filterOptions
 	manifest    string
+	mhl         bool
 	dedup       dedup.Mode
 	checksum    bool
 	noSpace     bool
@@ -208,6 +209,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
 	f.StringArrayVar(&o.also, "also", nil, "also copy to DIR, from the same read of the source (repeatable): each destination is staged, flushed, read back and reported on its own, and one that fails does not stop the others; the exit status is the worst of theirs")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file, which must lie outside DEST")
+	f.BoolVar(&o.mhl, "mhl", false, "record the copy as the next generation of DEST's ASC MHL history (DEST/ascmhl): every source file in place, copied or unchanged, with its xxh128 (files whose size matches are read on both sides unless the cache vouches for them); a source's own ascmhl folder is not copied")
 	// Mirror and verified move.
 	f.BoolVar(&o.mirror.delete, "delete", false, "after the copy is verified and durable, remove from DEST what the source lacks (excluded paths are kept; a directory in which anything failed keeps its extras)")
 	f.BoolVar(&o.mirror.deleteForce, "delete-force", false, "with --delete: go on when the source root is empty, or on another filesystem than the last time, while DEST is not (refused by default: an unmounted drive)")
@@ -240,6 +242,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		Force:        o.force,
 		DryRun:       o.dryRun,
 		Manifest:     o.manifest,
+		MHL:          o.mhl,
 		Names:        o.names,
 		Checksum:     o.checksum,
 		NoSpaceCheck: o.noSpace,
@@ -277,6 +280,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	}
 	if o.progress && o.noProgress {
 		return usageError{errors.New("--progress and --no-progress cannot be used together")}
+	}
+	if o.mhl {
+		eo.MHLToolVersion = version()
 	}
 	if err := o.filter.apply(&eo, stdin); err != nil {
 		return err
@@ -344,6 +350,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		out.warn("not kept: %s", n)
 	}
 	for _, n := range sum.LinkDestNotes {
+		out.warn("%s", n)
+	}
+	for _, n := range sum.MHLNotes {
 		out.warn("%s", n)
 	}
 	if err == nil && o.strict && len(sum.NotKept) > 0 {
