@@ -78,6 +78,9 @@ func runAlso(ctx context.Context, out *output, o *copyOptions, base copyengine.O
 		for _, n := range r.Summary.LinkDestNotes {
 			out.warn("%s: %s", dests[i], n)
 		}
+		for _, n := range r.Summary.MHLNotes {
+			out.warn("%s: %s", dests[i], n)
+		}
 		if r.Err == nil && o.strict && len(r.Summary.NotKept) > 0 {
 			r.Err = errNotKept
 		}
