@@ -85,8 +85,20 @@ type shareChunk struct {
 
 // reader returns what run id reads st's file through: f itself, or a
 // reader that shares its bytes with the other runs.
+//
+// st is the run's stat of the name (the walk's), taken before f was
+// opened: the name may lead to another file by now (a symbolic link
+// retargeted under -L, a file renamed over it where the replaced one's
+// times do not move), and st would then name bytes read from f that are
+// not st's file's. So f's own identity must be st's: a descriptor's inode
+// never changes, and a change of the file in place moves the times every
+// run holding it checks. A descriptor that is not st's file fails its
+// run's check anyway; it reads alone.
 func (s *sourceShare) reader(id uint64, f *fileio.File, st *fileio.Stat) verify.Source {
 	if s == nil || st.Size <= 0 {
+		return f
+	}
+	if cur, err := f.Stat(); err != nil || changed(st, &cur) {
 		return f
 	}
 	return &sharedRead{s: s, id: id, key: keyOf(st), f: f}
