@@ -217,3 +217,23 @@ func TestShareRetargetedFileNotShared(t *testing.T) {
 			bytes.Count(got, []byte{'n'}), s.handedTo(1))
 	}
 }
+
+// TestSharePassedBounded: one run walks ahead of another through files it
+// leaves alone (unchanged on its destination: the common incremental
+// copy), and the other has not reached them yet. What the share keeps of
+// those files, that the first run is done with them, must stay bounded: a
+// tree of ten million files, one destination's walk ahead of the other's,
+// must not cost the share a record per file.
+func TestSharePassedBounded(t *testing.T) {
+	t.Parallel()
+	s := newSourceShare(2, 64<<20)
+	const n = 1 << 18
+	for i := range n {
+		st := fileio.Stat{Dev: 1, Ino: uint64(i + 1), Size: 4096, Mtime: 1, Ctime: 1}
+		s.pass(1, &st)
+	}
+	const bound = 1 << 16 // a few megabytes of records
+	if len(s.files) > bound {
+		t.Errorf("%d files recorded as passed by one run, want at most %d", len(s.files), bound)
+	}
+}
