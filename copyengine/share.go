@@ -31,6 +31,7 @@ type sourceShare struct {
 	cond    *sync.Cond
 	running uint64 // the runs not yet ended, a bit each
 	files   map[shareKey]*sharedFile
+	known   []*sharedFile // files in the order recorded, for forgetting the oldest (see maxKnown)
 	queue   []*shareChunk // in the order kept, for dropping the oldest
 	held    int64         // bytes kept
 	budget  int64
@@ -49,6 +50,15 @@ const (
 	shareBudget = 256 << 20
 	stallAfter  = 3 * time.Second
 )
+
+// maxKnown bounds the files the share records (a few megabytes of
+// records). A run walks ahead of another through files it is done with
+// (unchanged on its destination, say) without waiting for it; past this
+// many the oldest records that hold no bytes and no read are forgotten.
+// That costs no correctness: a run that meets a forgotten file later
+// reads it alone, or keeps its bytes for a run done with it already,
+// which the stall check drops.
+const maxKnown = 1 << 16
 
 func newSourceShare(runs int, budget int64) *sourceShare {
 	s := &sourceShare{running: 1<<runs - 1, files: map[shareKey]*sharedFile{}, budget: budget, stall: stallAfter}
@@ -125,8 +135,7 @@ func (r *sharedRead) ReadFull(p []byte, off int64) (int, error) {
 			s.mu.Unlock()
 			return r.f.ReadFull(p, off)
 		}
-		sf = &sharedFile{key: r.key, chunks: map[int64]*shareChunk{}}
-		s.files[r.key] = sf
+		sf = s.record(r.key)
 	}
 	for {
 		if c := sf.chunks[off]; c != nil && c.need&r.id != 0 {
@@ -236,6 +245,32 @@ func (s *sourceShare) free(c *shareChunk) {
 	}
 }
 
+// record starts the share's record of a file, forgetting the oldest ones
+// that hold nothing once there are more than maxKnown.
+func (s *sourceShare) record(k shareKey) *sharedFile {
+	sf := &sharedFile{key: k, chunks: map[int64]*shareChunk{}}
+	s.files[k] = sf
+	s.known = append(s.known, sf)
+	for over := len(s.known) - maxKnown; over > 0; over-- {
+		old := s.known[0]
+		s.known[0] = nil
+		s.known = s.known[1:]
+		switch {
+		case s.files[old.key] != old:
+			// Forgotten already.
+		case len(old.chunks) > 0 || old.reading:
+			s.known = append(s.known, old) // in use: later
+		default:
+			delete(s.files, old.key)
+		}
+	}
+	for len(s.known) > 0 && s.files[s.known[0].key] != s.known[0] {
+		s.known[0] = nil
+		s.known = s.known[1:]
+	}
+	return sf
+}
+
 // forget drops what the share knows of a file no run still wants.
 func (s *sourceShare) forget(sf *sharedFile) {
 	if len(sf.chunks) == 0 && !sf.reading && s.running&^sf.passed == 0 && s.files[sf.key] == sf {
@@ -258,8 +293,7 @@ func (s *sourceShare) pass(id uint64, st *fileio.Stat) {
 		if s.running&^id == 0 {
 			return
 		}
-		sf = &sharedFile{key: k, chunks: map[int64]*shareChunk{}}
-		s.files[k] = sf
+		sf = s.record(k)
 	}
 	sf.passed |= id
 	for _, c := range sf.chunks {
