@@ -12,6 +12,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -68,18 +69,58 @@ func TestRunAllOneDestinationMismatch(t *testing.T) {
 func TestRunAllRetargetedSourceNotMixed(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
-	store, src := filepath.Join(base, "store"), filepath.Join(base, "src")
-	for _, d := range []string{store, src} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
+	store := filepath.Join(base, "store")
+	if err := os.Mkdir(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldF, newF := filepath.Join(store, "old"), filepath.Join(store, "new")
+	replacedNotMixed(t, base, true, oldF, newF, func(link string) error {
+		if err := os.Symlink(oldF, link); err != nil {
+			return err
 		}
+		return nil
+	}, func(link string) error {
+		if err := os.Symlink(newF, link+".new"); err != nil {
+			return err
+		}
+		return os.Rename(link+".new", link)
+	})
+}
+
+// TestRunAllReplacedExFATSourceNotMixed: the source is on exFAT, whose
+// driver reports the mtime as the change time; between the two runs'
+// opens another file of the same size and mtime is renamed over the
+// source's file. The run holding the replaced file must not place its
+// first half with the new file's second half as verified.
+func TestRunAllReplacedExFATSourceNotMixed(t *testing.T) {
+	t.Parallel()
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	base := fs.Path("card")
+	store := filepath.Join(base, "store")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldF, newF := filepath.Join(store, "old"), filepath.Join(store, "new")
+	replacedNotMixed(t, base, false, oldF, newF, func(victim string) error {
+		return os.Rename(oldF, victim)
+	}, func(victim string) error {
+		return os.Rename(newF, victim)
+	})
+}
+
+// replacedNotMixed copies base/src to two destinations; base/src/victim is
+// made by place from oldF, and turned into newF's file by replace between
+// the two runs' opens, run A having read the first half of the old one.
+func replacedNotMixed(t *testing.T, base string, deref bool, oldF, newF string, place, replace func(victim string) error) {
+	src := filepath.Join(base, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	half := verify.BufSize
 	oldData := bytes.Repeat([]byte{'o'}, 2*half)
 	newData := bytes.Repeat([]byte{'n'}, 2*half)
-	mtime := time.Now().Add(-time.Hour)
-	for name, data := range map[string][]byte{"old": oldData, "new": newData} {
-		p := filepath.Join(store, name)
+	mtime := time.Now().Add(-time.Hour).Truncate(2 * time.Second)
+	for p, data := range map[string][]byte{oldF: oldData, newF: newData} {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -87,8 +128,8 @@ func TestRunAllRetargetedSourceNotMixed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	link := filepath.Join(src, "victim")
-	if err := os.Symlink(filepath.Join(store, "old"), link); err != nil {
+	victim := filepath.Join(src, "victim")
+	if err := place(victim); err != nil {
 		t.Fatal(err)
 	}
 	settleSources()
@@ -109,19 +150,16 @@ func TestRunAllRetargetedSourceNotMixed(t *testing.T) {
 		close(aRead)
 		wait(bRead, "run B reads the source")
 	}}
-	// Run B opens the file once run A has read its first half, and the link
-	// was pointed at the new file meanwhile.
-	bOpen := &fileio.Fault{Op: fileio.OpOpen, PathHas: link, Nth: 1, Then: func() {
+	// Run B opens the file once run A has read its first half, and it was
+	// replaced meanwhile.
+	bOpen := &fileio.Fault{Op: fileio.OpOpen, PathHas: victim, Nth: 1, Then: func() {
 		wait(aRead, "run A writes the first half")
-		if err := os.Symlink(filepath.Join(store, "new"), link+".new"); err != nil {
-			t.Error(err)
-		}
-		if err := os.Rename(link+".new", link); err != nil {
+		if err := replace(victim); err != nil {
 			t.Error(err)
 		}
 	}}
-	bReadF := &fileio.Fault{Op: fileio.OpRead, PathHas: link, Nth: 1, Then: func() { close(bRead) }}
-	opts := destOpts(copyengine.Options{Sources: []string{src}, Dereference: true}, da, db)
+	bReadF := &fileio.Fault{Op: fileio.OpRead, PathHas: victim, Nth: 1, Then: func() { close(bRead) }}
+	opts := destOpts(copyengine.Options{Sources: []string{src}, Dereference: deref}, da, db)
 	opts[0] = copyengine.WithFaults(opts[0], fileio.NewFaultSet(aWrite))
 	opts[1] = copyengine.WithFaults(opts[1], fileio.NewFaultSet(bOpen, bReadF))
 
