@@ -237,3 +237,37 @@ func TestSharePassedBounded(t *testing.T) {
 		t.Errorf("%d files recorded as passed by one run, want at most %d", len(s.files), bound)
 	}
 }
+
+// TestShareQueueBounded: run 1 keeps a file's first bytes for run 2, which
+// is slow to take them (it copies a large file to a slow drive); meanwhile
+// run 1 reads file after file that run 2 then passes (unchanged on its
+// destination). Those bytes are freed as run 2 passes them, and what the
+// share holds of them must be freed too, not kept queued behind the bytes
+// run 2 has not taken yet.
+func TestShareQueueBounded(t *testing.T) {
+	t.Parallel()
+	f, st, _ := shareFile(t, 4096)
+	s := newSourceShare(2, 64<<20)
+	p := make([]byte, 4096)
+	if _, err := s.reader(1, f, &st).ReadFull(p, 0); err != nil { // kept for run 2, not taken
+		t.Fatal(err)
+	}
+	const n = 1 << 17
+	for i := range n {
+		other := st
+		other.Ino += uint64(i + 1) // file after file (the descriptor's bytes serve for all)
+		r := &sharedRead{s: s, id: 1, key: keyOf(&other), f: f}
+		if _, err := r.ReadFull(p, 0); err != nil {
+			t.Fatal(err)
+		}
+		s.pass(1, &other)
+		s.pass(2, &other) // run 2 leaves it alone
+	}
+	if s.held != 4096 {
+		t.Fatalf("%d bytes held, want the first file's 4096", s.held)
+	}
+	const bound = 1 << 16
+	if len(s.queue) > bound {
+		t.Errorf("%d chunks queued, %d of them freed, want at most %d", len(s.queue), len(s.queue)-1, bound)
+	}
+}
