@@ -33,6 +33,7 @@ type sourceShare struct {
 	files   map[shareKey]*sharedFile
 	known   []*sharedFile // files in the order recorded, for forgetting the oldest (see maxKnown)
 	queue   []*shareChunk // in the order kept, for dropping the oldest
+	freed   int           // chunks in queue freed already
 	held    int64         // bytes kept
 	budget  int64
 	takes   int64 // chunks taken so far: progress, for the stall check
@@ -213,12 +214,9 @@ func (s *sourceShare) room(n int64) bool {
 // drop frees the oldest kept chunks until n more bytes fit.
 func (s *sourceShare) drop(n int64) {
 	for len(s.queue) > 0 && s.held+n > s.budget {
-		c := s.queue[0]
-		s.queue = s.queue[1:]
-		if c.data != nil {
-			s.dropped.Add(int64(len(c.data)))
-			s.free(c)
-		}
+		c := s.queue[0] // kept: free trims what is freed off the head
+		s.dropped.Add(int64(len(c.data)))
+		s.free(c)
 	}
 }
 
@@ -238,10 +236,23 @@ func (s *sourceShare) free(c *shareChunk) {
 	c.data = nil
 	delete(c.f.chunks, c.off)
 	s.forget(c.f)
-	// Trim the queue's freed head now and then, so that it does not grow
-	// with the chunks taken in order.
+	s.freed++
+	// Trim the queue's freed head, so that it does not grow with the
+	// chunks taken in order; and once most of it is freed (taken behind a
+	// head a slow run has not taken yet), keep only what is still kept.
 	for len(s.queue) > 0 && s.queue[0].data == nil {
+		s.queue[0] = nil
 		s.queue = s.queue[1:]
+		s.freed--
+	}
+	if s.freed > 1024 && s.freed > len(s.queue)/2 {
+		q := make([]*shareChunk, 0, len(s.queue)-s.freed)
+		for _, c := range s.queue {
+			if c.data != nil {
+				q = append(q, c)
+			}
+		}
+		s.queue, s.freed = q, 0
 	}
 }
 
