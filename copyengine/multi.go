@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
 // MaxDestinations is the most destinations one RunAll copies to.
@@ -108,18 +110,72 @@ func planAll(opts []Options) ([]*plan, error) {
 
 // checkApart refuses two destinations that are one directory, or one
 // inside the other: the runs would copy into each other's copy and fight
-// over one lock.
+// over one lock. Names are compared, and so are the directories that exist
+// already, by identity: other spellings on a case-insensitive drive, or a
+// bind mount, name one directory differently.
 func checkApart(a, b string) error {
 	ra, rb := fileio.RealPath(a), fileio.RealPath(b)
+	if ka, kb := namefold.Key(ra, true), namefold.Key(rb, true); ka == kb || inside(ka, kb) || inside(kb, ka) {
+		// Maybe other spellings of one name on a drive that folds them.
+		ra, rb = spelled(ra), spelled(rb)
+	}
 	switch {
-	case ra == rb:
+	case ra == rb || sameDir(ra, rb):
 		return refuse(b, "this destination is the same directory as "+quote(a), "name each destination once")
-	case inside(ra, rb):
+	case inside(ra, rb) || below(ra, rb):
 		return refuse(b, "this destination is inside the destination "+quote(a), "choose destinations apart from each other")
-	case inside(rb, ra):
+	case inside(rb, ra) || below(rb, ra):
 		return refuse(a, "this destination is inside the destination "+quote(b), "choose destinations apart from each other")
 	}
 	return nil
+}
+
+// spelled returns the real path p with each component that exists
+// spelled as its directory lists it: a case-insensitive filesystem finds
+// "backup" as "Backup", and so does this.
+func spelled(p string) string {
+	parts := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
+	cur := string(filepath.Separator)
+	for i, name := range parts {
+		next := filepath.Join(cur, name)
+		if _, err := os.Lstat(next); err != nil {
+			return filepath.Join(append([]string{cur}, parts[i:]...)...)
+		}
+		if ents, err := os.ReadDir(cur); err == nil && !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return e.Name() == name }) {
+			k := namefold.Key(name, true)
+			for _, e := range ents {
+				if namefold.Key(e.Name(), true) == k {
+					next = filepath.Join(cur, e.Name())
+					break
+				}
+			}
+		}
+		cur = next
+	}
+	return cur
+}
+
+// sameDir reports whether a and b are one existing directory.
+func sameDir(a, b string) bool {
+	ai, aerr := os.Stat(a)
+	bi, berr := os.Stat(b)
+	return aerr == nil && berr == nil && os.SameFile(ai, bi)
+}
+
+// below reports whether an existing directory above p is dir.
+func below(dir, p string) bool {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	for cur := filepath.Dir(p); ; cur = filepath.Dir(cur) {
+		if ci, err := os.Stat(cur); err == nil && os.SameFile(di, ci) {
+			return true
+		}
+		if filepath.Dir(cur) == cur {
+			return false
+		}
+	}
 }
 
 // inside reports whether the real path p lies below the real path dir.

@@ -3,9 +3,11 @@
 package copyengine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -50,5 +52,50 @@ func TestRunAllOneDestinationFull(t *testing.T) {
 	noTemps(t, other)
 	if _, err := os.Stat(small.Path("card")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunAllRefusesOverlapByIdentity: two destinations whose names differ
+// but that are one directory, or one inside the other: another spelling on
+// a case-insensitive exFAT drive, a bind mount. They are refused before
+// anything is written, as the same name twice is, not left to find each
+// other's lock once running.
+func TestRunAllRefusesOverlapByIdentity(t *testing.T) {
+	t.Parallel()
+	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "f"), []byte("x"))
+	backup := fs.Path("Backup")
+	if err := os.Mkdir(backup, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bind := filepath.Join(t.TempDir(), "bind")
+	if err := os.Mkdir(bind, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "--bind", backup, bind).CombinedOutput(); err != nil {
+		t.Skipf("mount --bind: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", bind).Run() })
+	for _, c := range [][2]string{
+		{backup, fs.Path("backup")},
+		{fs.Path("backup", "day1"), backup},
+		{backup, bind},
+		{bind, filepath.Join(backup, "day1")},
+	} {
+		res, err := copyengine.RunAll(context.Background(), destOpts(copyengine.Options{Sources: []string{src}}, c[0], c[1]))
+		var refusal *copyengine.RefusalError
+		if !errors.As(err, &refusal) || res != nil {
+			t.Errorf("%v: %v; want a refusal and no results", c, err)
+			for i, r := range res {
+				t.Logf("destination %s: %v", c[i], r.Err)
+			}
+		}
+		if m, _ := filepath.Glob(filepath.Join(backup, "*")); len(m) != 0 {
+			t.Errorf("%v: %v was made", c, m)
+			for _, p := range m {
+				_ = os.RemoveAll(p)
+			}
+		}
 	}
 }

@@ -31,7 +31,9 @@ type sourceShare struct {
 	cond    *sync.Cond
 	running uint64 // the runs not yet ended, a bit each
 	files   map[shareKey]*sharedFile
+	known   []*sharedFile // files in the order recorded, for forgetting the oldest (see maxKnown)
 	queue   []*shareChunk // in the order kept, for dropping the oldest
+	freed   int           // chunks in queue freed already
 	held    int64         // bytes kept
 	budget  int64
 	takes   int64 // chunks taken so far: progress, for the stall check
@@ -49,6 +51,15 @@ const (
 	shareBudget = 256 << 20
 	stallAfter  = 3 * time.Second
 )
+
+// maxKnown bounds the files the share records (a few megabytes of
+// records). A run walks ahead of another through files it is done with
+// (unchanged on its destination, say) without waiting for it; past this
+// many the oldest records that hold no bytes and no read are forgotten.
+// That costs no correctness: a run that meets a forgotten file later
+// reads it alone, or keeps its bytes for a run done with it already,
+// which the stall check drops.
+const maxKnown = 1 << 16
 
 func newSourceShare(runs int, budget int64) *sourceShare {
 	s := &sourceShare{running: 1<<runs - 1, files: map[shareKey]*sharedFile{}, budget: budget, stall: stallAfter}
@@ -85,8 +96,20 @@ type shareChunk struct {
 
 // reader returns what run id reads st's file through: f itself, or a
 // reader that shares its bytes with the other runs.
+//
+// st is the run's stat of the name (the walk's), taken before f was
+// opened: the name may lead to another file by now (a symbolic link
+// retargeted under -L, a file renamed over it where the replaced one's
+// times do not move), and st would then name bytes read from f that are
+// not st's file's. So f's own identity must be st's: a descriptor's inode
+// never changes, and a change of the file in place moves the times every
+// run holding it checks. A descriptor that is not st's file fails its
+// run's check anyway; it reads alone.
 func (s *sourceShare) reader(id uint64, f *fileio.File, st *fileio.Stat) verify.Source {
 	if s == nil || st.Size <= 0 {
+		return f
+	}
+	if cur, err := f.Stat(); err != nil || changed(st, &cur) {
 		return f
 	}
 	return &sharedRead{s: s, id: id, key: keyOf(st), f: f}
@@ -113,8 +136,7 @@ func (r *sharedRead) ReadFull(p []byte, off int64) (int, error) {
 			s.mu.Unlock()
 			return r.f.ReadFull(p, off)
 		}
-		sf = &sharedFile{key: r.key, chunks: map[int64]*shareChunk{}}
-		s.files[r.key] = sf
+		sf = s.record(r.key)
 	}
 	for {
 		if c := sf.chunks[off]; c != nil && c.need&r.id != 0 {
@@ -192,12 +214,9 @@ func (s *sourceShare) room(n int64) bool {
 // drop frees the oldest kept chunks until n more bytes fit.
 func (s *sourceShare) drop(n int64) {
 	for len(s.queue) > 0 && s.held+n > s.budget {
-		c := s.queue[0]
-		s.queue = s.queue[1:]
-		if c.data != nil {
-			s.dropped.Add(int64(len(c.data)))
-			s.free(c)
-		}
+		c := s.queue[0] // kept: free trims what is freed off the head
+		s.dropped.Add(int64(len(c.data)))
+		s.free(c)
 	}
 }
 
@@ -217,11 +236,50 @@ func (s *sourceShare) free(c *shareChunk) {
 	c.data = nil
 	delete(c.f.chunks, c.off)
 	s.forget(c.f)
-	// Trim the queue's freed head now and then, so that it does not grow
-	// with the chunks taken in order.
+	s.freed++
+	// Trim the queue's freed head, so that it does not grow with the
+	// chunks taken in order; and once most of it is freed (taken behind a
+	// head a slow run has not taken yet), keep only what is still kept.
 	for len(s.queue) > 0 && s.queue[0].data == nil {
+		s.queue[0] = nil
 		s.queue = s.queue[1:]
+		s.freed--
 	}
+	if s.freed > 1024 && s.freed > len(s.queue)/2 {
+		q := make([]*shareChunk, 0, len(s.queue)-s.freed)
+		for _, c := range s.queue {
+			if c.data != nil {
+				q = append(q, c)
+			}
+		}
+		s.queue, s.freed = q, 0
+	}
+}
+
+// record starts the share's record of a file, forgetting the oldest ones
+// that hold nothing once there are more than maxKnown.
+func (s *sourceShare) record(k shareKey) *sharedFile {
+	sf := &sharedFile{key: k, chunks: map[int64]*shareChunk{}}
+	s.files[k] = sf
+	s.known = append(s.known, sf)
+	for over := len(s.known) - maxKnown; over > 0; over-- {
+		old := s.known[0]
+		s.known[0] = nil
+		s.known = s.known[1:]
+		switch {
+		case s.files[old.key] != old:
+			// Forgotten already.
+		case len(old.chunks) > 0 || old.reading:
+			s.known = append(s.known, old) // in use: later
+		default:
+			delete(s.files, old.key)
+		}
+	}
+	for len(s.known) > 0 && s.files[s.known[0].key] != s.known[0] {
+		s.known[0] = nil
+		s.known = s.known[1:]
+	}
+	return sf
 }
 
 // forget drops what the share knows of a file no run still wants.
@@ -246,8 +304,7 @@ func (s *sourceShare) pass(id uint64, st *fileio.Stat) {
 		if s.running&^id == 0 {
 			return
 		}
-		sf = &sharedFile{key: k, chunks: map[int64]*shareChunk{}}
-		s.files[k] = sf
+		sf = s.record(k)
 	}
 	sf.passed |= id
 	for _, c := range sf.chunks {

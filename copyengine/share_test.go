@@ -133,3 +133,141 @@ func TestShareChangedFileNotShared(t *testing.T) {
 		t.Errorf("%d bytes of the file as it was handed to a run that saw it changed", got)
 	}
 }
+
+// TestShareRetargetedFileNotShared: with -L, both runs stat a name that
+// is a symbolic link while it points to one file; between their opens it
+// is pointed at another file of the same size and times, so one run reads
+// the old file and the other the new one, each under the identity of the
+// stat both made. Neither file changed, so the run holding the old one
+// passes its own check (fstat of its descriptor against its stat): it must
+// not be handed bytes read from the new one, or it places a file made of
+// the old file's first bytes and the new one's last, equal to neither, as
+// verified.
+func TestShareRetargetedFileNotShared(t *testing.T) {
+	t.Parallel()
+	const half = verify.BufSize
+	dir := t.TempDir()
+	oldData := bytes.Repeat([]byte{'o'}, 2*half)
+	newData := bytes.Repeat([]byte{'n'}, 2*half)
+	mtime := time.Now().Add(-time.Hour)
+	for name, data := range map[string][]byte{"a": oldData, "b": newData} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(dir, "f")
+	if err := os.Symlink("a", link); err != nil {
+		t.Fatal(err)
+	}
+	d, err := fileio.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	oldF, err := d.Open("f", true) // run 1 opens the file as stat'ed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oldF.Close()
+	st, err := oldF.Stat() // what both runs' walks saw
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b", link+".new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link+".new", link); err != nil {
+		t.Fatal(err)
+	}
+	newF, err := d.Open("f", true) // run 2 opens what it points to now
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newF.Close()
+
+	s := newSourceShare(2, 64<<20)
+	r1, r2 := s.reader(1, oldF, &st), s.reader(2, newF, &st)
+	got := make([]byte, 2*half)
+	p := make([]byte, half)
+	if _, err := r1.ReadFull(got[:half], 0); err != nil { // run 1 reads the first half
+		t.Fatal(err)
+	}
+	if _, err := r2.ReadFull(p, 0); err != nil { // run 2 takes it
+		t.Fatal(err)
+	}
+	if _, err := r2.ReadFull(p, half); err != nil { // and reads the second half
+		t.Fatal(err)
+	}
+	if _, err := r1.ReadFull(got[half:], half); err != nil { // run 1 gets it
+		t.Fatal(err)
+	}
+	after, err := oldF.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed(&st, &after) {
+		t.Fatal("run 1's own check sees its file changed: this scenario does not need the share to go wrong")
+	}
+	if !bytes.Equal(got, oldData) {
+		t.Errorf("run 1, whose source held still by its own check, got %d bytes of another file (%d handed to it)",
+			bytes.Count(got, []byte{'n'}), s.handedTo(1))
+	}
+}
+
+// TestSharePassedBounded: one run walks ahead of another through files it
+// leaves alone (unchanged on its destination: the common incremental
+// copy), and the other has not reached them yet. What the share keeps of
+// those files, that the first run is done with them, must stay bounded: a
+// tree of ten million files, one destination's walk ahead of the other's,
+// must not cost the share a record per file.
+func TestSharePassedBounded(t *testing.T) {
+	t.Parallel()
+	s := newSourceShare(2, 64<<20)
+	const n = 1 << 18
+	for i := range n {
+		st := fileio.Stat{Dev: 1, Ino: uint64(i + 1), Size: 4096, Mtime: 1, Ctime: 1}
+		s.pass(1, &st)
+	}
+	const bound = 1 << 16 // a few megabytes of records
+	if len(s.files) > bound {
+		t.Errorf("%d files recorded as passed by one run, want at most %d", len(s.files), bound)
+	}
+}
+
+// TestShareQueueBounded: run 1 keeps a file's first bytes for run 2, which
+// is slow to take them (it copies a large file to a slow drive); meanwhile
+// run 1 reads file after file that run 2 then passes (unchanged on its
+// destination). Those bytes are freed as run 2 passes them, and what the
+// share holds of them must be freed too, not kept queued behind the bytes
+// run 2 has not taken yet.
+func TestShareQueueBounded(t *testing.T) {
+	t.Parallel()
+	f, st, _ := shareFile(t, 4096)
+	s := newSourceShare(2, 64<<20)
+	p := make([]byte, 4096)
+	if _, err := s.reader(1, f, &st).ReadFull(p, 0); err != nil { // kept for run 2, not taken
+		t.Fatal(err)
+	}
+	const n = 1 << 17
+	for i := range n {
+		other := st
+		other.Ino += uint64(i + 1) // file after file (the descriptor's bytes serve for all)
+		r := &sharedRead{s: s, id: 1, key: keyOf(&other), f: f}
+		if _, err := r.ReadFull(p, 0); err != nil {
+			t.Fatal(err)
+		}
+		s.pass(1, &other)
+		s.pass(2, &other) // run 2 leaves it alone
+	}
+	if s.held != 4096 {
+		t.Fatalf("%d bytes held, want the first file's 4096", s.held)
+	}
+	const bound = 1 << 16
+	if len(s.queue) > bound {
+		t.Errorf("%d chunks queued, %d of them freed, want at most %d", len(s.queue), len(s.queue)-1, bound)
+	}
+}

@@ -22,7 +22,7 @@ type Fault struct {
 	Err     syscall.Errno // the error returned; 0 with Op==OpWrite and Corrupt
 	Corrupt bool          // for OpWrite: flip the first byte written instead of failing
 	Short   bool          // for OpWrite: write half of the buffer, then fail with Err
-	Then    func()        // called each time the fault applies (not to OpWrite), before any fault takes effect
+	Then    func()        // called each time the fault applies, before any fault takes effect
 	set     *FaultSet     // the set it was given to, whose mutex guards calls
 	calls   int
 }
@@ -174,10 +174,14 @@ func (s *FaultSet) inject(op Op, path string) error {
 	return err
 }
 
-// injectWrite applies the first fault for a write of p that changes it or
-// fails it; counting faults let it through.
+// injectWrite runs the Then of the faults that apply to a write of p, up
+// to the first that changes it or fails it, and applies that one;
+// counting faults let it through.
 func (s *FaultSet) injectWrite(path string, p []byte) ([]byte, error) {
 	for _, f := range s.match(OpWrite, path) {
+		if f.Then != nil {
+			f.Then()
+		}
 		switch {
 		case len(p) == 0:
 			return p, nil
