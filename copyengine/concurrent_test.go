@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // runTogether starts one Run per Options at the same moment and returns
@@ -137,5 +139,41 @@ func TestConcurrentRunsSharedCache(t *testing.T) {
 	}
 	if st.Entries == 0 {
 		t.Error("the shared cache is empty after two runs")
+	}
+}
+
+// TestLockHeldAnInstant: an existing destination whose lock is still held
+// for a moment after the run that held it let go (a child the process
+// forked keeps a copy of the locked descriptor until it execs) is not
+// refused: the run asks again for a while. One created by the run, or
+// with --delete, is refused at once, as is a lock held on (see
+// TestConcurrentRunsOneDest).
+func TestLockHeldAnInstant(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "f"), []byte("data"))
+	hold := func(t *testing.T, dst string, d time.Duration) {
+		t.Helper()
+		h, err := fileio.OpenDir(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Lock(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(d)
+			h.Close()
+		}()
+	}
+	dst := t.TempDir()
+	hold(t, dst, 30*time.Millisecond)
+	if sum, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst}); err != nil || sum.Copied != 1 {
+		t.Errorf("copied %d, %v; want the run to wait out a lock held an instant", sum.Copied, err)
+	}
+	dst2 := t.TempDir()
+	hold(t, dst2, 30*time.Millisecond)
+	if _, err := runEngine(t, copyengine.Options{Sources: []string{src + "/"}, Dest: dst2, Delete: true}); !errors.Is(err, copyengine.ErrLocked) {
+		t.Errorf("--delete: %v, want ErrLocked at once (its guards looked at DEST before the lock)", err)
 	}
 }

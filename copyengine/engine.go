@@ -329,7 +329,15 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	}
 	undo.add(func() { d.Close() })
 	if !opt.DryRun {
-		release, err := lockDest(d, p.dstRoot)
+		// A destination that existed when the run was planned, without
+		// --delete (whose guards looked at DEST before the lock), may wait
+		// out a lock held an instant: nothing the run decided depends on
+		// what DEST held before it has the lock.
+		var wait time.Duration
+		if !p.create && !opt.Delete {
+			wait = lockBusyFor
+		}
+		release, err := lockDest(d, p.dstRoot, wait)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
@@ -25,8 +26,9 @@ import (
 // lock (a platform without shared directory locks, an unreadable
 // directory): above that, nesting goes unnoticed. The returned release
 // closes what it holds, dropping the locks above d (d's own lock goes
-// with d).
-func lockDest(d *fileio.Dir, name string) (release func(), err error) {
+// with d). The exclusive lock on d is asked for again for up to wait when
+// it is found held (see lockBusyFor).
+func lockDest(d *fileio.Dir, name string, wait time.Duration) (release func(), err error) {
 	abs, aerr := filepath.Abs(name)
 	if aerr != nil {
 		abs = name
@@ -36,7 +38,7 @@ func lockDest(d *fileio.Dir, name string) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Lock(); err != nil {
+	if err := lockBusy(d.Lock, wait); err != nil {
 		release()
 		if errors.Is(err, fileio.ErrLocked) {
 			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, errDestLocked)
@@ -88,6 +90,27 @@ func lockShared(d *fileio.Dir, dest, abs string, self bool) (held []*fileio.Dir,
 		cur, st = up, ust
 	}
 	return held, nil
+}
+
+// lockBusyFor is how long a run asks again for its destination's lock when
+// it finds it held, where waiting is safe (engine.openDest). A process
+// that forks holds a copy of each of its descriptors, the locked ones too,
+// until the child execs: a lock just released by a run of the same process
+// can seem held for that instant. A run into a destination another run
+// holds is refused after this wait.
+const lockBusyFor = 100 * time.Millisecond
+
+// lockBusy calls lock until it does not fail with fileio.ErrLocked, for
+// up to wait.
+func lockBusy(lock func() error, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		err := lock()
+		if !errors.Is(err, fileio.ErrLocked) || !time.Now().Before(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func closeAll(ds []*fileio.Dir) {
