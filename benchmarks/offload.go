@@ -205,7 +205,7 @@ func newThrottledDest(ctx context.Context, ctl ioCgroup, base string, srcBytes i
 		return nil, err
 	}
 	// Room for every run's copy: fresh names each time, nothing removed.
-	err = f.Truncate(int64(2*rounds+1)*srcBytes*5/4 + 512*mib)
+	err = f.Truncate(int64(4*rounds+1)*srcBytes*5/4 + 512*mib)
 	f.Close()
 	if err != nil {
 		return nil, err

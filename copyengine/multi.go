@@ -47,7 +47,7 @@ func RunAll(ctx context.Context, opts []Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	share := newSourceShare(len(opts), shareBudget)
+	share := newSourceShare(len(opts), shareBudget())
 	var wg sync.WaitGroup
 	for i := range opts {
 		wg.Add(1)

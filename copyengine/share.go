@@ -44,13 +44,20 @@ type sourceShare struct {
 	dropped atomic.Int64                  // bytes dropped before every run that wanted them took them
 }
 
+// stallAfter is how long a run waits for the slower destinations to take
+// some of what is kept for them before it drops the oldest instead.
+const stallAfter = 3 * time.Second
+
 // shareBudget is how many bytes of the source a multi-destination copy
-// keeps for its slower destinations; stallAfter is how long a run waits
-// for them to take some before it drops the oldest instead.
-const (
-	shareBudget = 256 << 20
-	stallAfter  = 3 * time.Second
-)
+// keeps for its slower destinations: an eighth of the machine's memory,
+// between 256 MiB and 1 GiB. Two destinations of one speed drift apart by
+// a flush batch or two (commitBatchBytes each: a run writes a batch into
+// the page cache, then waits for its device), and what drifts apart beyond
+// the budget is waited for: with 256 MiB, two 100 MB/s drives took 1.4x
+// the time of one, with 1 GiB 1.06x (docs/benchmarks.md, Offload).
+func shareBudget() int64 {
+	return min(max(fileio.MemTotal()/8, 256<<20), 1<<30)
+}
 
 // maxKnown bounds the files the share records (a few megabytes of
 // records). A run walks ahead of another through files it is done with
