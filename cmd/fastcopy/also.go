@@ -39,10 +39,7 @@ func runAlso(ctx context.Context, out *output, o *copyOptions, base copyengine.O
 		// cache is opened, as for one destination; each destination
 		// chooses its own jobs (a FUSE one takes fewer).
 		if err := eo.Check(); err != nil {
-			if o.json {
-				out.summary(copyengine.Summary{}, err)
-			}
-			return err
+			return out.refusedAll(dests, copyengine.Summary{}, err)
 		}
 		if o.verbose {
 			out.info("%s: jobs: %d (%s)", d, eo.Jobs, eo.JobsReason)
@@ -52,10 +49,7 @@ func runAlso(ctx context.Context, out *output, o *copyOptions, base copyengine.O
 	}
 	hc, err := o.cache.open(out, o.dryRun)
 	if err != nil {
-		if o.json {
-			out.summary(copyengine.Summary{Verify: base.Verify}, err)
-		}
-		return err
+		return out.refusedAll(dests, copyengine.Summary{Verify: base.Verify}, err)
 	}
 	for i := range opts {
 		opts[i].Cache = hc
@@ -65,10 +59,7 @@ func runAlso(ctx context.Context, out *output, o *copyOptions, base copyengine.O
 	bar.stop()
 	closeCache(out, hc)
 	if err != nil {
-		if o.json {
-			out.summary(copyengine.Summary{}, err)
-		}
-		return err // refused for all, before anything was written
+		return out.refusedAll(dests, copyengine.Summary{}, err) // before anything was written
 	}
 	for i := range res {
 		r := &res[i]
@@ -169,6 +160,22 @@ func (o *output) summaries(dests []string, res []copyengine.Result) error {
 		return worst // its message and hint, once
 	}
 	return reportedError{worst}
+}
+
+// refusedAll reports an outcome shared by every destination before any
+// was written to (a refused request, a cache held alone): with --json in
+// the shape of a run to several destinations; the caller prints err once.
+func (o *output) refusedAll(dests []string, s copyengine.Summary, err error) error {
+	if o.json {
+		rep := alsoReport{Status: err.Error(), ExitCode: exitCode(err)}
+		for _, d := range dests {
+			rep.Destinations = append(rep.Destinations, destReport{Dest: d, jsonReport: newJSONReport(s, err)})
+		}
+		enc := json.NewEncoder(o.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	}
+	return err
 }
 
 // exitSeverity orders exit codes for the worst of several destinations:
