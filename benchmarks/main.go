@@ -699,7 +699,7 @@ func (b *bench) runWorkload(w workload, d *dataset, src string) error {
 			b.results = append(b.results, c)
 		}
 		for r := 1; r <= b.cfg.rounds; r++ {
-			for _, t := range tools {
+			for _, t := range roundOrder(tools, r) {
 				c := cells[t.name]
 				if c.Err != "" {
 					continue
@@ -737,6 +737,20 @@ func (b *bench) runWorkload(w workload, d *dataset, src string) error {
 		}
 	}
 	return nil
+}
+
+// roundOrder is the order of the tools in round r: as listed in odd
+// rounds, reversed in even ones. A place in the round is not neutral
+// (what ran just before, how long since the trash was emptied), so no tool
+// keeps the same one, and two tools compared side by side (a mode and its
+// -baseline-rev build, listed apart) swap places every round.
+func roundOrder(tools []*tool, r int) []*tool {
+	if r%2 == 1 {
+		return tools
+	}
+	rev := slices.Clone(tools)
+	slices.Reverse(rev)
+	return rev
 }
 
 // runResult is one timed run of one tool.
