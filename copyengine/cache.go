@@ -47,10 +47,11 @@ func fileState(st *fileio.Stat, vol hashcache.Volume) hashcache.FileState {
 }
 
 // ownJournal reports whether name, in the source directory d, is a
-// journal of this run's hash cache (hashcache.IsJournal): the runs that
-// share the cache write them as they go, as this run writes the cache.
+// journal or the presence file of this run's hash cache
+// (hashcache.IsOwnFile): the runs that share the cache write them as they
+// go, as this run writes the cache.
 func (e *engine) ownJournal(d *fileio.Dir, name string) bool {
-	if e.cache == nil || !hashcache.IsJournal(e.cache.Path(), name) {
+	if e.cache == nil || !hashcache.IsOwnFile(e.cache.Path(), name) {
 		return false
 	}
 	st, err := d.Stat()

@@ -145,8 +145,8 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 }
 
 // Clear removes the cache file at path, the journals of processes that no
-// longer have them open, and the copies of bad caches that Open moved
-// aside. It does not wait for a fastcopy that has the cache open: that one
+// longer have them open, the copies of bad caches that Open moved aside,
+// and the presence file. It does not wait for a fastcopy that has the cache open: that one
 // goes on with what it had open, and what it records from then on,
 // including its journal, goes to a new cache file at path. A missing file
 // is not an error.
@@ -167,6 +167,13 @@ func Clear(path string) error {
 	removeCorrupt(path, "")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("hash cache: %w", err)
+	}
+	// The presence file goes with the file it is about: a fastcopy that
+	// has the old one open keeps both, and the next run makes new ones.
+	// (With the cache file left, it stays too: two presence files of one
+	// cache file could each look alone.)
+	if rerr := os.Remove(path + usersSuffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		return fmt.Errorf("hash cache: %w", rerr)
 	}
 	return nil
 }

@@ -156,6 +156,11 @@ func (c *Cache) Close() error {
 		q.wake()
 		<-c.writerDone
 	}
+	if c.watchStop != nil {
+		close(c.watchStop)
+		<-c.watchDone
+	}
+	defer c.users.Close()
 	errs := []error{c.firstErr()}
 	c.dbMu.Lock()
 	defer c.dbMu.Unlock()
@@ -167,7 +172,7 @@ func (c *Cache) Close() error {
 		// goes in parts, letting the file go in between: a process that
 		// wants it then gets it, and the rest is left to a later one.
 		c.closeMain()
-		for c.storeAlone(nil) {
+		for c.storeAlone(nil, false) {
 			time.Sleep(mergePause)
 		}
 	}
@@ -215,8 +220,10 @@ func (c *Cache) setAside() {
 	}
 }
 
-// closeMain closes the main file's read-only handle. dbMu must be held.
+// closeMain closes the main file's handle, read-only or held for
+// writing. dbMu must be held.
 func (c *Cache) closeMain() error {
+	c.holding = false
 	if c.db == nil {
 		return nil
 	}
@@ -233,6 +240,7 @@ func (c *Cache) closeMain() error {
 // lookups answer from the journals alone until the next commit tries
 // again. dbMu must be held.
 func (c *Cache) reopenMain() {
+	c.reopens.Add(1)
 	o := openDB(c.path, Options{ReadOnly: true, LockTimeout: max(c.lockTimeout, sharedLockGrace)})
 	if o.err != nil || o.openErr != nil {
 		o.release()
@@ -305,29 +313,47 @@ func (c *Cache) commit(batch []op) {
 	slices.SortStableFunc(batch, func(a, b op) int { return strings.Compare(a.key, b.key) })
 	c.dbMu.Lock()
 	defer c.dbMu.Unlock()
+	defer c.commits.Add(1)
+	if c.holding && c.users.Alone() {
+		if _, err := c.commitAlone(c.db, batch); err != nil {
+			c.letGo()
+			c.commitFailed(err)
+		}
+		return
+	}
 	c.closeMain()
-	c.storeAlone(batch)
-	c.reopenMain()
-	c.commits.Add(1)
+	c.storeAlone(batch, c.users.Alone())
+	if !c.holding {
+		c.reopenMain()
+	}
+}
+
+// commitFailed records a failed commit to the main file: a bad page
+// marks the cache broken, anything else stops storing.
+func (c *Cache) commitFailed(err error) {
+	if isPanic(err) || errors.Is(err, errNoBucket) {
+		c.markBroken(err)
+		return
+	}
+	c.setErr(fmt.Errorf("hash cache %q: commit: %w", c.path, err))
 }
 
 // storeAlone commits batch (and the journals) to the main file if this
 // process can have it alone, and to its journal otherwise. dbMu must be
 // held and the main file closed. more reports that the file was had alone
-// and journal entries are left to merge.
-func (c *Cache) storeAlone(batch []op) (more bool) {
+// and journal entries are left to merge. With keep (no other cache of the
+// file is open), the file had alone stays open for the next commits
+// (holding).
+func (c *Cache) storeAlone(batch []op, keep bool) (more bool) {
 	for attempt := 1; attempt <= 3; attempt++ {
 		held, state, err := c.exclusive(func(db *bolt.DB) error {
 			var err error
 			more, err = c.commitAlone(db, batch)
 			return err
-		})
+		}, keep)
 		switch {
-		case isPanic(err) || errors.Is(err, errNoBucket):
-			c.markBroken(err)
-			return false
 		case err != nil:
-			c.setErr(fmt.Errorf("hash cache %q: commit: %w", c.path, err))
+			c.commitFailed(err)
 			return false
 		case state == stateCorrupt:
 			continue // moved aside: a new one next

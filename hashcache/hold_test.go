@@ -1,0 +1,75 @@
+package hashcache
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestHoldWhileAlone: a cache no other cache of the file is open beside
+// keeps the main file open for writing from one commit to the next,
+// instead of letting it go and opening it read-only again after each (the
+// cost of a tenth of a run of many small files); what it commits is
+// stored and read back.
+func TestHoldWhileAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	c := openT(t, path, Options{})
+	for i := range 5 {
+		for j := range 10 {
+			c.Put(fmt.Sprintf("/f%d-%d", i, j), entryFor(i*10+j+1))
+		}
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := c.commits.Load(); got < 5 {
+		t.Fatalf("%d commits, want at least 5", got)
+	}
+	if got := c.reopens.Load(); got != 0 {
+		t.Errorf("the main file was opened read-only again %d times after %d commits, want none while alone", got, c.commits.Load())
+	}
+	if e, ok := c.Get("/f4-9"); !ok || e != entryFor(50) {
+		t.Errorf("Get after the commits = %v, %v", e, ok)
+	}
+	closeT(t, c)
+	c = openT(t, path, Options{ReadOnly: true})
+	defer closeT(t, c)
+	if e, ok := c.Get("/f0-0"); !ok || e != entryFor(1) {
+		t.Errorf("Get after reopening = %v, %v", e, ok)
+	}
+}
+
+// TestHoldLetsGo: a cache that holds the main file lets it go as soon as
+// another cache of it opens, which gets in well within its shared-lock
+// wait; both then store what they learn.
+func TestHoldLetsGo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	a := openT(t, path, Options{})
+	a.Put("/a", entryFor(1))
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.dbMu.RLock()
+	holding := a.holding
+	a.dbMu.RUnlock()
+	if !holding {
+		t.Fatal("alone after a commit, yet not holding the file")
+	}
+	start := time.Now()
+	b, err := Open(path, Options{LockTimeout: -1}) // the least wait: sharedLockGrace
+	if err != nil {
+		t.Fatalf("a second cache could not open beside one that held the file: %v (after %v)", err, time.Since(start))
+	}
+	b.Put("/b", entryFor(2))
+	a.Put("/a2", entryFor(3))
+	closeT(t, b)
+	closeT(t, a)
+	c := openT(t, path, Options{ReadOnly: true})
+	defer closeT(t, c)
+	for p, want := range map[string]Entry{"/a": entryFor(1), "/b": entryFor(2), "/a2": entryFor(3)} {
+		if e, ok := c.Get(p); !ok || e != want {
+			t.Errorf("%s = %v, %v after both closed", p, e, ok)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+//go:build unix
+
+package fileio
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Presence is a file that every user of a shared resource holds a shared
+// lock on for as long as it uses it, so that one of them can tell whether
+// it is the only one (Alone) without any other process's help.
+type Presence struct{ f *os.File }
+
+// OpenPresence opens (creating it, mode 0600) the presence file at path
+// and takes its shared lock, waiting while another user checks whether it
+// is alone (an instant).
+func OpenPresence(path string) (*Presence, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := ignoringEINTR(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_SH) }); err != nil {
+		f.Close()
+		return nil, pathErr("lock", path, err)
+	}
+	return &Presence{f}, nil
+}
+
+// Alone reports whether no other user holds the presence file: its lock
+// is turned exclusive, without waiting, and back to shared either way (a
+// failed conversion may have dropped the shared lock: it is taken again).
+// A nil Presence is never alone.
+func (p *Presence) Alone() bool {
+	if p == nil {
+		return false
+	}
+	fd := int(p.f.Fd())
+	alone := ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) }) == nil
+	_ = ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_SH) })
+	return alone
+}
+
+// Close lets the presence file go.
+func (p *Presence) Close() error {
+	if p == nil {
+		return nil
+	}
+	return p.f.Close()
+}
