@@ -15,7 +15,10 @@
 //     a file and none read it meanwhile, so each open Cache holds the file
 //     read-only, with a shared lock, for its life, and takes it alone only
 //     for a commit: it lets the shared lock go, tries the exclusive one
-//     once, commits, and opens the file read-only again. When another
+//     once, commits, and opens the file read-only again; one that is the
+//     only open Cache of the file (every Cache holds PATH.users shared,
+//     fileio.Presence) keeps it open for writing from one commit to the
+//     next, and lets it go within holdCheck once another opens. When another
 //     process has the file open, the commit goes instead to a journal of
 //     this process (PATH.j-<random>, a small bbolt file of the same schema
 //     plus a bucket "deleted"), which it holds locked until Close and which
