@@ -12,22 +12,19 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// TestManifestFromSource: DEST files corrupted with their size and mtime
-// kept (one of them a hard link, as the copy of a source hard link is),
-// then a run with --no-cache --manifest. The manifest states what the
-// source holds, so each line's digest is the source's; a destination file
-// with another digest is not the same file and is copied again, and a
-// check of DEST against the manifest then passes because DEST is right, not
-// because the manifest took its digests from DEST.
-func TestManifestFromSource(t *testing.T) {
-	t.Parallel()
+// rotSource writes the source the tests of digests taken from the source
+// start from, in a scratch directory: a few files (one empty, two names of
+// one inode), old times, contents from seed. It returns the source, the
+// destination to copy to, and the files by relative path.
+func rotSource(t *testing.T, seed int64) (src, dst string, files map[string][]byte) {
+	t.Helper()
 	base := scratchDir(t)
-	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
-	files := map[string][]byte{
+	src, dst = filepath.Join(base, "src"), filepath.Join(base, "dst")
+	files = map[string][]byte{
 		"a.txt":     []byte("alpha\n"),
-		"b.bin":     pattern(71, 150<<10),
-		"sub/c.bin": pattern(72, 9000),
-		"h1":        pattern(73, 7000),
+		"b.bin":     pattern(seed+1, 150<<10),
+		"sub/c.bin": pattern(seed+2, 9000),
+		"h1":        pattern(seed+3, 7000),
 		"empty":     nil,
 	}
 	for rel, data := range files {
@@ -39,13 +36,14 @@ func TestManifestFromSource(t *testing.T) {
 		setTimes(t, filepath.Join(src, rel), oldTime)
 	}
 	settleSources()
-	opt := copyengine.Options{Sources: []string{src + "/"}, Dest: dst}
-	if _, err := runEngine(t, opt); err != nil {
-		t.Fatal(err)
-	}
+	return src, dst, files
+}
 
-	// Rot in DEST: a byte flipped in place, size and mtime as they were.
-	for _, rel := range []string{"b.bin", "h1"} {
+// rotInPlace rots the copies of rels in dst: a byte flipped in place,
+// size and mtime as they were.
+func rotInPlace(t *testing.T, dst string, files map[string][]byte, rels ...string) {
+	t.Helper()
+	for _, rel := range rels {
 		p := filepath.Join(dst, rel)
 		f, err := os.OpenFile(p, os.O_WRONLY, 0)
 		noErr(t, err)
@@ -54,6 +52,23 @@ func TestManifestFromSource(t *testing.T) {
 		noErr(t, f.Close())
 		setTimes(t, p, oldTime)
 	}
+}
+
+// TestManifestFromSource: DEST files corrupted with their size and mtime
+// kept (one of them a hard link, as the copy of a source hard link is),
+// then a run with --no-cache --manifest. The manifest states what the
+// source holds, so each line's digest is the source's; a destination file
+// with another digest is not the same file and is copied again, and a
+// check of DEST against the manifest then passes because DEST is right, not
+// because the manifest took its digests from DEST.
+func TestManifestFromSource(t *testing.T) {
+	t.Parallel()
+	src, dst, files := rotSource(t, 70)
+	opt := copyengine.Options{Sources: []string{src + "/"}, Dest: dst}
+	if _, err := runEngine(t, opt); err != nil {
+		t.Fatal(err)
+	}
+	rotInPlace(t, dst, files, "b.bin", "h1")
 
 	m := filepath.Join(t.TempDir(), "m.xxh128")
 	opt.Manifest = m

@@ -20,24 +20,7 @@ import (
 // generation's actions follow the history: original, then verified.
 func TestMHLDigestsFromRun(t *testing.T) {
 	t.Parallel()
-	base := scratchDir(t)
-	src, dst := filepath.Join(base, "src"), filepath.Join(base, "dst")
-	files := map[string][]byte{
-		"a.txt":     []byte("alpha\n"),
-		"b.bin":     pattern(81, 150<<10),
-		"sub/c.bin": pattern(82, 9000),
-		"h1":        pattern(83, 7000),
-		"empty":     nil,
-	}
-	for rel, data := range files {
-		writeFile(t, filepath.Join(src, rel), data)
-	}
-	noErr(t, os.Link(filepath.Join(src, "h1"), filepath.Join(src, "h2")))
-	files["h2"] = files["h1"]
-	for rel := range files {
-		setTimes(t, filepath.Join(src, rel), oldTime)
-	}
-	settleSources()
+	src, dst, files := rotSource(t, 80)
 	opt := copyengine.Options{Sources: []string{src}, Dest: dst, MHL: true, MHLToolVersion: "test"}
 	sum, err := runEngine(t, opt)
 	if err != nil {
@@ -48,16 +31,7 @@ func TestMHLDigestsFromRun(t *testing.T) {
 	}
 	checkGeneration(t, dst, 1, files, nil, mhl.Original)
 
-	// Rot in DEST: a byte flipped in place, size and mtime as they were.
-	for _, rel := range []string{"b.bin", "sub/c.bin"} {
-		p := filepath.Join(dst, rel)
-		f, err := os.OpenFile(p, os.O_WRONLY, 0)
-		noErr(t, err)
-		_, err = f.WriteAt([]byte{^files[rel][100]}, 100)
-		noErr(t, err)
-		noErr(t, f.Close())
-		setTimes(t, p, oldTime)
-	}
+	rotInPlace(t, dst, files, "b.bin", "sub/c.bin")
 	var ev events
 	opt.OnEvent = ev.record
 	sum, err = runEngine(t, opt)
