@@ -139,11 +139,11 @@ func (o *output) summaries(dests []string, res []copyengine.Result) error {
 	}
 	for i, r := range res {
 		if r.Err != nil {
-			switch exitCode(r.Err) {
-			case exitSomeFailed, exitMismatch, exitInterrupted:
+			switch {
+			case r.Err == copyengine.ErrSomeFailed, r.Err == copyengine.ErrMismatch, exitCode(r.Err) == exitInterrupted:
 				// Each failure was printed as it happened; an
 				// interrupt is reported once, below.
-			default:
+			default: // what stopped this destination (full, gone, refused...)
 				o.printf(o.stderr, "fastcopy: error: %s: %v\n", dests[i], r.Err)
 			}
 		}
