@@ -62,19 +62,7 @@ func runAlso(ctx context.Context, out *output, o *copyOptions, base copyengine.O
 		return out.refusedAll(dests, copyengine.Summary{}, err) // before anything was written
 	}
 	for i := range res {
-		r := &res[i]
-		for _, n := range r.Summary.NotKept {
-			out.warn("%s: not kept: %s", dests[i], n)
-		}
-		for _, n := range r.Summary.LinkDestNotes {
-			out.warn("%s: %s", dests[i], n)
-		}
-		for _, n := range r.Summary.MHLNotes {
-			out.warn("%s: %s", dests[i], n)
-		}
-		if r.Err == nil && o.strict && len(r.Summary.NotKept) > 0 {
-			r.Err = errNotKept
-		}
+		res[i].Err = o.afterRun(out, dests[i]+": ", res[i].Summary, res[i].Err)
 	}
 	return out.summaries(dests, res)
 }

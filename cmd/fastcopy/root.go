@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -346,18 +347,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	sum, err := copyengine.Run(ctx, withFaults(eo))
 	bar.stop()
 	closeCache(out, hc)
-	for _, n := range sum.NotKept {
-		out.warn("not kept: %s", n)
-	}
-	for _, n := range sum.LinkDestNotes {
-		out.warn("%s", n)
-	}
-	for _, n := range sum.MHLNotes {
-		out.warn("%s", n)
-	}
-	if err == nil && o.strict && len(sum.NotKept) > 0 {
-		err = errNotKept
-	}
+	err = o.afterRun(out, "", sum, err)
 	if alog != nil {
 		if lerr := alog.finish(sum, err); lerr != nil {
 			if err == nil {
@@ -368,6 +358,22 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		}
 	}
 	out.summary(sum, err)
+	return err
+}
+
+// afterRun warns of what a run's summary notes (prefix names its
+// destination when there are several) and returns its outcome, which
+// --strict turns into errNotKept when the destination kept less.
+func (o *copyOptions) afterRun(out *output, prefix string, sum copyengine.Summary, err error) error {
+	for _, n := range sum.NotKept {
+		out.warn("%snot kept: %s", prefix, n)
+	}
+	for _, n := range slices.Concat(sum.LinkDestNotes, sum.MHLNotes) {
+		out.warn("%s%s", prefix, n)
+	}
+	if err == nil && o.strict && len(sum.NotKept) > 0 {
+		return errNotKept
+	}
 	return err
 }
 
