@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -114,16 +113,7 @@ func (o *output) summaries(dests []string, res []copyengine.Result) error {
 		}
 	}
 	if o.json {
-		rep := alsoReport{Status: "ok", ExitCode: exitCode(worst)}
-		if worst != nil {
-			rep.Status = worst.Error()
-		}
-		for i, r := range res {
-			rep.Destinations = append(rep.Destinations, destReport{Dest: dests[i], jsonReport: newJSONReport(r.Summary, r.Err)})
-		}
-		enc := json.NewEncoder(o.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		o.alsoJSON(dests, res, worst)
 	}
 	for i, r := range res {
 		if r.Err != nil {
@@ -155,15 +145,26 @@ func (o *output) summaries(dests []string, res []copyengine.Result) error {
 // the shape of a run to several destinations; the caller prints err once.
 func (o *output) refusedAll(dests []string, s copyengine.Summary, err error) error {
 	if o.json {
-		rep := alsoReport{Status: err.Error(), ExitCode: exitCode(err)}
-		for _, d := range dests {
-			rep.Destinations = append(rep.Destinations, destReport{Dest: d, jsonReport: newJSONReport(s, err)})
+		res := make([]copyengine.Result, len(dests))
+		for i := range res {
+			res[i] = copyengine.Result{Summary: s, Err: err}
 		}
-		enc := json.NewEncoder(o.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		o.alsoJSON(dests, res, err)
 	}
 	return err
+}
+
+// alsoJSON writes --json's report of a run to several destinations: each
+// one's, and the outcome of them all.
+func (o *output) alsoJSON(dests []string, res []copyengine.Result, outcome error) {
+	rep := alsoReport{Status: "ok", ExitCode: exitCode(outcome)}
+	if outcome != nil {
+		rep.Status = outcome.Error()
+	}
+	for i, r := range res {
+		rep.Destinations = append(rep.Destinations, destReport{Dest: dests[i], jsonReport: newJSONReport(r.Summary, r.Err)})
+	}
+	o.writeJSON(rep)
 }
 
 // exitSeverity orders exit codes for the worst of several destinations:

@@ -114,14 +114,19 @@ type jsonReport struct {
 
 func (o *output) summary(s copyengine.Summary, err error) {
 	if o.json {
-		enc := json.NewEncoder(o.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(newJSONReport(s, err))
+		o.writeJSON(newJSONReport(s, err))
 		return
 	}
 	if line := o.summaryLine(s, err); line != "" {
 		o.printf(o.stdout, "%s\n", line)
 	}
+}
+
+// writeJSON writes v to stdout, indented: --json's one document.
+func (o *output) writeJSON(v any) {
+	enc := json.NewEncoder(o.stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }
 
 func newJSONReport(s copyengine.Summary, err error) jsonReport {
