@@ -178,15 +178,11 @@ type engine struct {
 // every file made it (the summary names them). A cancelled ctx stops the run
 // promptly, removes its temporaries and returns ctx's error.
 func Run(ctx context.Context, opt Options) (Summary, error) {
-	start := time.Now()
-	if err := opt.Check(); err != nil {
-		return Summary{}, err
-	}
-	p, err := makePlan(opt.Sources, opt.Dest)
+	res, err := RunAll(ctx, []Options{opt})
 	if err != nil {
 		return Summary{}, err
 	}
-	return newEngine(opt).runPlan(ctx, p, start)
+	return res[0].Summary, res[0].Err
 }
 
 // newEngine makes a run's shared state and its stages.

@@ -42,10 +42,14 @@ type Result struct {
 // enough free space, --delete's guards) is that destination's Err.
 func RunAll(ctx context.Context, opts []Options) ([]Result, error) {
 	start := time.Now()
-	res := make([]Result, len(opts))
 	plans, err := planAll(opts)
 	if err != nil {
 		return nil, err
+	}
+	res := make([]Result, len(opts))
+	if len(opts) == 1 { // nothing to share: the run reads alone (copy_file_range too)
+		sum, err := newEngine(opts[0]).runPlan(ctx, plans[0], start)
+		return []Result{{sum, err}}, nil
 	}
 	share := newSourceShare(len(opts), shareBudget())
 	var wg sync.WaitGroup
