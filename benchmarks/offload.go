@@ -91,10 +91,10 @@ func runOffload(args []string) error {
 	}()
 	for i := range 2 {
 		d, err := newThrottledDest(ctx, ctl, filepath.Join(c.work, fmt.Sprintf("d%d", i+1)), srcBytes, c.rounds, c.bps)
+		dests = append(dests, d) // closed even when half made
 		if err != nil {
 			return err
 		}
-		dests = append(dests, d)
 	}
 	fmt.Fprintf(os.Stderr, "offload: source %s in %s; destinations %s and %s, writes throttled to %s/s each (%s)\n",
 		humanBytes(srcBytes), src, dests[0].loop, dests[1].loop, humanBytes(c.bps), ctl.describeWrite())
@@ -199,34 +199,11 @@ type throttledDest struct {
 
 func newThrottledDest(ctx context.Context, ctl ioCgroup, base string, srcBytes int64, rounds int, bps int64) (*throttledDest, error) {
 	d := &throttledDest{img: base + ".img", mnt: base}
-	_ = os.Remove(d.img)
-	f, err := os.Create(d.img)
-	if err != nil {
-		return nil, err
-	}
 	// Room for every run's copy: fresh names each time, nothing removed.
-	err = f.Truncate(int64(4*rounds+1)*srcBytes*5/4 + 512*mib)
-	f.Close()
-	if err != nil {
-		return nil, err
+	var err error
+	if d.loop, d.dev, err = loopExt4(ctx, d.img, d.mnt, int64(4*rounds+1)*srcBytes*5/4+512*mib); err != nil {
+		return d, err
 	}
-	if _, err := output(ctx, "/", "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", d.img); err != nil {
-		return nil, err
-	}
-	if d.loop, err = output(ctx, "/", "losetup", "--find", "--show", "--direct-io=on", d.img); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(d.mnt, 0o755); err != nil {
-		return nil, err
-	}
-	if _, err := output(ctx, "/", "mount", d.loop, d.mnt); err != nil {
-		return nil, err
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(d.loop, &st); err != nil {
-		return nil, err
-	}
-	d.dev = fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
 	return d, ctl.limitWrites(d.dev, bps)
 }
 
@@ -235,8 +212,10 @@ func (d *throttledDest) close(ctl ioCgroup) {
 	if d.dev != "" {
 		_ = ctl.limitWrites(d.dev, 0)
 	}
-	_, _ = output(ctx, "/", "umount", d.mnt)
-	_, _ = output(ctx, "/", "losetup", "-d", d.loop)
+	if d.loop != "" {
+		_, _ = output(ctx, "/", "umount", d.mnt)
+		_, _ = output(ctx, "/", "losetup", "-d", d.loop)
+	}
 	_ = os.Remove(d.img)
 }
 

@@ -55,40 +55,52 @@ func setupSlowSource(ctx context.Context, work string, sets []*dataset, bps, iop
 			s.close()
 		}
 	}()
-	_ = os.Remove(s.img)
-	f, err := os.Create(s.img)
-	if err != nil {
+	var dev string
+	if s.loop, dev, err = loopExt4(ctx, s.img, s.mnt, size, "-b", "4096", "-N", fmt.Sprint(inodes+inodes/5+1024)); err != nil {
 		return nil, "", err
 	}
-	err = f.Truncate(size)
-	f.Close()
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err := output(ctx, work, "mkfs.ext4", "-q", "-F", "-b", "4096", "-N", fmt.Sprint(inodes+inodes/5+1024),
-		"-E", "lazy_itable_init=0,lazy_journal_init=0", s.img); err != nil {
-		return nil, "", err
-	}
-	if s.loop, err = output(ctx, work, "losetup", "--find", "--show", "--direct-io=on", s.img); err != nil {
-		return nil, "", err
-	}
-	if err := os.MkdirAll(s.mnt, 0o755); err != nil {
-		return nil, "", err
-	}
-	if _, err := output(ctx, work, "mount", s.loop, s.mnt); err != nil {
-		return nil, "", err
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(s.loop, &st); err != nil {
-		return nil, "", err
-	}
-	dev := fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
 	if s.cgroupDir, err = ctl.create(dev, bps, iops); err != nil {
 		return nil, "", err
 	}
 	s.desc = fmt.Sprintf("source on ext4 in a %s image on %s (direct I/O), reads throttled to %s/s and %d IOPS with %s",
 		humanBytes(size), s.loop, humanBytes(bps), iops, ctl.describe())
 	return s, "", nil
+}
+
+// loopExt4 makes an ext4 image of size bytes at img (mkfs arguments
+// extra), attaches it to a loop device with direct I/O (so that the image
+// file is not cached twice) and mounts it at mnt. It returns the loop
+// device and its "major:minor", for cgroup limits; loop is set as soon as
+// there is one to detach.
+func loopExt4(ctx context.Context, img, mnt string, size int64, extra ...string) (loop, dev string, err error) {
+	_ = os.Remove(img)
+	f, err := os.Create(img)
+	if err != nil {
+		return "", "", err
+	}
+	err = f.Truncate(size)
+	f.Close()
+	if err != nil {
+		return "", "", err
+	}
+	args := append([]string{"-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"}, extra...)
+	if _, err := output(ctx, "/", "mkfs.ext4", append(args, img)...); err != nil {
+		return "", "", err
+	}
+	if loop, err = output(ctx, "/", "losetup", "--find", "--show", "--direct-io=on", img); err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return loop, "", err
+	}
+	if _, err := output(ctx, "/", "mount", loop, mnt); err != nil {
+		return loop, "", err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(loop, &st); err != nil {
+		return loop, "", err
+	}
+	return loop, fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)), nil
 }
 
 // wrap runs argv inside the throttled cgroup: the shell moves itself in,
