@@ -96,10 +96,8 @@ func TestRunAllRefusesOverlap(t *testing.T) {
 		if !errors.As(err, &refusal) || res != nil {
 			t.Errorf("%v: %v, %v; want a refusal and no results", c, res, err)
 		}
-		if _, err := filepath.Glob(filepath.Join(out, "*")); err == nil {
-			if m, _ := filepath.Glob(filepath.Join(out, "*")); len(m) != 0 {
-				t.Errorf("%v: refused, yet %v was made", c, m)
-			}
+		if m, _ := filepath.Glob(filepath.Join(out, "*")); len(m) != 0 {
+			t.Errorf("%v: refused, yet %v was made", c, m)
 		}
 	}
 }
