@@ -73,3 +73,29 @@ func TestHoldLetsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldClear: a cache that holds the main file when the cache is
+// cleared (cache clear during a run) lets it go, and what it records from
+// then on goes to the new cache file at the path, as Clear promises,
+// instead of to the removed file it held.
+func TestHoldClear(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	a := openT(t, path, Options{})
+	a.Put("/a", entryFor(1))
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Clear(path); err != nil {
+		t.Fatal(err)
+	}
+	a.Put("/after", entryFor(2))
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	c := openT(t, path, Options{ReadOnly: true})
+	defer closeT(t, c)
+	if e, ok := c.Get("/after"); !ok || e != entryFor(2) {
+		t.Errorf("an entry recorded after Clear = %v, %v; want it in the new cache file", e, ok)
+	}
+}

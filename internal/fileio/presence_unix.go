@@ -11,7 +11,10 @@ import (
 // A Presence is a file that every user of a shared resource holds a shared
 // lock on for as long as it uses it, so that one of them can tell whether
 // it is the only one (Alone) without any other process's help.
-type Presence struct{ f *os.File }
+type Presence struct {
+	f    *os.File
+	path string
+}
 
 // OpenPresence opens (creating it, mode 0600) the presence file at path
 // and takes its shared lock, waiting while another user checks whether it
@@ -25,13 +28,15 @@ func OpenPresence(path string) (*Presence, error) {
 		f.Close()
 		return nil, pathErr("lock", path, err)
 	}
-	return &Presence{f}, nil
+	return &Presence{f, path}, nil
 }
 
 // Alone reports whether no other user holds the presence file: its lock
 // is turned exclusive, without waiting, and back to shared either way (a
 // failed conversion may have dropped the shared lock: it is taken again).
-// A nil Presence is never alone.
+// A nil Presence is never alone, nor one whose file is no longer the one
+// at its path (removed or replaced): the users that come since hold
+// another.
 func (p *Presence) Alone() bool {
 	if p == nil {
 		return false
@@ -39,7 +44,17 @@ func (p *Presence) Alone() bool {
 	fd := int(p.f.Fd())
 	alone := ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) }) == nil
 	_ = ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_SH) })
-	return alone
+	return alone && p.current()
+}
+
+// current reports whether the file at p's path is still the one p holds.
+func (p *Presence) current() bool {
+	held, err := p.f.Stat()
+	if err != nil {
+		return false
+	}
+	cur, err := os.Stat(p.path)
+	return err == nil && os.SameFile(held, cur)
 }
 
 // Close lets the presence file go.
