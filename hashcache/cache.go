@@ -146,9 +146,12 @@ func Open(path string, opt Options) (*Cache, error) {
 		}
 	}
 	// Without it (a directory that cannot be written) this cache never
-	// holds the file between commits, and one that does cannot see this
-	// one: it would let the file go only at its next check of others.
-	c.users, _ = fileio.OpenPresence(path + usersSuffix)
+	// holds the file between commits. A read-only cache takes it in open,
+	// only once the cache file is there, so that it creates nothing before
+	// any run.
+	if !opt.ReadOnly {
+		c.users, _ = fileio.OpenPresence(path + usersSuffix)
+	}
 	for attempt := 1; ; attempt++ {
 		done, err := c.open(attempt == 1)
 		if err != nil {
@@ -260,6 +263,12 @@ func (c *Cache) open(first bool) (done bool, err error) {
 	}
 	if c.readOnly && errors.Is(preErr, fs.ErrNotExist) {
 		return true, nil // nothing cached yet
+	}
+	if c.readOnly && c.users == nil {
+		// Before the shared lock: a cache that holds the file alone lets
+		// it go only for one it can see. Where the presence file cannot be
+		// had, waiting for the shared lock is all there is.
+		c.users, _ = fileio.OpenPresence(c.path + usersSuffix)
 	}
 	wait := max(c.lockTimeout, sharedLockGrace)
 	o := openDB(c.path, Options{ReadOnly: true, LockTimeout: wait})

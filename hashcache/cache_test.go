@@ -307,6 +307,9 @@ func TestReadOnly(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("read-only Open created the file: %v", err)
 	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("read-only Open created %q", ents[0].Name())
+	}
 
 	w := openT(t, path, Options{})
 	w.Put("/a", entryFor(1))

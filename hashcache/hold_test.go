@@ -99,3 +99,24 @@ func TestHoldClear(t *testing.T) {
 		t.Errorf("an entry recorded after Clear = %v, %v; want it in the new cache file", e, ok)
 	}
 }
+
+// TestHoldLetsReaderIn: a read-only cache (fastcopy verify, cache stats)
+// opened beside one that holds the main file is seen, and gets its shared
+// lock within its wait.
+func TestHoldLetsReaderIn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	a := openT(t, path, Options{})
+	defer closeT(t, a)
+	a.Put("/a", entryFor(1))
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path, Options{ReadOnly: true, LockTimeout: -1})
+	if err != nil {
+		t.Fatalf("a read-only cache could not open beside one that held the file: %v", err)
+	}
+	defer closeT(t, r)
+	if e, ok := r.Get("/a"); !ok || e != entryFor(1) {
+		t.Errorf("read-only Get beside a holder = %v, %v", e, ok)
+	}
+}

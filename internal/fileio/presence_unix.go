@@ -18,11 +18,15 @@ type Presence struct {
 
 // OpenPresence opens (creating it, mode 0600) the presence file at path
 // and takes its shared lock, waiting while another user checks whether it
-// is alone (an instant).
+// is alone (an instant). One that exists but cannot be opened for writing
+// (a directory or file this user may only read) is opened for reading:
+// the lock needs no more.
 func OpenPresence(path string) (*Presence, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, err
+		if f, err = os.Open(path); err != nil {
+			return nil, err
+		}
 	}
 	if err := ignoringEINTR(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_SH) }); err != nil {
 		f.Close()
