@@ -249,7 +249,7 @@ func (c *Cache) open(first bool) (done bool, err error) {
 	pre, preErr := os.Stat(c.path)
 	if !c.readOnly {
 		// What cannot be merged now stays where it is, and is read.
-		held, state, err := c.exclusive(func(db *bolt.DB) error { _, _ = c.commitAlone(db, nil); return nil })
+		held, state, err := c.exclusive(func(db *bolt.DB) error { _, _ = c.commitAlone(db, nil); return nil }, false)
 		switch {
 		case err != nil:
 			return false, err
@@ -324,7 +324,7 @@ func (c *Cache) unusable(o opened, cause error) (done bool, err error) {
 		return c.corrupt(o, cause)
 	}
 	o.release()
-	held, state, err := c.exclusive(func(*bolt.DB) error { return nil })
+	held, state, err := c.exclusive(func(*bolt.DB) error { return nil }, false)
 	switch {
 	case err != nil:
 		return false, err
@@ -344,7 +344,7 @@ func (c *Cache) unusable(o opened, cause error) (done bool, err error) {
 //
 // With keep, a file on which fn succeeded is kept open: it becomes db, and
 // holding is set (dbMu must be held, and db closed).
-func (c *Cache) exclusive(fn func(*bolt.DB) error, keep ...bool) (held bool, state int, err error) {
+func (c *Cache) exclusive(fn func(*bolt.DB) error, keep bool) (held bool, state int, err error) {
 	o := openDB(c.path, Options{LockTimeout: time.Nanosecond})
 	switch {
 	case errors.Is(o.err, berrors.ErrTimeout):
@@ -375,7 +375,7 @@ func (c *Cache) exclusive(fn func(*bolt.DB) error, keep ...bool) (held bool, sta
 		return true, state, err
 	}
 	err = fn(o.db)
-	if err == nil && len(keep) > 0 && keep[0] {
+	if err == nil && keep {
 		c.db, c.holding = o.db, true
 		return true, state, nil
 	}

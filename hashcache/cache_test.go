@@ -60,7 +60,7 @@ func updateT(c *Cache, fn func(b *bolt.Bucket) error) error {
 	defer c.reopenMain()
 	held, _, err := c.exclusive(func(db *bolt.DB) error {
 		return db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketFiles)) })
-	})
+	}, false)
 	if err == nil && !held {
 		err = errors.New("another process has the cache open")
 	}

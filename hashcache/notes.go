@@ -69,7 +69,7 @@ func (c *Cache) SetNote(key, value string) error {
 				return b.Put([]byte(notePrefix+key), []byte(value))
 			})
 		})
-	})
+	}, false)
 	if err == nil && !held {
 		err = errNoteBusy
 	}
