@@ -120,3 +120,28 @@ func TestHoldLetsReaderIn(t *testing.T) {
 		t.Errorf("read-only Get beside a holder = %v, %v", e, ok)
 	}
 }
+
+// TestHoldClearSeen: a cache open across a Clear is seen by the caches
+// opened after it, so that one of those that holds the new cache file
+// lets it go for it: its commits then open the new file again for its
+// lookups, instead of waiting for it in vain and reading only its
+// journal.
+func TestHoldClearSeen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	a := openT(t, path, Options{})
+	defer closeT(t, a)
+	a.Put("/a", entryFor(1))
+	flushT(t, a)
+	if err := Clear(path); err != nil {
+		t.Fatal(err)
+	}
+	b := openT(t, path, Options{})
+	defer closeT(t, b)
+	b.Put("/b", entryFor(2))
+	flushT(t, b)
+	a.Put("/a2", entryFor(3))
+	flushT(t, a)
+	if e, ok := a.Get("/b"); !ok || e != entryFor(2) {
+		t.Errorf("an entry the cache opened after the Clear committed = %v, %v to the one open across it", e, ok)
+	}
+}
