@@ -145,3 +145,25 @@ func TestHoldClearSeen(t *testing.T) {
 		t.Errorf("an entry the cache opened after the Clear committed = %v, %v to the one open across it", e, ok)
 	}
 }
+
+// TestHoldSetNote: a note stored while the cache holds the main file is
+// written on the handle held, which the cache keeps; the note reads back.
+func TestHoldSetNote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	c := openT(t, path, Options{})
+	defer closeT(t, c)
+	c.Put("/a", entryFor(1))
+	flushT(t, c)
+	if err := c.SetNote("k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := c.Note("k"); !ok || v != "v" {
+		t.Errorf("Note = %q, %v", v, ok)
+	}
+	c.dbMu.RLock()
+	holding := c.holding
+	c.dbMu.RUnlock()
+	if !holding || c.reopens.Load() != 0 {
+		t.Errorf("after SetNote: holding %v, %d read-only opens; want the file still held", holding, c.reopens.Load())
+	}
+}
