@@ -146,9 +146,12 @@ func Open(path string, opt Options) (*Cache, error) {
 		}
 	}
 	// Without it (a directory that cannot be written) this cache never
-	// holds the file between commits, and one that does cannot see this
-	// one: it would let the file go only at its next check of others.
-	c.users, _ = fileio.OpenPresence(path + usersSuffix)
+	// holds the file between commits. A read-only cache takes it in open,
+	// only once the cache file is there, so that it creates nothing before
+	// any run.
+	if !opt.ReadOnly {
+		c.users, _ = fileio.OpenPresence(path + usersSuffix)
+	}
 	for attempt := 1; ; attempt++ {
 		done, err := c.open(attempt == 1)
 		if err != nil {
@@ -246,7 +249,7 @@ func (c *Cache) open(first bool) (done bool, err error) {
 	pre, preErr := os.Stat(c.path)
 	if !c.readOnly {
 		// What cannot be merged now stays where it is, and is read.
-		held, state, err := c.exclusive(func(db *bolt.DB) error { _, _ = c.commitAlone(db, nil); return nil })
+		held, state, err := c.exclusive(func(db *bolt.DB) error { _, _ = c.commitAlone(db, nil); return nil }, false)
 		switch {
 		case err != nil:
 			return false, err
@@ -260,6 +263,12 @@ func (c *Cache) open(first bool) (done bool, err error) {
 	}
 	if c.readOnly && errors.Is(preErr, fs.ErrNotExist) {
 		return true, nil // nothing cached yet
+	}
+	if c.readOnly && c.users == nil {
+		// Before the shared lock: a cache that holds the file alone lets
+		// it go only for one it can see. Where the presence file cannot be
+		// had, waiting for the shared lock is all there is.
+		c.users, _ = fileio.OpenPresence(c.path + usersSuffix)
 	}
 	wait := max(c.lockTimeout, sharedLockGrace)
 	o := openDB(c.path, Options{ReadOnly: true, LockTimeout: wait})
@@ -315,7 +324,7 @@ func (c *Cache) unusable(o opened, cause error) (done bool, err error) {
 		return c.corrupt(o, cause)
 	}
 	o.release()
-	held, state, err := c.exclusive(func(*bolt.DB) error { return nil })
+	held, state, err := c.exclusive(func(*bolt.DB) error { return nil }, false)
 	switch {
 	case err != nil:
 		return false, err
@@ -335,7 +344,7 @@ func (c *Cache) unusable(o opened, cause error) (done bool, err error) {
 //
 // With keep, a file on which fn succeeded is kept open: it becomes db, and
 // holding is set (dbMu must be held, and db closed).
-func (c *Cache) exclusive(fn func(*bolt.DB) error, keep ...bool) (held bool, state int, err error) {
+func (c *Cache) exclusive(fn func(*bolt.DB) error, keep bool) (held bool, state int, err error) {
 	o := openDB(c.path, Options{LockTimeout: time.Nanosecond})
 	switch {
 	case errors.Is(o.err, berrors.ErrTimeout):
@@ -366,7 +375,7 @@ func (c *Cache) exclusive(fn func(*bolt.DB) error, keep ...bool) (held bool, sta
 		return true, state, err
 	}
 	err = fn(o.db)
-	if err == nil && len(keep) > 0 && keep[0] {
+	if err == nil && keep {
 		c.db, c.holding = o.db, true
 		return true, state, nil
 	}

@@ -60,7 +60,7 @@ func updateT(c *Cache, fn func(b *bolt.Bucket) error) error {
 	defer c.reopenMain()
 	held, _, err := c.exclusive(func(db *bolt.DB) error {
 		return db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketFiles)) })
-	})
+	}, false)
 	if err == nil && !held {
 		err = errors.New("another process has the cache open")
 	}
@@ -306,6 +306,9 @@ func TestReadOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("read-only Open created the file: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("read-only Open created %q", ents[0].Name())
 	}
 
 	w := openT(t, path, Options{})

@@ -73,3 +73,97 @@ func TestHoldLetsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldClear: a cache that holds the main file when the cache is
+// cleared (cache clear during a run) lets it go, and what it records from
+// then on goes to the new cache file at the path, as Clear promises,
+// instead of to the removed file it held.
+func TestHoldClear(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	a := openT(t, path, Options{})
+	a.Put("/a", entryFor(1))
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Clear(path); err != nil {
+		t.Fatal(err)
+	}
+	a.Put("/after", entryFor(2))
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	c := openT(t, path, Options{ReadOnly: true})
+	defer closeT(t, c)
+	if e, ok := c.Get("/after"); !ok || e != entryFor(2) {
+		t.Errorf("an entry recorded after Clear = %v, %v; want it in the new cache file", e, ok)
+	}
+}
+
+// TestHoldLetsReaderIn: a read-only cache (fastcopy verify, cache stats)
+// opened beside one that holds the main file is seen, and gets its shared
+// lock within its wait.
+func TestHoldLetsReaderIn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	a := openT(t, path, Options{})
+	defer closeT(t, a)
+	a.Put("/a", entryFor(1))
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path, Options{ReadOnly: true, LockTimeout: -1})
+	if err != nil {
+		t.Fatalf("a read-only cache could not open beside one that held the file: %v", err)
+	}
+	defer closeT(t, r)
+	if e, ok := r.Get("/a"); !ok || e != entryFor(1) {
+		t.Errorf("read-only Get beside a holder = %v, %v", e, ok)
+	}
+}
+
+// TestHoldClearSeen: a cache open across a Clear is seen by the caches
+// opened after it, so that one of those that holds the new cache file
+// lets it go for it: its commits then open the new file again for its
+// lookups, instead of waiting for it in vain and reading only its
+// journal.
+func TestHoldClearSeen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	a := openT(t, path, Options{})
+	defer closeT(t, a)
+	a.Put("/a", entryFor(1))
+	flushT(t, a)
+	if err := Clear(path); err != nil {
+		t.Fatal(err)
+	}
+	b := openT(t, path, Options{})
+	defer closeT(t, b)
+	b.Put("/b", entryFor(2))
+	flushT(t, b)
+	a.Put("/a2", entryFor(3))
+	flushT(t, a)
+	if e, ok := a.Get("/b"); !ok || e != entryFor(2) {
+		t.Errorf("an entry the cache opened after the Clear committed = %v, %v to the one open across it", e, ok)
+	}
+}
+
+// TestHoldSetNote: a note stored while the cache holds the main file is
+// written on the handle held, which the cache keeps; the note reads back.
+func TestHoldSetNote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.db")
+	c := openT(t, path, Options{})
+	defer closeT(t, c)
+	c.Put("/a", entryFor(1))
+	flushT(t, c)
+	if err := c.SetNote("k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := c.Note("k"); !ok || v != "v" {
+		t.Errorf("Note = %q, %v", v, ok)
+	}
+	c.dbMu.RLock()
+	holding := c.holding
+	c.dbMu.RUnlock()
+	if !holding || c.reopens.Load() != 0 {
+		t.Errorf("after SetNote: holding %v, %d read-only opens; want the file still held", holding, c.reopens.Load())
+	}
+}

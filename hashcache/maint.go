@@ -169,7 +169,8 @@ func Clear(path string) error {
 		return fmt.Errorf("hash cache: %w", err)
 	}
 	// The presence file goes with the file it is about: a fastcopy that
-	// has the old one open keeps both, and the next run makes new ones.
+	// has the old ones open takes the new presence file at its next check
+	// of it (see fileio.Presence.Alone), so that runs started since see it.
 	// (With the cache file left, it stays too: two presence files of one
 	// cache file could each look alone.)
 	if rerr := os.Remove(path + usersSuffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {

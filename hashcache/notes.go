@@ -55,11 +55,7 @@ func (c *Cache) SetNote(key, value string) error {
 	if !validKey(notePrefix + key) {
 		return errors.New("note key too long")
 	}
-	c.dbMu.Lock()
-	defer c.dbMu.Unlock()
-	c.closeMain()
-	defer c.reopenMain()
-	held, _, err := c.exclusive(func(db *bolt.DB) error {
+	put := func(db *bolt.DB) error {
 		return protectErr(func() error {
 			return db.Update(func(tx *bolt.Tx) error {
 				b, err := tx.CreateBucketIfNotExists(bucketMeta)
@@ -69,7 +65,20 @@ func (c *Cache) SetNote(key, value string) error {
 				return b.Put([]byte(notePrefix+key), []byte(value))
 			})
 		})
-	})
+	}
+	c.dbMu.Lock()
+	defer c.dbMu.Unlock()
+	if c.holding {
+		// Had alone already, as for a commit.
+		err := put(c.db)
+		if err != nil {
+			c.letGo()
+		}
+		return err
+	}
+	c.closeMain()
+	defer c.reopenMain()
+	held, _, err := c.exclusive(put, false)
 	if err == nil && !held {
 		err = errNoteBusy
 	}
