@@ -113,19 +113,19 @@ func (e *engine) checkManifestPath(p *plan) error {
 	return checkOutside(e.opt.Manifest, p.dstRoot, inside)
 }
 
-// checkOutside returns inside() when the file path lies in the directory
+// checkOutside returns refusal() when the file path lies in the directory
 // dstRoot or is it, by identity (see checkManifestPath), else nil.
-func checkOutside(path, dstRoot string, inside func() error) error {
+func checkOutside(path, dstRoot string, refusal func() error) error {
 	dst, err := os.Stat(dstRoot)
 	if err != nil {
 		m, d := fileio.RealPath(path), fileio.RealPath(dstRoot)
-		if m == d || strings.HasPrefix(m, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
-			return inside()
+		if m == d || inside(d, m) {
+			return refusal()
 		}
 		return nil
 	}
 	if st, err := os.Stat(path); err == nil && os.SameFile(st, dst) {
-		return inside() // DEST itself
+		return refusal() // DEST itself
 	}
 	dir := manifestDir(path)
 	for {
@@ -144,7 +144,7 @@ func checkOutside(path, dstRoot string, inside func() error) error {
 	}
 	for {
 		if os.SameFile(prev, dst) {
-			return inside()
+			return refusal()
 		}
 		dir += string(filepath.Separator) + ".." // not filepath.Join, which would cut it lexically
 		st, err := os.Stat(dir)
