@@ -111,9 +111,6 @@ func (e *engine) writeMHL() {
 }
 
 func (e *engine) writeGeneration() error {
-	if err := e.sameDestPath(); err != nil {
-		return err
-	}
 	files, err := e.mhlFiles()
 	if err != nil {
 		return err
@@ -135,7 +132,12 @@ func (e *engine) writeGeneration() error {
 	if e.opt.Verify == VerifyOff {
 		ng.Creator.Comment = "copied with --verify=off: the digests are the sources' as read; the copies were not read back"
 	}
-	w, err := mhl.WriteGeneration(e.dstRootPath, ng)
+	// The history goes into the directory the run holds; its path must
+	// still lead there for the paths reported to name it.
+	if err := e.sameDestPath(); err != nil {
+		return err
+	}
+	w, err := mhl.WriteGenerationIn(e.dstRoot, e.dstRootPath, ng)
 	if err != nil {
 		return err
 	}
