@@ -42,12 +42,11 @@ func (e *engine) wantManifest() bool { return e.opt.Manifest != "" && !e.opt.Dry
 func (e *engine) wantSums() bool { return e.listsSums() && !e.opt.DryRun }
 
 // recordUnchanged notes, for the manifest or the ASC MHL generation, a
-// regular file found unchanged
-// without being read, and returns the digest it lists: its source's. The
-// decision that it is unchanged took that digest from the cache (both
-// sides' valid entries equal); an empty file needs none. Any other case
-// read the file (checkEntry) and never comes here while a manifest is
-// written.
+// regular file found unchanged without being read, and returns the digest
+// it lists: its source's. The decision that it is unchanged took that
+// digest from the cache (both sides' valid entries equal); an empty file
+// needs none. Any other case read the file (checkEntry) and never comes
+// here while a manifest or a generation is written.
 func (e *engine) recordUnchanged(rel string, en *entry) verify.Sum {
 	if !e.wantSums() {
 		return verify.Sum{}
