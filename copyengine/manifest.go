@@ -42,12 +42,11 @@ func (e *engine) wantManifest() bool { return e.opt.Manifest != "" && !e.opt.Dry
 func (e *engine) wantSums() bool { return e.listsSums() && !e.opt.DryRun }
 
 // recordUnchanged notes, for the manifest or the ASC MHL generation, a
-// regular file found unchanged
-// without being read, and returns the digest it lists: its source's. The
-// decision that it is unchanged took that digest from the cache (both
-// sides' valid entries equal); an empty file needs none. Any other case
-// read the file (checkEntry) and never comes here while a manifest is
-// written.
+// regular file found unchanged without being read, and returns the digest
+// it lists: its source's. The decision that it is unchanged took that
+// digest from the cache (both sides' valid entries equal); an empty file
+// needs none. Any other case read the file (checkEntry) and never comes
+// here while a manifest or a generation is written.
 func (e *engine) recordUnchanged(rel string, en *entry) verify.Sum {
 	if !e.wantSums() {
 		return verify.Sum{}
@@ -113,19 +112,19 @@ func (e *engine) checkManifestPath(p *plan) error {
 	return checkOutside(e.opt.Manifest, p.dstRoot, inside)
 }
 
-// checkOutside returns inside() when the file path lies in the directory
+// checkOutside returns refusal() when the file path lies in the directory
 // dstRoot or is it, by identity (see checkManifestPath), else nil.
-func checkOutside(path, dstRoot string, inside func() error) error {
+func checkOutside(path, dstRoot string, refusal func() error) error {
 	dst, err := os.Stat(dstRoot)
 	if err != nil {
 		m, d := fileio.RealPath(path), fileio.RealPath(dstRoot)
-		if m == d || strings.HasPrefix(m, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
-			return inside()
+		if m == d || inside(d, m) {
+			return refusal()
 		}
 		return nil
 	}
 	if st, err := os.Stat(path); err == nil && os.SameFile(st, dst) {
-		return inside() // DEST itself
+		return refusal() // DEST itself
 	}
 	dir := manifestDir(path)
 	for {
@@ -144,7 +143,7 @@ func checkOutside(path, dstRoot string, inside func() error) error {
 	}
 	for {
 		if os.SameFile(prev, dst) {
-			return inside()
+			return refusal()
 		}
 		dir += string(filepath.Separator) + ".." // not filepath.Join, which would cut it lexically
 		st, err := os.Stat(dir)

@@ -111,9 +111,6 @@ func (e *engine) writeMHL() {
 }
 
 func (e *engine) writeGeneration() error {
-	if err := e.sameDestPath(); err != nil {
-		return err
-	}
 	files, err := e.mhlFiles()
 	if err != nil {
 		return err
@@ -135,7 +132,12 @@ func (e *engine) writeGeneration() error {
 	if e.opt.Verify == VerifyOff {
 		ng.Creator.Comment = "copied with --verify=off: the digests are the sources' as read; the copies were not read back"
 	}
-	w, err := mhl.WriteGeneration(e.dstRootPath, ng)
+	// The history goes into the directory the run holds; its path must
+	// still lead there for the paths reported to name it.
+	if err := e.sameDestPath(); err != nil {
+		return err
+	}
+	w, err := mhl.WriteGenerationIn(e.dstRoot, e.dstRootPath, ng)
 	if err != nil {
 		return err
 	}
@@ -176,40 +178,46 @@ func (e *engine) mhlFiles() ([]mhl.File, error) {
 	byDir := map[string][]string{}
 	for rel := range sums {
 		dir, name := path.Split(rel)
-		byDir[strings.TrimSuffix(dir, "/")] = append(byDir[strings.TrimSuffix(dir, "/")], name)
+		dir = strings.TrimSuffix(dir, "/")
+		byDir[dir] = append(byDir[dir], name)
 	}
 	dirs := make([]string, 0, len(byDir))
 	for d := range byDir {
 		dirs = append(dirs, d)
 	}
-	sort.Strings(dirs)
-	var files []mhl.File
+	sort.Strings(dirs)                      // the first error found is the same each time
+	files := make([]mhl.File, 0, len(sums)) // the generation sorts them
 	for _, dir := range dirs {
-		d := e.dstRoot
-		if dir != "" {
-			var err error
-			if d, err = e.dstRoot.OpenBeneath(dir); err != nil {
-				return nil, err
-			}
-		}
-		for _, name := range byDir[dir] {
-			rel := joinRel(dir, name)
-			st, err := d.Lstat(name)
-			if err == nil && !st.IsRegular() {
-				err = fmt.Errorf("%q is no longer a regular file", rel)
-			}
-			if err != nil {
-				if d != e.dstRoot {
-					d.Close()
-				}
-				return nil, err
-			}
-			files = append(files, mhl.File{Path: rel, Size: st.Size, ModTime: time.Unix(0, st.Mtime), Sum: sums[rel]})
-		}
-		if d != e.dstRoot {
-			d.Close()
+		var err error
+		if files, err = e.statListed(files, dir, byDir[dir], sums); err != nil {
+			return nil, err
 		}
 	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+// statListed appends to files the names in the directory dir of DEST,
+// each with its digest from sums and its size and modification time as
+// DEST holds it now.
+func (e *engine) statListed(files []mhl.File, dir string, names []string, sums map[string]verify.Sum) ([]mhl.File, error) {
+	d := e.dstRoot
+	if dir != "" {
+		var err error
+		if d, err = e.dstRoot.OpenBeneath(dir); err != nil {
+			return nil, err
+		}
+		defer d.Close()
+	}
+	for _, name := range names {
+		rel := joinRel(dir, name)
+		st, err := d.Lstat(name)
+		if err == nil && !st.IsRegular() {
+			err = fmt.Errorf("%q is no longer a regular file", rel)
+		}
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, mhl.File{Path: rel, Size: st.Size, ModTime: time.Unix(0, st.Mtime), Sum: sums[rel]})
+	}
 	return files, nil
 }

@@ -52,6 +52,14 @@ func WriteGeneration(root string, ng *NewGeneration) (Written, error) {
 		return Written{}, err
 	}
 	defer rd.Close()
+	return WriteGenerationIn(rd, root, ng)
+}
+
+// WriteGenerationIn is WriteGeneration into the folder rd, open already
+// (the directory a copy filled and holds locked, whatever its path leads
+// to now); root is its path, for the generation's name and the paths
+// returned.
+func WriteGenerationIn(rd *fileio.Dir, root string, ng *NewGeneration) (Written, error) {
 	hd, err := rd.OpenSub(historyDir)
 	created := false
 	if fileio.IsNotExist(err) {
