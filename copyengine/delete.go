@@ -306,17 +306,11 @@ func (m *mirror) kept(dir, why string) {
 // the destination root without following symlinks and checked to be the
 // directory the walk listed, and returns what the source lacks there.
 func (m *mirror) plan(d *mirrorDir) (delDir, error) {
-	e := m.e
-	dir, err := e.staged.openDst(d.dstRel)
+	dir, err := m.openChecked(d.dstRel, d.id, "the directory was replaced during the run")
 	if err != nil {
 		return delDir{}, err
 	}
 	defer dir.Close()
-	if st, err := dir.Stat(); err != nil {
-		return delDir{}, err
-	} else if (devIno{st.Dev, st.Ino}) != d.id {
-		return delDir{}, errors.New("the directory was replaced during the run")
-	}
 	names, err := dir.ReadDir()
 	if err != nil {
 		return delDir{}, fmt.Errorf("listing it again: %w", err)
@@ -426,6 +420,25 @@ func openSubChecked(dir *fileio.Dir, name string, id devIno) (*fileio.Dir, error
 	return sub, nil
 }
 
+// openChecked opens the destination directory rel beneath the root
+// without following symlinks and checks it is the directory id; one that
+// is not fails with the error replaced.
+func (m *mirror) openChecked(rel string, id devIno, replaced string) (*fileio.Dir, error) {
+	dir, err := m.e.staged.openDst(rel)
+	if err != nil {
+		return nil, err
+	}
+	st, err := dir.Stat()
+	if err == nil && (devIno{st.Dev, st.Ino}) != id {
+		err = errors.New(replaced)
+	}
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	return dir, nil
+}
+
 // remove carries out the plan of one directory: opened again beneath the
 // root and checked to be the directory planned, each extra removed
 // relative to it (a directory's contents through its own checked
@@ -434,13 +447,7 @@ func openSubChecked(dir *fileio.Dir, name string, id devIno) (*fileio.Dir, error
 // and a directory swapped for a symlink fails to open.
 func (m *mirror) remove(d delDir) {
 	e := m.e
-	dir, err := e.staged.openDst(d.dstRel)
-	if err == nil {
-		if st, serr := dir.Stat(); serr != nil || (devIno{st.Dev, st.Ino}) != d.id {
-			dir.Close()
-			err = errors.New("the directory was replaced before its extras were removed")
-		}
-	}
+	dir, err := m.openChecked(d.dstRel, d.id, "the directory was replaced before its extras were removed")
 	if err != nil {
 		m.kept(d.dstRel, ErrText(err))
 		return
