@@ -379,3 +379,33 @@ func TestMoveRemovesSources(t *testing.T) {
 		t.Errorf("SourcesRemoved %d, SourceDirsGone %d; want 5 and 2", sum.SourcesRemoved, sum.SourceDirsGone)
 	}
 }
+
+// TestMoveDryRunCountsWhatWouldGo: a dry run of --move removes nothing and
+// counts the sources and the source directories the real run removes.
+func TestMoveDryRunCountsWhatWouldGo(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "DCIM"), filepath.Join(scr, "Photos")
+	files := map[string][]byte{
+		"100/a.jpg":     pattern(8, 200000),
+		"100/b.jpg":     pattern(9, 3000),
+		"101/c.jpg":     pattern(10, 3000),
+		"101/sub/d.jpg": pattern(12, 3000),
+		"e":             nil,
+	}
+	for rel, data := range files {
+		writeFile(t, filepath.Join(src, rel), data)
+	}
+	settleSources()
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Move: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel := range files {
+		if _, err := os.Lstat(filepath.Join(src, rel)); err != nil {
+			t.Errorf("%s: the dry run removed the source (%v)", rel, err)
+		}
+	}
+	if sum.SourcesRemoved != 5 || sum.SourceDirsGone != 3 {
+		t.Errorf("SourcesRemoved %d, SourceDirsGone %d; want 5 and 3", sum.SourcesRemoved, sum.SourceDirsGone)
+	}
+}
