@@ -330,8 +330,9 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 
 // planEntry plans the removal of name in dir (on device dev), and of what
 // is in it for a directory; ok is false for an entry that is kept
-// (excluded, this run's own cache, a mount point, gone). A directory
-// holding something kept at any depth is emptied of the rest and kept.
+// (excluded, this run's hash cache with its journals and presence file, a
+// mount point, gone). A directory holding something kept at any depth is
+// emptied of the rest and kept.
 func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string) (delEntry, bool) {
 	e := m.e
 	st, err := dir.Lstat(name)
@@ -350,8 +351,8 @@ func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string
 		m.kept(rel, "a mount point; unmount it or remove it yourself")
 		return delEntry{}, false
 	}
-	if st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
-		return delEntry{}, false
+	if st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile || st.IsRegular() && e.ownJournal(dir, name) {
+		return delEntry{}, false // the hash cache's, left out of the source walk too (walk.go)
 	}
 	x := delEntry{name: name, rel: rel, srcRel: srcRel, dir: st.IsDir(), id: devIno{st.Dev, st.Ino}}
 	if !x.dir {
