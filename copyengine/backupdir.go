@@ -40,9 +40,6 @@ func (b *backups) check(p *plan) error {
 	if err != nil {
 		return refuse(e.opt.BackupDir, "cannot resolve --backup-dir: "+err.Error(), "name a directory outside the destination")
 	}
-	within := func(p, dir string) bool {
-		return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
-	}
 	// By path, and by identity (its nearest existing directory and each
 	// ".." above compared with DEST's and each source's device and inode),
 	// so that a bind mount or a second mount is seen through.
@@ -50,7 +47,7 @@ func (b *backups) check(p *plan) error {
 	inDest := func() error {
 		return refuse(e.opt.BackupDir, "is inside the destination "+quote(p.dstRoot)+": the copy would meet the old versions as files the source lacks", "put the backup directory outside the destination, e.g. beside it")
 	}
-	if d := fileio.RealPath(p.dstRoot); within(rb, d) {
+	if d := fileio.RealPath(p.dstRoot); rb == d || inside(d, rb) {
 		return inDest()
 	}
 	if err := checkOutside(bd, p.dstRoot, inDest); err != nil {
@@ -63,7 +60,7 @@ func (b *backups) check(p *plan) error {
 		inSrc := func() error {
 			return refuse(e.opt.BackupDir, "is inside the source "+quote(r.src)+": the old versions would be copied", "put the backup directory outside the source")
 		}
-		if within(rb, fileio.RealPath(r.srcDir)) {
+		if s := fileio.RealPath(r.srcDir); rb == s || inside(s, rb) {
 			return inSrc()
 		}
 		if err := checkOutside(bd, r.srcDir, inSrc); err != nil {

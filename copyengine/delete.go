@@ -306,17 +306,11 @@ func (m *mirror) kept(dir, why string) {
 // the destination root without following symlinks and checked to be the
 // directory the walk listed, and returns what the source lacks there.
 func (m *mirror) plan(d *mirrorDir) (delDir, error) {
-	e := m.e
-	dir, err := e.staged.openDst(d.dstRel)
+	dir, err := m.openChecked(d.dstRel, d.id, "the directory was replaced during the run")
 	if err != nil {
 		return delDir{}, err
 	}
 	defer dir.Close()
-	if st, err := dir.Stat(); err != nil {
-		return delDir{}, err
-	} else if (devIno{st.Dev, st.Ino}) != d.id {
-		return delDir{}, errors.New("the directory was replaced during the run")
-	}
 	names, err := dir.ReadDir()
 	if err != nil {
 		return delDir{}, fmt.Errorf("listing it again: %w", err)
@@ -336,8 +330,9 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 
 // planEntry plans the removal of name in dir (on device dev), and of what
 // is in it for a directory; ok is false for an entry that is kept
-// (excluded, this run's own cache, a mount point, gone). A directory
-// holding something kept at any depth is emptied of the rest and kept.
+// (excluded, this run's hash cache with its journals and presence file, a
+// mount point, gone). A directory holding something kept at any depth is
+// emptied of the rest and kept.
 func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string) (delEntry, bool) {
 	e := m.e
 	st, err := dir.Lstat(name)
@@ -356,8 +351,8 @@ func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string
 		m.kept(rel, "a mount point; unmount it or remove it yourself")
 		return delEntry{}, false
 	}
-	if st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile {
-		return delEntry{}, false
+	if st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile || st.IsRegular() && e.ownJournal(dir, name) {
+		return delEntry{}, false // the hash cache's, left out of the source walk too (walk.go)
 	}
 	x := delEntry{name: name, rel: rel, srcRel: srcRel, dir: st.IsDir(), id: devIno{st.Dev, st.Ino}}
 	if !x.dir {
@@ -426,6 +421,25 @@ func openSubChecked(dir *fileio.Dir, name string, id devIno) (*fileio.Dir, error
 	return sub, nil
 }
 
+// openChecked opens the destination directory rel beneath the root
+// without following symlinks and checks it is the directory id; one that
+// is not fails with the error replaced.
+func (m *mirror) openChecked(rel string, id devIno, replaced string) (*fileio.Dir, error) {
+	dir, err := m.e.staged.openDst(rel)
+	if err != nil {
+		return nil, err
+	}
+	st, err := dir.Stat()
+	if err == nil && (devIno{st.Dev, st.Ino}) != id {
+		err = errors.New(replaced)
+	}
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	return dir, nil
+}
+
 // remove carries out the plan of one directory: opened again beneath the
 // root and checked to be the directory planned, each extra removed
 // relative to it (a directory's contents through its own checked
@@ -434,13 +448,7 @@ func openSubChecked(dir *fileio.Dir, name string, id devIno) (*fileio.Dir, error
 // and a directory swapped for a symlink fails to open.
 func (m *mirror) remove(d delDir) {
 	e := m.e
-	dir, err := e.staged.openDst(d.dstRel)
-	if err == nil {
-		if st, serr := dir.Stat(); serr != nil || (devIno{st.Dev, st.Ino}) != d.id {
-			dir.Close()
-			err = errors.New("the directory was replaced before its extras were removed")
-		}
-	}
+	dir, err := m.openChecked(d.dstRel, d.id, "the directory was replaced before its extras were removed")
 	if err != nil {
 		m.kept(d.dstRel, ErrText(err))
 		return

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"github.com/fastcopy/fastcopy/internal/treecmp"
 )
@@ -377,5 +378,70 @@ func TestMoveRemovesSources(t *testing.T) {
 	}
 	if sum.SourcesRemoved != 5 || sum.SourceDirsGone != 2 {
 		t.Errorf("SourcesRemoved %d, SourceDirsGone %d; want 5 and 2", sum.SourcesRemoved, sum.SourceDirsGone)
+	}
+}
+
+// TestMoveDryRunCountsWhatWouldGo: a dry run of --move removes nothing and
+// counts the sources and the source directories the real run removes.
+func TestMoveDryRunCountsWhatWouldGo(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "DCIM"), filepath.Join(scr, "Photos")
+	files := map[string][]byte{
+		"100/a.jpg":     pattern(8, 200000),
+		"100/b.jpg":     pattern(9, 3000),
+		"101/c.jpg":     pattern(10, 3000),
+		"101/sub/d.jpg": pattern(12, 3000),
+		"e":             nil,
+	}
+	for rel, data := range files {
+		writeFile(t, filepath.Join(src, rel), data)
+	}
+	settleSources()
+	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Move: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel := range files {
+		if _, err := os.Lstat(filepath.Join(src, rel)); err != nil {
+			t.Errorf("%s: the dry run removed the source (%v)", rel, err)
+		}
+	}
+	if sum.SourcesRemoved != 5 || sum.SourceDirsGone != 3 {
+		t.Errorf("SourcesRemoved %d, SourceDirsGone %d; want 5 and 3", sum.SourcesRemoved, sum.SourceDirsGone)
+	}
+}
+
+// TestDeleteKeepsOwnCacheFiles: with the hash cache inside DEST, --delete
+// keeps the files of that cache the source walk leaves out (its file, and
+// the presence file and journals the runs sharing it write), and removes
+// the rest of what the source lacks.
+func TestDeleteKeepsOwnCacheFiles(t *testing.T) {
+	scr := scratchDir(t)
+	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
+	writeFile(t, filepath.Join(src, "a"), pattern(1, 3000))
+	writeFile(t, filepath.Join(dst, "stale"), pattern(2, 100))
+	db := filepath.Join(dst, "cache.db")
+	hc, err := hashcache.Open(db, hashcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	own := []string{"cache.db", "cache.db.users"}
+	for _, n := range own {
+		if _, err := os.Lstat(filepath.Join(dst, n)); err != nil {
+			t.Fatalf("the cache has no %s: %v", n, err)
+		}
+	}
+	settleSources()
+	if _, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Delete: true, Cache: hc}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range own {
+		if _, err := os.Lstat(filepath.Join(dst, n)); err != nil {
+			t.Errorf("--delete removed the cache's %s: %v", n, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "stale")); !os.IsNotExist(err) {
+		t.Errorf("stale: kept (%v)", err)
 	}
 }

@@ -217,34 +217,18 @@ func (mv *mover) noteDryDir(dm dirMeta) {
 // would go, in or below which nothing failed; never a source root.
 func (mv *mover) wouldRemoveDirs(gone map[devIno]map[string]bool) {
 	e := mv.e
-	e.mu.Lock()
-	var failed []string
-	for _, f := range e.sum.Failures {
-		failed = append(failed, f.Path)
-	}
-	e.mu.Unlock()
-	dirs := mv.dryDirs
-	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i].srcRel, "/") > strings.Count(dirs[j].srcRel, "/") })
 	empty := map[devIno]bool{}
-	for _, dm := range dirs {
-		if dm.srcRel == "" || e.ctx.Err() != nil || failedUnder(failed, dm.dstRel) {
-			continue
-		}
-		root, err := fileio.OpenDir(dm.srcRoot)
-		if err != nil {
-			continue
-		}
+	mv.eachSourceDir(mv.dryDirs, func(dm dirMeta, root *fileio.Dir) {
 		d, err := root.OpenBeneath(dm.srcRel)
-		root.Close()
 		if err != nil {
-			continue
+			return
 		}
 		if mv.wouldEmpty(d, gone, empty) {
 			e.count(func(s *Summary) { s.SourceDirsGone++ })
 			e.event(ActWouldRemoveSource, dm.dstRel+"/")
 		}
 		d.Close()
-	}
+	})
 }
 
 // wouldEmpty reports whether the removals of a dry run would leave the
@@ -281,6 +265,27 @@ func (mv *mover) removeDirs() {
 	e := mv.e
 	e.mu.Lock()
 	dirs := append([]dirMeta(nil), e.commit.dirs...)
+	e.mu.Unlock()
+	mv.eachSourceDir(dirs, func(dm dirMeta, root *fileio.Dir) {
+		parent, err := root.OpenBeneath(parentRel(dm.srcRel))
+		if err != nil {
+			return
+		}
+		if err := parent.RemoveDir(path.Base(dm.srcRel)); err == nil {
+			e.count(func(s *Summary) { s.SourceDirsGone++ })
+			e.event(ActRemoveSource, dm.dstRel+"/")
+		}
+		parent.Close()
+	})
+}
+
+// eachSourceDir sorts the source directories dirs deepest first and calls
+// fn with each, and its source root opened, but for the source roots
+// themselves and the directories in or below which something failed,
+// until the run is stopped.
+func (mv *mover) eachSourceDir(dirs []dirMeta, fn func(dm dirMeta, root *fileio.Dir)) {
+	e := mv.e
+	e.mu.Lock()
 	var failed []string
 	for _, f := range e.sum.Failures {
 		failed = append(failed, f.Path)
@@ -288,26 +293,15 @@ func (mv *mover) removeDirs() {
 	e.mu.Unlock()
 	sort.Slice(dirs, func(i, j int) bool { return strings.Count(dirs[i].srcRel, "/") > strings.Count(dirs[j].srcRel, "/") })
 	for _, dm := range dirs {
-		if dm.srcRel == "" || e.ctx.Err() != nil {
-			continue
-		}
-		if failedUnder(failed, dm.dstRel) {
+		if dm.srcRel == "" || e.ctx.Err() != nil || failedUnder(failed, dm.dstRel) {
 			continue
 		}
 		root, err := fileio.OpenDir(dm.srcRoot)
 		if err != nil {
 			continue
 		}
-		parent, err := root.OpenBeneath(parentRel(dm.srcRel))
+		fn(dm, root)
 		root.Close()
-		if err != nil {
-			continue
-		}
-		if err := parent.RemoveDir(path.Base(dm.srcRel)); err == nil {
-			e.count(func(s *Summary) { s.SourceDirsGone++ })
-			e.event(ActRemoveSource, dm.dstRel+"/")
-		}
-		parent.Close()
 	}
 }
 
