@@ -21,9 +21,6 @@ func TestDeleteSourceInsideDestBindMount(t *testing.T) {
 	dst, bind := filepath.Join(work, "dst"), filepath.Join(work, "bind")
 	writeTestFile(t, filepath.Join(dst, "sub", "f"), "only copy")
 	writeTestFile(t, filepath.Join(dst, "old"), "old")
-	if err := os.Mkdir(bind, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	bindMount(t, dst, bind)
 	r := runBinary(t, bin, 0, 0, "--no-cache", "--delete", filepath.Join(bind, "sub"), dst)
 	if r.code != 2 || !strings.Contains(r.stderr, "inside the destination") {

@@ -29,11 +29,15 @@ func needRootForMount(t *testing.T) {
 	}
 }
 
-// bindMount mounts from at to and unmounts it when the test ends (before
-// the temporary directories are removed: cleanups run last first). One
-// the test unmounted itself (EINVAL) is not an error.
+// bindMount makes the directory to (and its parents) if need be, mounts
+// from at it and unmounts it when the test ends (before the temporary
+// directories are removed: cleanups run last first). One the test
+// unmounted itself (EINVAL) is not an error.
 func bindMount(t *testing.T, from, to string) {
 	t.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := unix.Mount(from, to, "", unix.MS_BIND, ""); err != nil {
 		t.Fatalf("mount --bind %s %s: %v", from, to, err)
 	}
@@ -56,9 +60,6 @@ func TestMoveSourceBindMountedInDest(t *testing.T) {
 	src, dst := filepath.Join(work, "src"), filepath.Join(work, "dst")
 	writeTestFile(t, filepath.Join(src, "sub", "f"), "precious")
 	writeTestFile(t, filepath.Join(src, "top"), "top")
-	if err := os.MkdirAll(filepath.Join(dst, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	bindMount(t, filepath.Join(src, "sub"), filepath.Join(dst, "sub"))
 
 	r := runBinary(t, bin, 0, 0, "--no-cache", "-v", "--move", src, dst)
@@ -89,9 +90,6 @@ func TestBackupDirInsideDestBindMount(t *testing.T) {
 	writeTestFile(t, filepath.Join(src, "a"), "new1")
 	writeTestFile(t, filepath.Join(dst, "a"), "old")
 	writeTestFile(t, filepath.Join(dst, "b"), "gone")
-	if err := os.Mkdir(bind, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	bindMount(t, dst, bind)
 
 	r := runBinary(t, bin, 0, 0, "--no-cache", "--delete", "--backup-dir", filepath.Join(bind, "bk"), src, dst)
@@ -158,9 +156,6 @@ func TestDeleteGuardDestByAnotherPath(t *testing.T) {
 	if r := runBinary(t, bin, 0, 0, "--delete", "--cache", cache, filepath.Join(b.Dir, "photos"), dst); r.code != 2 {
 		t.Fatalf("mirror of another filesystem into the same path: exit %d, want 2 (the guard):\n%s", r.code, r.stderr)
 	}
-	if err := os.Mkdir(bind, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	bindMount(t, dst, bind)
 	r := runBinary(t, bin, 0, 0, "--delete", "--cache", cache, filepath.Join(b.Dir, "photos"), bind)
 	if _, err := os.Stat(filepath.Join(dst, "f1")); r.code != 2 || err != nil {
@@ -182,9 +177,6 @@ func TestDeleteMountInDest(t *testing.T) {
 	src, dst, outside := filepath.Join(work, "src"), filepath.Join(work, "dst"), filepath.Join(work, "outside")
 	writeTestFile(t, filepath.Join(src, "a"), "a")
 	writeTestFile(t, filepath.Join(outside, "important"), "not DEST's")
-	if err := os.MkdirAll(filepath.Join(dst, "mnt"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	bindMount(t, outside, filepath.Join(dst, "mnt"))
 	n := runBinary(t, bin, 0, 0, "--no-cache", "-n", "-v", "--delete", src, dst)
 	if n.code != 0 || !strings.Contains(n.stderr, `"mnt": a mount point`) || strings.Contains(n.stderr, "would-delete") {
@@ -231,9 +223,6 @@ func TestBackupDirInsideSourceBindMount(t *testing.T) {
 	src, dst, bind := filepath.Join(work, "src"), filepath.Join(work, "dst"), filepath.Join(work, "bind")
 	writeTestFile(t, filepath.Join(src, "a"), "a")
 	writeTestFile(t, filepath.Join(dst, "b"), "gone")
-	if err := os.Mkdir(bind, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	bindMount(t, src, bind)
 	r := runBinary(t, bin, 0, 0, "--no-cache", "--delete", "--backup-dir", filepath.Join(bind, "bk"), src, dst)
 	if r.code != 2 || !strings.Contains(r.stderr, "inside the source") {
