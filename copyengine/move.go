@@ -147,7 +147,7 @@ func (mv *mover) finish() {
 				d = nil
 			}
 			dPath = it.srcDir
-			d, dErr = fileio.OpenDir(it.srcDir)
+			d, dErr = e.opt.openRoot(it.srcDir)
 			pol = hashcache.Policy{CheckCtime: true}
 			if t, err := fileio.FSType(it.srcDir); err == nil {
 				pol = hashcache.PolicyFor(t)
@@ -296,7 +296,7 @@ func (mv *mover) eachSourceDir(dirs []dirMeta, fn func(dm dirMeta, root *fileio.
 		if dm.srcRel == "" || e.ctx.Err() != nil || failedUnder(failed, dm.dstRel) {
 			continue
 		}
-		root, err := fileio.OpenDir(dm.srcRoot)
+		root, err := e.opt.openRoot(dm.srcRoot)
 		if err != nil {
 			continue
 		}
