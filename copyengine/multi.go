@@ -104,7 +104,9 @@ func planAll(opts []Options) ([]*plan, error) {
 			}
 		}
 		for j := range plans {
-			if m := opts[i].Manifest; m != "" && inside(fileio.RealPath(plans[j].dstRoot), fileio.RealPath(m)) {
+			// Inside its own destination: the run's own check says so
+			// (checkManifestPath), as for a run alone.
+			if m := opts[i].Manifest; j != i && m != "" && inside(fileio.RealPath(plans[j].dstRoot), fileio.RealPath(m)) {
 				return nil, refuse(m, "the manifest would lie inside the destination "+quote(plans[j].dstRoot), "write it outside every destination")
 			}
 		}
