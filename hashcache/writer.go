@@ -287,12 +287,24 @@ func (c *Cache) writer() {
 			timer.Reset(batchDelay)
 			timing = true
 		}
+		// Batches that waited together are committed together, up to a
+		// Flush: a run that stores many entries at once (its sources' at
+		// the end) pays one synced transaction for them, not one per
+		// thousand.
+		var merged []op
 		for _, b := range batches {
 			if b[0].done != nil {
+				if len(merged) > 0 {
+					c.commit(merged)
+					merged = nil
+				}
 				b[0].done <- c.firstErr()
 				continue
 			}
-			c.commit(b)
+			merged = append(merged, b...)
+		}
+		if len(merged) > 0 {
+			c.commit(merged)
 		}
 		if closed {
 			timer.Stop()
