@@ -172,7 +172,7 @@ func (c *committer) prefetchBack(g []*pending) {
 			return // no descriptor to spare: the rest are opened in turn
 		}
 		readAt := time.Now()
-		f, err := p.dst.d.Open(p.tmp, false)
+		f, err := p.dst.d.OpenNoAtime(p.tmp)
 		if err != nil {
 			e.ahead.give()
 			continue
@@ -381,7 +381,7 @@ func (c *committer) hashBack(p *pending, buf []byte) error {
 	} else {
 		p.readAt = time.Now()
 		var err error
-		if f, err = p.dst.d.Open(p.tmp, false); err != nil {
+		if f, err = p.dst.d.OpenNoAtime(p.tmp); err != nil {
 			return err
 		}
 	}

@@ -8,3 +8,7 @@ func DeviceOf(path string) Device { return Device{unknown: true} }
 
 // OpenLimit returns 0: Windows sets no small per-process limit on handles.
 func OpenLimit() int { return 0 }
+
+// ReserveDescriptors does nothing: Windows handles are not a table that
+// grows by doubling.
+func ReserveDescriptors(n int) {}

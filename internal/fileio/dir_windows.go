@@ -132,6 +132,10 @@ func (d *Dir) ReadDir() ([]DirEntry, error) {
 	return out, nil // os.ReadDir sorts by name
 }
 
+// OpenNoAtime is Open without following: Windows updates access times
+// lazily, if at all, and a handle cannot ask it not to.
+func (d *Dir) OpenNoAtime(name string) (*File, error) { return d.Open(name, false) }
+
 // Open opens name for reading. With follow false a symlink or junction is
 // refused (ELOOP) rather than followed.
 func (d *Dir) Open(name string, follow bool) (*File, error) {

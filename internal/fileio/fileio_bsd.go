@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// oNoatime is 0: darwin and FreeBSD have no open flag that leaves a
+// file's access time alone.
+const oNoatime = 0
+
 // CopyRange would copy n bytes from src at srcOff to f at dstOff inside the
 // kernel. Neither darwin nor FreeBSD offers it through x/sys (FreeBSD 13's
 // copy_file_range(2) has no wrapper there yet), so it returns an error that
@@ -36,3 +40,7 @@ func (d *Dir) OpenDirect(name string) (*File, error) {
 
 // StartWriteback does nothing here: there is no sync_file_range.
 func (f *File) StartWriteback(off, n int64) {}
+
+// ReserveDescriptors does nothing here: the descriptor table's growth is
+// not known to cost what it costs on Linux.
+func ReserveDescriptors(n int) {}

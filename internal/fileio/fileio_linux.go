@@ -109,6 +109,9 @@ func (d *Dir) Syncfs() error {
 // fuseblk alike).
 const fuseSuperMagic = 0x65735546
 
+// oNoatime is the open flag that leaves a file's access time alone.
+const oNoatime = unix.O_NOATIME
+
 // IsFUSE reports whether d is on a FUSE filesystem: one served by a process
 // (exfat-fuse, ntfs-3g, fusefat, sshfs), which can die, and whose driver
 // may not do what a kernel filesystem does.
@@ -266,3 +269,25 @@ func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
 
 // futimensExact says File.SetTimes keeps nanoseconds here (utimensat(fd, "", AT_EMPTY_PATH)).
 const futimensExact = true
+
+// ReserveDescriptors grows this process's descriptor table at once to hold
+// at least n descriptors, where the limit allows. Linux grows the table by
+// doubling as descriptors are opened, and each growth of a table shared by
+// several threads waits for an RCU grace period while every other thread
+// that opens a file waits for it: a run that holds thousands of
+// descriptors open pays one growth instead of seven (20,000 files of 4 KiB
+// with --verify=cache: 7 % of the wall time on a 2-core VM). The table
+// never shrinks; the descriptor used to grow it is closed.
+func ReserveDescriptors(n int) {
+	if n <= 64 {
+		return
+	}
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	if high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, n-1); err == nil {
+		unix.Close(high)
+	}
+	unix.Close(fd)
+}
