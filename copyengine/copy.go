@@ -58,9 +58,18 @@ const prefetchMax = 1 << 20
 // the look-ahead never takes the descriptors a copy needs: past the budget
 // files are simply opened when their turn comes.
 type aheadBudget struct {
-	max int64
-	n   atomic.Int64
+	max   int64
+	n     atomic.Int64
+	grown atomic.Bool // the descriptor table was grown for the whole budget
 }
+
+// aheadGrow is how many descriptors held ahead make the budget grow the
+// process's descriptor table at once to hold all it may take (see
+// fileio.ReserveDescriptors): a run that holds a few never pays for it,
+// one that holds thousands (--verify=cache and --verify=device hold each
+// file read back until it has its name) grows it once instead of doubling
+// it seven times, each a wait of every thread that opens a file.
+const aheadGrow = 32
 
 // aheadLimit is the budget for a process allowed limit descriptors (0:
 // unknown): a quarter of them, at most 4,096.
@@ -72,9 +81,15 @@ func aheadLimit(limit int) int64 {
 }
 
 func (b *aheadBudget) take() bool {
-	if b.n.Add(1) > b.max {
+	n := b.n.Add(1)
+	if n > b.max {
 		b.n.Add(-1)
 		return false
+	}
+	if n >= aheadGrow && !b.grown.Load() && b.grown.CompareAndSwap(false, true) {
+		// The run's other descriptors (workers' files, directories, the
+		// cache) come on top of the budget.
+		fileio.ReserveDescriptors(int(b.max) + 256)
 	}
 	return true
 }
@@ -596,7 +611,7 @@ type fileCopy struct {
 	rs       *resumer     // the temporary of an earlier run, taken up
 	sc       *streamCheck // a large file's read-back as it is written
 	b        born         // what dst was created with
-	made     fileio.Stat  // dst, as created
+	made     fileio.Stat  // dst, once written
 	kept     bool         // dst is held by the pending file (see finish)
 
 	act     Action
@@ -623,9 +638,6 @@ func (fc *fileCopy) write() (_ *pending, err error) {
 			_ = fc.dd.Remove(fc.tmp)
 		}
 	}()
-	if fc.made, err = fc.dst.Stat(); err != nil {
-		return nil, err
-	}
 	fc.sc = fc.cp.newStreamCheck(fc.dd, fc.tmp, fc.dst, &fc.en.st)
 	defer fc.sc.close()
 	if err := fc.transfer(); err != nil {
@@ -713,11 +725,26 @@ func (fc *fileCopy) finish() (*pending, error) {
 	if fc.hashed {
 		e.record.rememberSource(en.srcKey, &en.st, fc.sum, fc.started)
 	}
-	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, ino: devIno{fc.made.Dev, fc.made.Ino}, resumed: fc.rs.resumedAt()}
-	if fc.act == ActCopy && fc.hashed && fc.sc.finish(fc.n, fc.sum) && fc.sc.readInode(&fc.made) {
-		p.checked, p.readAt = true, fc.sc.began
-	} else if fc.act == ActCopy && fc.hashed && fc.sc == nil && e.opt.Verify == VerifyCache {
+	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, resumed: fc.rs.resumedAt()}
+	cached := fc.act == ActCopy && fc.hashed && fc.sc == nil && e.opt.Verify == VerifyCache
+	if cached {
 		fc.checkCached(p)
+	}
+	// The inode written, for the checks of its identity, is taken only
+	// now that it has been written and read: a stat asks for the file's
+	// change time, and on Linux 6.13 and later (multigrain timestamps) the
+	// next write or read of a file whose change time was asked for moves
+	// its times at a finer grain, which dirties its inode once more: on
+	// ext4, one more journal handle per file (20,000 more for 20,000 files,
+	// counted with the ext4_mark_inode_dirty tracepoint). Its device, inode
+	// number and mode do not change with the writes.
+	var err error
+	if fc.made, err = dst.Stat(); err != nil {
+		return nil, err
+	}
+	p.ino = devIno{fc.made.Dev, fc.made.Ino}
+	if !cached && fc.act == ActCopy && fc.hashed && fc.sc.finish(fc.n, fc.sum) && fc.sc.readInode(&fc.made) {
+		p.checked, p.readAt = true, fc.sc.began
 	}
 	if err := e.applyMeta(dst, fc.src, &en.st, fc.b, &fc.made); err != nil {
 		return nil, err
