@@ -46,14 +46,16 @@ func sidesHold(t *testing.T, tree *srcTree, c *checker, dst string) (inSrc, inDs
 
 // killAtFault runs bin (built with fcfault) with FASTCOPY_FAULTS=spec, a
 // fault that hangs the process at a known call, waits until reached says
-// the run got there, and kills it with SIGKILL. It reports false when the
-// run ended first.
+// the run got there, and kills it with SIGKILL. A run that ends first
+// fails the test: the fault never matched, and the moment it names was
+// never tried.
 func killAtFault(t *testing.T, bin, spec string, reached func() bool, args ...string) bool {
 	t.Helper()
 	p := startBinaryEnv(t, bin, []string{"FASTCOPY_FAULTS=" + spec}, args...)
 	for deadline := time.Now().Add(2 * time.Minute); ; {
 		select {
 		case <-p.done:
+			t.Errorf("%s: the run ended before it reached the fault (the fault never matched):\n%s", spec, p.stderr.String())
 			return false
 		case <-time.After(5 * time.Millisecond):
 		}
