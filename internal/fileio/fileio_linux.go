@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -290,4 +291,19 @@ func ReserveDescriptors(n int) {
 		unix.Close(high)
 	}
 	unix.Close(fd)
+}
+
+// DescriptorTableSize is how many descriptors this process's table holds
+// now (FDSize in /proc/self/status): what ReserveDescriptors grows.
+func DescriptorTableSize() (int, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "FDSize:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("/proc/self/status has no FDSize")
 }
