@@ -114,6 +114,15 @@ func writeFile(t testing.TB, path string, data []byte) {
 	}
 }
 
+// writeFiles writes each file of files (relative path: content) under
+// root, making the directories it needs.
+func writeFiles(t testing.TB, root string, files map[string][]byte) {
+	t.Helper()
+	for rel, data := range files {
+		writeFile(t, filepath.Join(root, rel), data)
+	}
+}
+
 // genTree writes a random tree under root: n regular files spread over
 // nested directories, most of them small, some empty, every hundredth 1 to
 // 2 MiB. It returns the relative paths and contents.

@@ -32,9 +32,7 @@ func faultTree(t *testing.T) (string, map[string][]byte) {
 		"sub/c":  pattern(22, 3<<20), // several writes
 		"victim": pattern(23, 200000),
 	}
-	for rel, data := range files {
-		writeFile(t, filepath.Join(src, rel), data)
-	}
+	writeFiles(t, src, files)
 	return src, files
 }
 
@@ -264,9 +262,7 @@ func TestFaultClone(t *testing.T) {
 	fs := loopfs.Mount(t, reflinkFilesystems[0])
 	src := fs.Path("src")
 	files := map[string][]byte{"a": pattern(40, 300000), "victim": pattern(41, 2<<20+1)}
-	for rel, data := range files {
-		writeFile(t, filepath.Join(src, rel), data)
-	}
+	writeFiles(t, src, files)
 	for _, errno := range []syscall.Errno{syscall.ENOTSUP, syscall.EXDEV} {
 		t.Run("fallback "+errno.Error(), func(t *testing.T) {
 			dst := fs.Path("dst-" + strings.ReplaceAll(errno.Error(), " ", "-"))

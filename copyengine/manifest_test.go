@@ -27,9 +27,7 @@ func rotSource(t *testing.T, seed int64) (src, dst string, files map[string][]by
 		"h1":        pattern(seed+3, 7000),
 		"empty":     nil,
 	}
-	for rel, data := range files {
-		writeFile(t, filepath.Join(src, rel), data)
-	}
+	writeFiles(t, src, files)
 	noErr(t, os.Link(filepath.Join(src, "h1"), filepath.Join(src, "h2")))
 	files["h2"] = files["h1"]
 	for rel := range files {

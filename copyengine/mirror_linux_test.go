@@ -341,9 +341,7 @@ func TestMoveRemovesSources(t *testing.T) {
 		"101/c.jpg": pattern(10, 3000),
 		"e":         nil,
 	}
-	for rel, data := range files {
-		writeFile(t, filepath.Join(src, rel), data)
-	}
+	writeFiles(t, src, files)
 	if err := os.Symlink("a.jpg", filepath.Join(src, "100", "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -393,9 +391,7 @@ func TestMoveDryRunCountsWhatWouldGo(t *testing.T) {
 		"101/sub/d.jpg": pattern(12, 3000),
 		"e":             nil,
 	}
-	for rel, data := range files {
-		writeFile(t, filepath.Join(src, rel), data)
-	}
+	writeFiles(t, src, files)
 	settleSources()
 	sum, err := runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst, Move: true, DryRun: true})
 	if err != nil {

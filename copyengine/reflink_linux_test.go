@@ -36,9 +36,7 @@ func TestReflink(t *testing.T) {
 				"big":       pattern(1, 8<<20+123), // not a multiple of the block size
 				"dir/small": pattern(2, 5000),      // above btrfs's inline limit, so it has an extent to share
 			}
-			for rel, data := range files {
-				writeFile(t, filepath.Join(src, rel), data)
-			}
+			writeFiles(t, src, files)
 
 			for _, v := range []copyengine.VerifyMode{copyengine.VerifyDevice, copyengine.VerifyOff} {
 				t.Run("auto/verify="+string(v), func(t *testing.T) {

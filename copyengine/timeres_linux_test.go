@@ -25,9 +25,7 @@ func TestWholeSecondDestRerun(t *testing.T) {
 		"sub/c.bin":  pattern(62, 70000),
 		"sub/deep/d": pattern(63, 5000),
 	}
-	for rel, data := range files {
-		writeFile(t, filepath.Join(src, rel), data)
-	}
+	writeFiles(t, src, files)
 	// Nanoseconds in every time, files and directories, deepest first.
 	for _, rel := range []string{"a.bin", "b.txt", "sub/c.bin", "sub/deep/d", "sub/deep", "sub", "."} {
 		setTimes(t, filepath.Join(src, rel), oldTime)
