@@ -47,12 +47,8 @@ func TestHoldLetsGo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hashes.db")
 	a := openT(t, path, Options{})
 	a.Put("/a", entryFor(1))
-	if err := a.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	a.dbMu.RLock()
-	holding := a.holding
-	a.dbMu.RUnlock()
+	flushT(t, a)
+	holding := holds(a)
 	if !holding {
 		t.Fatal("alone after a commit, yet not holding the file")
 	}
@@ -82,16 +78,12 @@ func TestHoldClear(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hashes.db")
 	a := openT(t, path, Options{})
 	a.Put("/a", entryFor(1))
-	if err := a.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	flushT(t, a)
 	if err := Clear(path); err != nil {
 		t.Fatal(err)
 	}
 	a.Put("/after", entryFor(2))
-	if err := a.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	flushT(t, a)
 	closeT(t, a)
 	c := openT(t, path, Options{ReadOnly: true})
 	defer closeT(t, c)
@@ -108,9 +100,7 @@ func TestHoldLetsReaderIn(t *testing.T) {
 	a := openT(t, path, Options{})
 	defer closeT(t, a)
 	a.Put("/a", entryFor(1))
-	if err := a.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	flushT(t, a)
 	r, err := Open(path, Options{ReadOnly: true, LockTimeout: -1})
 	if err != nil {
 		t.Fatalf("a read-only cache could not open beside one that held the file: %v", err)
@@ -160,10 +150,16 @@ func TestHoldSetNote(t *testing.T) {
 	if v, ok := c.Note("k"); !ok || v != "v" {
 		t.Errorf("Note = %q, %v", v, ok)
 	}
-	c.dbMu.RLock()
-	holding := c.holding
-	c.dbMu.RUnlock()
+	holding := holds(c)
 	if !holding || c.reopens.Load() != 0 {
 		t.Errorf("after SetNote: holding %v, %d read-only opens; want the file still held", holding, c.reopens.Load())
 	}
+}
+
+// holds reports whether c keeps the main file open for writing between
+// commits.
+func holds(c *Cache) bool {
+	c.dbMu.RLock()
+	defer c.dbMu.RUnlock()
+	return c.holding
 }
