@@ -68,8 +68,8 @@
 //   - Writes go through one writer goroutine that commits every 1,000
 //     entries or 200 ms, whichever comes first, in key order, each commit
 //     synced, to the file or to the journal; batches that waited for it
-//     together (many Puts at once) are one commit. A crash loses at most the
-//     uncommitted batch, and leaves a journal the next process merges (a
+//     together (many Puts at once) are one commit. A crash loses at most what
+//     was not committed yet, and leaves a journal the next process merges (a
 //     merge cut short is merged again: it keeps the entry hashed last);
 //     Flush and Close wait for the commit and report its error. Lookups
 //     wait for a commit, which lets the file go for its duration.
