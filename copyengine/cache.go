@@ -127,6 +127,9 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 			learned, seen = en.st.Dev, true
 		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
+			if en.dstSt != nil && e.scrub.found() {
+				e.scrub.rottenAt(e.dstSide.key(joinRel(dstRel, en.dstName))) // noted as met
+			}
 			continue // nothing to compare: the file is copied anyway
 		}
 		if !vouch {

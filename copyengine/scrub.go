@@ -176,9 +176,18 @@ func (sc *scrubber) rottenAt(key string) (verify.Sum, bool) {
 		return verify.Sum{}, false
 	}
 	if r.outcome == "" {
-		r.outcome = "the source changed since: decided on as a changed file"
+		// settle decides it when both sides are read; otherwise the
+		// source differs in size or mtime, and the file is a changed one.
+		r.outcome = "its source changed since: handled as a changed file (copied, unless -u or --ignore-existing leaves it alone)"
 	}
 	return r.rec, true
+}
+
+// found reports whether any DEST file was found rotten.
+func (sc *scrubber) found() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return len(sc.rotten) > 0
 }
 
 // settle decides, for a rotten DEST file whose source was read for srcSum

@@ -238,3 +238,28 @@ func TestScrubBudgetOldestFirst(t *testing.T) {
 	}
 	sameTree(t, src, dst)
 }
+
+// A rotten DEST file whose source has since changed (another size) is
+// copied as any changed file, and named with what was done.
+func TestScrubRottenSourceRewritten(t *testing.T) {
+	src := scratchDir(t)
+	writeFile(t, filepath.Join(src, "photo.raw"), pattern(551, 128<<10))
+	setTimes(t, filepath.Join(src, "photo.raw"), oldTime)
+	db := filepath.Join(t.TempDir(), "hashes.db")
+	settleSources()
+	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 32 << 20})
+	dst := fs.Path("dst")
+	scrubCopy(t, db, src, dst, 0, 0)
+	rot(t, fs, filepath.Join(dst, "photo.raw"))
+	edited := pattern(552, 64<<10)
+	writeFile(t, filepath.Join(src, "photo.raw"), edited)
+	settleSources()
+
+	sum := scrubCopy(t, db, src, dst, time.Nanosecond, 0)
+	if sum.Copied != 1 || len(sum.Rotten) != 1 || !scrubNamed(sum.Rotten, "its source changed since") {
+		t.Errorf("copied %d, rotten %q; want photo.raw named rotten and copied as a changed file", sum.Copied, sum.Rotten)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dst, "photo.raw")); !bytes.Equal(got, edited) {
+		t.Errorf("dst/photo.raw is not the edited source")
+	}
+}
