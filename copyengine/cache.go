@@ -63,6 +63,11 @@ type cached struct {
 	src, dst       verify.Sum
 	srcOK, dstOK   bool // the entry exists and is valid for the file as it is now
 	srcKey, dstKey string
+	readAt         int64 // the destination entry's ReadAt, when dstOK
+	// rotten: --scrub found the destination file not to hold rec, the
+	// digest its entry recorded, its stat unchanged (scrub.go).
+	rotten bool
+	rec    verify.Sum
 }
 
 // resolutions sets the resolution the mtimes of one directory's files are
@@ -122,6 +127,9 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 			learned, seen = en.st.Dev, true
 		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
+			if en.dstSt != nil && e.scrub.found() {
+				e.scrub.rottenAt(e.dstSide.key(joinRel(dstRel, en.dstName))) // noted as met
+			}
 			continue // nothing to compare: the file is copied anyway
 		}
 		if !vouch {
@@ -155,7 +163,12 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
 		}
 		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
-			en.cache.dst, en.cache.dstOK = r.Entry.Sum, true
+			en.cache.dst, en.cache.dstOK, en.cache.readAt = r.Entry.Sum, true, r.Entry.ReadAt
+		}
+		if rec, ok := e.scrub.rottenAt(en.cache.dstKey); ok {
+			// Neither side's entry decides: checkEntry reads both.
+			en.cache.rotten, en.cache.rec = true, rec
+			en.cache.srcOK, en.cache.dstOK = false, false
 		}
 	}
 }
@@ -262,11 +275,21 @@ func (cr *cacheRecorder) storeHeld(batch []heldEntry) {
 	}
 }
 
-func (cr *cacheRecorder) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+func (cr *cacheRecorder) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time, readAt int64) {
 	e := cr.e
 	if ent, ok := e.decide.entryFor(key, st, sum, started); ok {
+		ent.ReadAt = readAt
 		e.cache.Put(key, ent)
 	}
+}
+
+// deviceRead is the hashcache.Entry.ReadAt of a read that began at t
+// from the device itself (zero t: none).
+func deviceRead(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // entryFor builds the cache entry of a file in the state st: none without
@@ -388,9 +411,9 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 	}
 	if en.cache != nil {
 		if flushed {
-			e.record.rememberDest(en.cache.dstKey, &st, sum, time.Now())
+			e.record.rememberDest(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
 		} else {
-			e.record.rememberDestLater(en.cache.dstKey, &st, sum, time.Now())
+			e.record.rememberDestLater(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
 		}
 	}
 	en.fixed = true // reported with the skip
@@ -401,8 +424,10 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 // and whose data is flushed: the cache never holds a destination entry
 // whose data could still be lost to a power cut (the file would then come
 // back empty or zero-filled, maybe with the stat the entry matches).
-func (cr *cacheRecorder) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
-	cr.remember(key, st, sum, started)
+// readAt is when its bytes were last read from the device and found to
+// hold sum (hashcache.Entry.ReadAt), zero when unknown.
+func (cr *cacheRecorder) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time, readAt int64) {
+	cr.remember(key, st, sum, started, readAt)
 }
 
 // checkEntry settles a file whose size matches its destination but whose
@@ -419,6 +444,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	hits := int64(0)
 	var found *fileio.Stat // the destination as read, when it was
 	var foundAt time.Time
+	var foundRead int64 // hashcache.Entry.ReadAt of that read
 	if srcOK {
 		hits++
 	} else {
@@ -445,6 +471,11 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 		dstSum, vouched = sum, &st
 	}
 	e.count(func(s *Summary) { s.CacheHits += hits })
+	if en.cache != nil && en.cache.rotten {
+		// --scrub found DEST's file rotten: it is copied again only from
+		// a source that still holds the digest recorded for it.
+		return e.scrub.settle(en, rel, srcSum)
+	}
 	if srcSum != dstSum {
 		return false
 	}
@@ -458,7 +489,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	} else if found != nil && en.cache != nil {
 		// Kept as it was found, and read: its data may not be flushed yet.
 		// (A file that is replaced gets its entry from its copy.)
-		e.record.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt)
+		e.record.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt, foundRead)
 	}
 	dc.fixMeta(c.dst, en)
 	if en.group != nil {
@@ -507,12 +538,13 @@ type laterEntry struct {
 // rememberDestLater is rememberDest for a destination file whose data this
 // run did not flush (one found in place and read): it is stored by
 // rememberFlushed, after the run's final flush, and dropped with --no-sync.
-func (cr *cacheRecorder) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+func (cr *cacheRecorder) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time, readAt int64) {
 	e := cr.e
 	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}
+	ent.ReadAt = readAt
 	e.mu.Lock()
 	cr.later = append(cr.later, laterEntry{key, ent})
 	e.mu.Unlock()

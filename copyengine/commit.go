@@ -268,7 +268,11 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 func (c *committer) reportPlaced(p *pending) {
 	e := c.e
 	if p.placed != nil && e.cache != nil && e.opt.Verify != VerifyOff {
-		e.record.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt)
+		var readAt int64
+		if e.opt.Verify == VerifyDevice {
+			readAt = deviceRead(p.readAt)
+		}
+		e.record.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt, readAt)
 	}
 	e.recordSum(p.rel, p.sum)
 	act := p.action

@@ -171,6 +171,8 @@ type engine struct {
 	mirror  *mirror
 	backups *backups
 	mover   *mover
+	// --scrub (scrub.go)
+	scrub *scrubber
 }
 
 // Run copies opt.Sources to opt.Dest. It returns the summary and nil, or a
@@ -199,6 +201,7 @@ func newEngine(opt Options) *engine {
 	e.commit = &committer{e: e}
 	e.linkDest = &linkDests{e: e}
 	e.mirror, e.backups, e.mover = &mirror{e: e}, &backups{e: e}, &mover{e: e}
+	e.scrub = &scrubber{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -429,6 +432,7 @@ func (e *engine) run(p *plan) error {
 		stop := context.AfterFunc(e.ctx, e.dedupe.ix.Close) // wake workers waiting on a duplicate
 		defer stop()
 	}
+	e.scrub.pass() // before the walk: its findings change what the decider trusts
 	e.walker.walk(p)
 	close(e.copier.in)
 	workers.Wait()
@@ -465,6 +469,7 @@ func (e *engine) run(p *plan) error {
 	}
 	e.record.rememberHeld()
 	e.fs.noteNotKept()
+	e.scrub.report()
 	if err := e.writeManifest(); err != nil {
 		return err
 	}

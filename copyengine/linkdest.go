@@ -20,8 +20,11 @@ import (
 // metadata the copy would have becomes a hard link to that counterpart.
 //
 // The content is established by digest, never by size and mtime: the
-// counterpart's digest from its valid hash-cache entry or by reading it,
-// the source's from its valid entry or by reading it. The link is made
+// counterpart's by reading it from the device (its cached pages dropped
+// first), whatever its hash-cache entry says, since the link shares its
+// bytes and an entry vouches for a stat, not for bytes (a counterpart
+// whose valid entry records another digest is rotten: named, not linked
+// to); the source's from its valid entry or by reading it. The link is made
 // under a temporary name; it must lead to the inode whose digest was
 // established, unchanged (and, where the platform can watch it, not
 // written meanwhile), before it is renamed onto the final name, and the
@@ -112,7 +115,7 @@ func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 		}
 		done, linked, err := func() (bool, bool, error) {
 			defer cand.d.Close()
-			sum, est, ok := ld.digest(cand, buf)
+			sum, est, readAt, ok := ld.digest(cand, rel, buf)
 			if !ok {
 				return false, false, nil
 			}
@@ -130,10 +133,10 @@ func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 				return false, false, fmt.Errorf("%w: --link-dest %q is on another filesystem than the destination", syscall.EXDEV, cand.dir.arg)
 			}
 			if e.opt.DryRun {
-				ld.report(c, en, rel, srcSum, est, nil)
+				ld.report(c, en, rel, srcSum, est, nil, readAt)
 				return true, true, nil
 			}
-			return ld.link(c, en, rel, cand, est, srcSum)
+			return ld.link(c, en, rel, cand, est, srcSum, readAt)
 		}()
 		if err != nil {
 			fallback = err
@@ -180,28 +183,75 @@ func (ld *linkDests) candidate(dir *linkDestDir, dirRel, name string, en *entry)
 	return linkCand{dir: dir, d: d, name: name, rel: joinRel(dirRel, name), st: st}, true
 }
 
-// digest establishes the counterpart's content: its valid hash-cache
-// entry, else its bytes, read. It returns the stat the digest holds for.
-func (ld *linkDests) digest(cand linkCand, buf []byte) (verify.Sum, fileio.Stat, bool) {
+// digest establishes the counterpart's content by reading it from the
+// device, its cached pages dropped first: the link will share these
+// bytes, and a valid hash-cache entry says only that the stat is the one
+// hashed, not that the bytes on the device are still those (bit rot
+// leaves the stat alone). A counterpart whose valid entry records another
+// digest than the one read is rotten: named (rel is the file's in DEST)
+// and not linked to; its entry is brought to what the device holds. It
+// returns the stat the digest holds for and when the read began.
+func (ld *linkDests) digest(cand linkCand, rel string, buf []byte) (verify.Sum, fileio.Stat, time.Time, bool) {
 	e := ld.e
 	if cand.st.Size == 0 {
-		return verify.Bytes(nil), cand.st, true
+		return verify.Bytes(nil), cand.st, time.Time{}, true
 	}
-	if e.cache != nil {
-		pol := cand.dir.side.policy
-		vol := e.fs.volumeOf(cand.d, cand.st.Dev)
-		key := cand.dir.side.key(cand.rel)
-		if r := e.cache.Lookup([]string{key}); r[0].Found && r[0].Entry.Valid(fileState(&cand.st, vol), pol) {
-			e.count(func(s *Summary) { s.CacheHits++ })
-			return r[0].Entry.Sum, cand.st, true
-		}
-	}
-	sum, st, err := e.decide.hashDest(cand.d, cand.name, buf)
+	started := time.Now()
+	sum, st, err := ld.readDevice(cand, buf)
 	if err != nil || changed(&cand.st, &st) {
-		return verify.Sum{}, st, false
+		return verify.Sum{}, st, started, false
 	}
 	e.count(func(s *Summary) { s.BytesHashed += st.Size })
-	return sum, st, true
+	if e.cache == nil {
+		return sum, st, started, true
+	}
+	pol := cand.dir.side.policy
+	vol := e.fs.volumeOf(cand.d, cand.st.Dev)
+	key := cand.dir.side.key(cand.rel)
+	r := e.cache.Lookup([]string{key})
+	if !r[0].Found || !r[0].Entry.Valid(fileState(&st, vol), pol) {
+		return sum, st, started, true
+	}
+	ent := r[0].Entry
+	if ent.Sum == sum {
+		return sum, st, started, true
+	}
+	where := filepath.Join(cand.dir.d.Path(), filepath.FromSlash(cand.rel))
+	e.scrub.rot(rel, fmt.Sprintf("%q: rotten on the device: --link-dest read bytes that are not the digest %s its hash-cache entry recorded, its stat unchanged; %q copied from the source instead of linked to it", where, verify.Hex(ent.Sum), rel))
+	if !e.opt.DryRun {
+		ent.Sum, ent.ReadAt = sum, started.UnixNano()
+		e.cache.Put(key, ent) // the device's bytes, so that verify with the cache sees them too
+	}
+	return verify.Sum{}, st, started, false
+}
+
+// readDevice reads the counterpart for its digest past its cached pages,
+// failing if it moved.
+func (ld *linkDests) readDevice(cand linkCand, buf []byte) (verify.Sum, fileio.Stat, error) {
+	e := ld.e
+	f, err := cand.d.Open(cand.name, false)
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	_ = f.DropCache()
+	sum, n, err := verify.Stream(f, before.Size, false, buf, e.readSink)
+	e.stats.BytesRead.Add(n)
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return verify.Sum{}, fileio.Stat{}, err
+	}
+	if changed(&before, &after) || n != before.Size {
+		return verify.Sum{}, fileio.Stat{}, errChanged
+	}
+	return sum, after, nil
 }
 
 // sourceDigest is the source's digest: from its valid hash-cache entry,
@@ -266,7 +316,7 @@ func (ld *linkDests) destDev(c *chunk) uint64 {
 // lead to that inode, unchanged and not written since, then renamed onto
 // the name. A link refused for being out of links (EMLINK) or across
 // filesystems (EXDEV) is returned as err, and the file is copied.
-func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fileio.Stat, sum verify.Sum) (done, linked bool, err error) {
+func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fileio.Stat, sum verify.Sum, readAt time.Time) (done, linked bool, err error) {
 	e := ld.e
 	dd := c.dst.d
 	n, err := cand.d.OpenNode(cand.name)
@@ -313,18 +363,26 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 		ld.failed(en, rel, &MismatchError{Path: rel, Cause: fmt.Sprintf("%q was replaced by another file as it took its name; rerun", en.dstName)})
 		return true, true, nil
 	}
-	ld.report(c, en, rel, sum, cur, &cur)
+	ld.report(c, en, rel, sum, cur, &cur, readAt)
 	return true, true, nil
 }
 
-// report counts en as linked to its counterpart (inode of st): its
-// further names link to it, and its destination entry is stored once the
-// run's final flush made the link durable (placed, nil in a dry run).
-func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st fileio.Stat, placed *fileio.Stat) {
+// report counts en as linked to its counterpart (inode of st), whose
+// bytes were read from the device at readAt: its further names link to
+// it, and its destination entry is stored once the run's final flush made
+// the link durable (placed, nil in a dry run).
+//
+// Under --move its source is then removed like that of any copy (mover):
+// the link is a copy in DEST whose bytes were read from the device and
+// found to hold the source's digest before it took the name, and the
+// mover checks the source is still the file that digest is of.
+func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st fileio.Stat, placed *fileio.Stat, readAt time.Time) {
 	e := ld.e
 	if placed != nil && e.cache != nil && st.Size > 0 {
-		e.record.rememberDestLater(e.dstSide.key(rel), placed, sum, time.Now())
+		e.record.rememberDestLater(e.dstSide.key(rel), placed, sum, time.Now(), deviceRead(readAt))
 	}
+	mv := e.mover.item(c.src, en, rel) // --move: noted once placed
+	mv.sum = sum
 	if en.group != nil {
 		en.group.ok, en.group.sum, en.group.ino = true, sum, devIno{st.Dev, st.Ino}
 		close(en.group.done)
@@ -332,6 +390,7 @@ func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st 
 	e.staged.report(c.stage, rel, func() {
 		e.done(ActLinkDest, rel, en.st.Size, func(s *Summary) { s.LinkDest++ })
 		e.recordSum(rel, sum)
+		e.mover.addItem(mv)
 	})
 }
 

@@ -193,6 +193,17 @@ type Options struct {
 	// destination directory (rsync --link-dest).
 	LinkDest []string
 
+	// Scrub, when above zero, re-reads from the device, before the copy,
+	// the DEST files the hash cache holds whose bytes were last read from
+	// the device longer ago than Scrub (hashcache.Entry.ReadAt; never,
+	// for entries that do not say), oldest first, up to ScrubMax bytes
+	// (DefaultScrubMax when zero): a file whose bytes are not those its
+	// entry recorded, its stat unchanged, is rotten, named in
+	// Summary.Rotten, and copied again from a source that still holds
+	// the recorded digest (scrub.go). It needs a Cache.
+	Scrub    time.Duration
+	ScrubMax int64
+
 	// Mirror and verified move (delete.go, backup.go, move.go; see
 	// docs/design.md, Mirror and verified move).
 
@@ -263,6 +274,12 @@ const (
 	// could not be linked to it (Err says why: out of links, another
 	// filesystem); it is copied instead.
 	ActLinkDestCopy Action = "link-dest-copy"
+	// ActRotten: a file whose bytes on the device are not the digest its
+	// hash-cache entry recorded while its stat is unchanged: a DEST file
+	// --scrub read (Path is DEST's), or a --link-dest counterpart (Path
+	// is the file's in DEST, which was copied, not linked); Err says what
+	// was found and done. Summary.Rotten has the same sentence.
+	ActRotten Action = "rotten"
 
 	ActDelete       Action = "delete"        // --delete removed an entry the source lacks
 	ActWouldDelete  Action = "would-delete"  // dry run, or refused by --max-delete: --delete would remove it
@@ -390,9 +407,19 @@ type Summary struct {
 	// LinkDestNotes says, once per directory, why a --link-dest directory
 	// was of no use (missing, not a directory), and what files could not
 	// be linked and were copied instead.
-	LinkDestNotes []string  `json:"link_dest_notes,omitempty"`
-	Failures      []Failure `json:"failures"`
-	BwLimit       int64     `json:"bwlimit,omitempty"` // --bwlimit: bytes per second, reads and writes together (0: none)
+	LinkDestNotes []string `json:"link_dest_notes,omitempty"`
+	// Scrubbed and BytesScrubbed count the DEST files --scrub read from
+	// the device.
+	Scrubbed      int64 `json:"scrubbed"`
+	BytesScrubbed int64 `json:"bytes_scrubbed"`
+	// Rotten names, one sentence each, the files found not to hold the
+	// bytes their hash-cache entry recorded although their stat is as it
+	// was (rot on the device): a --link-dest counterpart (not linked to;
+	// the file was copied) or, with --scrub, a DEST file (recopied from
+	// the source where the source still holds that digest, else failed).
+	Rotten   []string  `json:"rotten,omitempty"`
+	Failures []Failure `json:"failures"`
+	BwLimit  int64     `json:"bwlimit,omitempty"` // --bwlimit: bytes per second, reads and writes together (0: none)
 
 	// Mirror and verified move.
 	Deleted        int64    `json:"deleted"`               // entries --delete removed (a directory and each entry in it count)

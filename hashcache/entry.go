@@ -21,6 +21,16 @@ type Entry struct {
 	// Identify); zero when none could be established, and in entries
 	// written before volumes were recorded. Such an entry is never valid.
 	Volume Volume
+	// ReadAt is the wall clock when the file's bytes were last read from
+	// the device itself (its cached pages dropped first, or O_DIRECT) and
+	// found to hold Sum: a read-back under --verify=device, a --link-dest
+	// counterpart read before it was linked to, a --scrub read. Zero when
+	// no such read is known: a digest taken through the page cache, and
+	// every entry written before this field was (they decode with zero).
+	// It plays no part in Valid: the stat vouches for the file being
+	// unchanged, and only a read from the device for its bytes (--scrub
+	// re-reads the files whose ReadAt is oldest).
+	ReadAt int64
 }
 
 // FileState is the current lstat of a file, as the engine sees it before it
@@ -199,6 +209,9 @@ func truncate(t, g int64) int64 {
 //	8 bytes  volume, big endian (appended later: a value that ends after
 //	         the digest was written by a fastcopy that did not record
 //	         volumes, and decodes with Volume zero, never valid)
+//	varint   readAt (appended later: a value that ends after the volume
+//	         decodes with ReadAt zero, "never read from the device as far
+//	         as the cache knows"; an older fastcopy skips it)
 //	...      fields a later version may append; this version skips them
 //	4 bytes  check: low 32 bits of xxh3(value before the check, seeded with
 //	         xxh3(key)), big endian
@@ -212,7 +225,7 @@ const (
 	checkLen  = 4
 	sumLen    = 16
 	volLen    = 8
-	maxValLen = 5*binary.MaxVarintLen64 + sumLen + volLen + checkLen
+	maxValLen = 6*binary.MaxVarintLen64 + sumLen + volLen + checkLen
 )
 
 // encodeValue appends the encoding of e, stored under key, to dst.
@@ -226,6 +239,7 @@ func encodeValue(dst []byte, key string, e Entry) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, e.Sum.Hi)
 	dst = binary.BigEndian.AppendUint64(dst, e.Sum.Lo)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(e.Volume))
+	dst = binary.AppendVarint(dst, e.ReadAt)
 	return binary.BigEndian.AppendUint32(dst, check(key, dst[start:]))
 }
 
@@ -250,6 +264,9 @@ func decodeValue(key string, v []byte) (Entry, bool) {
 	e.Sum.Lo = r.uint64()
 	if len(r.b) >= volLen {
 		e.Volume = Volume(r.uint64())
+	}
+	if len(r.b) > 0 {
+		e.ReadAt = r.varint()
 	}
 	if r.bad {
 		return Entry{}, false

@@ -171,7 +171,7 @@ func (o *output) alsoJSON(dests []string, res []copyengine.Result, outcome error
 // a refusal, an interrupt, a fatal error, a held lock, a mismatch, a
 // failed file, a refused --delete, --strict's not kept.
 func exitSeverity(code int) int {
-	return slices.Index([]int{exitOK, exitNotKept, exitMaxDelete, exitSomeFailed, exitMismatch, exitLocked, exitFatal, exitInterrupted, exitUsage}, code)
+	return slices.Index([]int{exitOK, exitNotKept, exitMaxDelete, exitRotten, exitSomeFailed, exitMismatch, exitLocked, exitFatal, exitInterrupted, exitUsage}, code)
 }
 
 // destRefused is a refusal one destination met after the run had started:

@@ -177,7 +177,7 @@ func (l *auditLog) event(ev copyengine.Event) {
 	}
 	ln := logLine{at: ev.Time, Time: ev.Time.UTC().Format(timeFormat), Action: string(ev.Action), Path: ev.Path, PathBase64: pathjson.Bytes(ev.Path)}
 	switch {
-	case ev.Action == copyengine.ActFail:
+	case ev.Action == copyengine.ActFail, ev.Action == copyengine.ActRotten:
 		ln.Error = copyengine.ErrText(ev.Err)
 	case sizedActions[ev.Action]:
 		size := ev.Size
@@ -217,7 +217,7 @@ func (l *auditLog) finish(s copyengine.Summary, runErr error) error {
 	l.mu.Lock()
 	var out []any
 	for _, ln := range l.pending {
-		if l.writeAll || ln.Action == string(copyengine.ActFail) {
+		if l.writeAll || ln.Action == string(copyengine.ActFail) || ln.Action == string(copyengine.ActRotten) {
 			out = append(out, ln)
 		} else {
 			l.unlogged++

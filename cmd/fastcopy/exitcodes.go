@@ -18,6 +18,7 @@ const (
 	exitLocked      = 5   // another fastcopy holds the destination (or the hash cache)
 	exitNotKept     = 6   // --strict: every file is in place and verified, but the destination did not keep everything
 	exitMaxDelete   = 7   // --max-delete: --delete would remove more than allowed; the copy is done, nothing was deleted
+	exitRotten      = 8   // done, but rot was found on the destination device (--scrub, --link-dest): named, and copied again where the source could
 	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM); temporaries were removed, but for large files' (kept to resume)
 )
 
@@ -40,10 +41,15 @@ const exitHelp = `EXIT STATUS
        xattrs: the "not kept" warnings say what)
   7    --max-delete: the copy is done and durable, but --delete would remove
        more than allowed, so nothing was deleted (-n lists what would go)
+  8    done, but rot was found: a DEST file (--scrub) or a --link-dest
+       file whose bytes on the device changed under an unchanged stat; each
+       is named, and a DEST file was copied again from its source (one
+       whose source no longer holds its digest fails instead: exit 3).
+       Every file is in place and verified; the device may be failing
   130  interrupted: nothing half-copied is left under a final name; the
        hidden temporary of a large file is kept for the rerun to resume
   With --also, the worst of the destinations' statuses (in the order 2,
-  130, 1, 5, 4, 3, 7, 6, 0); a destination refused on its own once the
+  130, 1, 5, 4, 3, 8, 7, 6, 0); a destination refused on its own once the
   run has started (not enough free space) counts as 3.
 `
 
@@ -72,6 +78,8 @@ func exitCode(err error) int {
 		return exitMismatch
 	case errors.Is(err, copyengine.ErrSomeFailed):
 		return exitSomeFailed
+	case errors.Is(err, errRotten):
+		return exitRotten
 	case errors.Is(err, errNotKept):
 		return exitNotKept
 	case errors.Is(err, copyengine.ErrMaxDelete):

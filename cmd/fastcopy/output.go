@@ -92,6 +92,9 @@ func (o *output) reportError(err error, code int) {
 		o.printf(o.stderr, "fastcopy: hint: the copies are as the summary says, but the log lacks lines; make room where it lies and rerun\n")
 	case errors.As(err, new(*copyengine.DestFullError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+	case code == exitRotten:
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: the copy is complete and verified; check the destination device (SMART, cables) and run with --scrub again: files not read yet may have rotted too\n")
 	case code == exitMaxDelete:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: run again with -n -v to list what would be removed; raise --max-delete if that is right\n")
@@ -195,6 +198,9 @@ func (o *output) summaryLine(s copyengine.Summary, err error) string {
 		b.WriteString("; not verified")
 	default:
 		fmt.Fprintf(&b, "; verified %d from %s", s.Verified, s.Verify)
+	}
+	if s.Scrubbed > 0 {
+		fmt.Fprintf(&b, "; scrubbed %d (%s read from the device), %d rotten", s.Scrubbed, copyengine.HumanBytes(s.BytesScrubbed), len(s.Rotten))
 	}
 	if s.CacheHits > 0 || s.BytesHashed > 0 {
 		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, copyengine.HumanBytes(s.BytesHashed))

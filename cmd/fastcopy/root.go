@@ -155,19 +155,25 @@ type backupFlags struct {
 	update         bool
 	ignoreExisting bool
 	linkDest       []string
+	scrub          scrubAge // --scrub
+	scrubMax       byteSize // --scrub-max
 }
 
 func (b *backupFlags) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVarP(&b.update, "update", "u", false, "leave alone a file whose copy in DEST is newer (a later mtime, at the coarser resolution of the two filesystems)")
 	f.BoolVar(&b.ignoreExisting, "ignore-existing", false, "leave alone every file DEST already has, whatever it holds: neither data nor metadata is touched")
-	f.StringArrayVar(&b.linkDest, "link-dest", nil, "hard-link a file to its copy at the same path under DIR (an earlier snapshot) when their contents (by digest) and metadata are the same, instead of copying it; repeatable, the first that matches wins; a relative DIR is relative to DEST")
+	f.StringArrayVar(&b.linkDest, "link-dest", nil, "hard-link a file to its copy at the same path under DIR (an earlier snapshot) when their contents (by digest, DIR's file read from the device) and metadata are the same, instead of copying it; repeatable, the first that matches wins; a relative DIR is relative to DEST")
+	f.Var(&b.scrub, "scrub", "before the copy, read again from the device the DEST files the hash cache vouches for whose last read from the device is older than AGE (30d, 12h, 90m), oldest first, up to --scrub-max; a rotten one (its bytes changed, its stat not) is named and copied again from a source that still holds its recorded digest (exit 8)")
+	f.Var(&b.scrubMax, "scrub-max", "with --scrub: read at most this many bytes of DEST files per run (K, M, G, T: binary multiples; default 64G); the next run goes on with the oldest left")
 }
 
 func (b *backupFlags) apply(eo *copyengine.Options) {
 	eo.Update = b.update
 	eo.IgnoreExisting = b.ignoreExisting
 	eo.LinkDest = b.linkDest
+	eo.Scrub = time.Duration(b.scrub)
+	eo.ScrubMax = int64(b.scrubMax)
 }
 
 // mirrorFlags are --delete, its guards, --backup-dir and --move.
@@ -253,6 +259,12 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		DeleteForce:  o.mirror.deleteForce,
 		BackupDir:    o.mirror.backupDir,
 		Move:         o.mirror.move,
+	}
+	if o.backup.scrub > 0 && o.cache.off {
+		return usageError{fmt.Errorf("--scrub reads the files whose last read the hash cache records, and --no-cache uses none; drop --no-cache (or use --cache FILE)")}
+	}
+	if o.backup.scrubMax != 0 && o.backup.scrub == 0 {
+		return usageError{fmt.Errorf("--scrub-max bounds --scrub, which was not given; add --scrub AGE (such as --scrub 30d)")}
 	}
 	switch m := o.mirror.maxDelete; {
 	case m < -1:
@@ -370,6 +382,12 @@ func (o *copyOptions) afterRun(out *output, prefix string, sum copyengine.Summar
 	}
 	for _, n := range slices.Concat(sum.LinkDestNotes, sum.MHLNotes) {
 		out.warn("%s%s", prefix, n)
+	}
+	for _, n := range sum.Rotten {
+		out.warn("%s%s", prefix, n)
+	}
+	if err == nil && len(sum.Rotten) > 0 {
+		return errRotten
 	}
 	if err == nil && o.strict && len(sum.NotKept) > 0 {
 		return errNotKept
