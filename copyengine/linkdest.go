@@ -63,9 +63,9 @@ func (ld *linkDests) open(dstRoot string, undo *closers) {
 		}
 	}
 	for _, arg := range e.opt.LinkDest {
-		p := arg
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dstRoot, p)
+		p := linkDestPath(dstRoot, arg)
+		if r, err := fileio.Resolve(p); err == nil && hasDotDot(p) {
+			p = r
 		}
 		d, err := fileio.OpenDir(p)
 		if err != nil {
@@ -75,6 +75,18 @@ func (ld *linkDests) open(dstRoot string, undo *closers) {
 		undo.add(func() { d.Close() })
 		ld.dirs = append(ld.dirs, linkDestDir{arg: arg, d: d, side: newCacheSide(p)})
 	}
+}
+
+// linkDestPath is where the --link-dest arg lies: a relative one is
+// relative to the destination directory dstRoot, joined without cleaning,
+// so that a ".." in it is resolved by the kernel from DEST itself (where
+// DEST is reached through a symlink, DEST/.. is the parent of the
+// symlink's target, not of the symlink).
+func linkDestPath(dstRoot, arg string) string {
+	if filepath.IsAbs(arg) {
+		return arg
+	}
+	return dstRoot + string(filepath.Separator) + arg
 }
 
 func (ld *linkDests) note(msg string) {
