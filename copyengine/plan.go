@@ -63,7 +63,8 @@ func makePlan(sources []string, dest string) (*plan, error) {
 
 // srcArg is a SOURCE as given, checked.
 type srcArg struct {
-	path  string
+	path  string // as the kernel resolves it (argPath)
+	given string // as the user spelled it
 	isDir bool
 }
 
@@ -87,7 +88,7 @@ func statSources(sources []string) ([]srcArg, error) {
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, srcArg{path: path, isDir: st.IsDir()})
+		srcs = append(srcs, srcArg{path: path, given: s, isDir: st.IsDir()})
 	}
 	return srcs, nil
 }
@@ -139,9 +140,9 @@ func planMany(srcs []srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error)
 	seen := map[string]string{}
 	for _, s := range srcs {
 		base := filepath.Base(s.path)
-		if base == "." || base == ".." || base == string(filepath.Separator) {
+		if b := filepath.Base(filepath.Clean(s.given)); b == "." || b == ".." || base == "." || base == ".." || base == string(filepath.Separator) {
 			// DEST/. is DEST itself and DEST/.. lies outside it.
-			return nil, refuse(s.path, "has no name of its own to give its copy in "+quote(dest), "name the directory by its path (for example ../NAME), or copy it on its own: fastcopy SOURCE DEST/NAME")
+			return nil, refuse(filepath.Clean(s.given), "has no name of its own to give its copy in "+quote(dest), "name the directory by its path (for example ../NAME), or copy it on its own: fastcopy SOURCE DEST/NAME")
 		}
 		if prev, ok := seen[base]; ok {
 			return nil, refuse(s.path, "has the same name as "+quote(prev)+": both would land on "+quote(filepath.Join(dst, base)), "copy them in separate runs into different directories")
