@@ -30,41 +30,38 @@ func (b *backups) on() bool { return b.e.opt.BackupDir != "" }
 
 // check refuses a backup directory inside DEST (--delete would count it as
 // extra, and the copy would see it) or inside a source (it would be
-// copied), and makes and opens it (not in a dry run).
+// copied), or one that holds DEST or a source (old versions, kept under
+// their paths relative to DEST, would land among the copies or in the
+// source), and makes and opens it (not in a dry run). Each is decided by
+// identity (overlapInside): a symlink, a bind mount or a second mount
+// puts a directory at another path.
 func (b *backups) check(p *plan) error {
 	e := b.e
 	if !b.on() {
 		return nil
 	}
-	bd, err := filepath.Abs(e.opt.BackupDir)
+	bd, err := argPath(e.opt.BackupDir)
 	if err != nil {
+		return err
+	}
+	if bd, err = filepath.Abs(bd); err != nil {
 		return refuse(e.opt.BackupDir, "cannot resolve --backup-dir: "+err.Error(), "name a directory outside the destination")
 	}
-	// By path, and by identity (its nearest existing directory and each
-	// ".." above compared with DEST's and each source's device and inode),
-	// so that a bind mount or a second mount is seen through.
-	rb := fileio.RealPath(bd)
-	inDest := func() error {
+	if in, err := overlapInside(bd, p.dstRoot); err == nil && in {
 		return refuse(e.opt.BackupDir, "is inside the destination "+quote(p.dstRoot)+": the copy would meet the old versions as files the source lacks", "put the backup directory outside the destination, e.g. beside it")
 	}
-	if d := fileio.RealPath(p.dstRoot); rb == d || inside(d, rb) {
-		return inDest()
-	}
-	if err := checkOutside(bd, p.dstRoot, inDest); err != nil {
-		return err
+	if in, err := overlapInside(p.dstRoot, bd); err == nil && in {
+		return refuse(e.opt.BackupDir, "holds the destination "+quote(p.dstRoot)+": the destination is inside it, and old versions kept there under their paths in the destination would land among the copies", "put the backup directory beside the destination, not above it")
 	}
 	for _, r := range p.roots {
 		if !r.isDir {
 			continue
 		}
-		inSrc := func() error {
+		if in, err := overlapInside(bd, r.srcDir); err == nil && in {
 			return refuse(e.opt.BackupDir, "is inside the source "+quote(r.src)+": the old versions would be copied", "put the backup directory outside the source")
 		}
-		if s := fileio.RealPath(r.srcDir); rb == s || inside(s, rb) {
-			return inSrc()
-		}
-		if err := checkOutside(bd, r.srcDir, inSrc); err != nil {
-			return err
+		if in, err := overlapInside(r.srcDir, bd); err == nil && in {
+			return refuse(e.opt.BackupDir, "holds the source "+quote(r.src)+": the source is inside it, and old versions kept there would be written into the source", "put the backup directory outside the source")
 		}
 	}
 	if e.opt.DryRun {

@@ -141,17 +141,16 @@ func (m *mirror) guard(p *plan) error {
 	}
 	for i := range p.roots {
 		r := &p.roots[i]
-		// A source inside DEST (by identity: through a bind mount too)
-		// is, to DEST, an entry its mirror may lack.
-		inside := func() error {
-			return refuse(r.src, "is inside the destination "+quote(p.dstRoot)+": --delete would remove the source itself", "name a source outside the destination, or leave --delete out")
-		}
+		// A source inside DEST (by identity: through a symlink, a bind
+		// mount of DEST or of a directory in it, a second mount) is, to
+		// DEST, an entry its mirror may lack, and what the filters leave
+		// out of it is nowhere else.
 		srcPath := r.srcDir
 		if !r.isDir {
 			srcPath = filepath.Join(r.srcDir, r.name)
 		}
-		if err := checkOutside(srcPath, p.dstRoot, inside); err != nil {
-			return err
+		if in, err := overlapInside(srcPath, p.dstRoot); err == nil && in {
+			return refuse(r.src, "is inside the destination "+quote(p.dstRoot)+": --delete would remove the source itself", "name a source outside the destination, or leave --delete out")
 		}
 		if !r.isDir {
 			continue
@@ -187,7 +186,23 @@ func (m *mirror) guard(p *plan) error {
 		}
 		m.notes[dst] = vol.ID // its key is found in record: dst may not exist yet
 	}
+	if err := m.checkLinkDests(p); err != nil {
+		return err
+	}
 	return e.backups.check(p) // last: it makes the backup directory
+}
+
+// checkLinkDests refuses a --link-dest that is DEST or lies inside it, by
+// identity (a relative one is relative to DEST: "snap1" is DEST/snap1):
+// to the mirror it is an entry the source lacks, and --delete would
+// remove the earlier copy the run links to.
+func (m *mirror) checkLinkDests(p *plan) error {
+	for _, arg := range m.e.opt.LinkDest {
+		if in, err := overlapInside(linkDestPath(p.dstRoot, arg), p.dstRoot); err == nil && in {
+			return refuse(arg, "is inside the destination "+quote(p.dstRoot)+": --delete would remove the earlier copy it links to", "name an earlier copy beside the destination (a relative --link-dest is relative to DEST: ../NAME), or leave --delete out")
+		}
+	}
+	return nil
 }
 
 // dirHasEntries reports whether the directory at p exists and holds

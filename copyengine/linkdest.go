@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -66,9 +67,9 @@ func (ld *linkDests) open(dstRoot string, undo *closers) {
 		}
 	}
 	for _, arg := range e.opt.LinkDest {
-		p := arg
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dstRoot, p)
+		p := linkDestPath(dstRoot, arg)
+		if r, err := fileio.Resolve(p); err == nil && hasDotDot(p) {
+			p = r
 		}
 		d, err := fileio.OpenDir(p)
 		if err != nil {
@@ -78,6 +79,34 @@ func (ld *linkDests) open(dstRoot string, undo *closers) {
 		undo.add(func() { d.Close() })
 		ld.dirs = append(ld.dirs, linkDestDir{arg: arg, d: d, side: newCacheSide(p)})
 	}
+}
+
+// linkDestPath is where the --link-dest arg lies: a relative one is
+// relative to the destination directory dstRoot, resolved by the kernel
+// from DEST itself, never cut as text: where DEST is reached through a
+// symlink, DEST/.. is the parent of the symlink's target, not of the
+// symlink. Only a ".." from a part of DEST not made yet (a dry run, a
+// DEST to be created) is taken as text: that part will be plain
+// directories, made where the resolved path says.
+func linkDestPath(dstRoot, arg string) string {
+	if filepath.IsAbs(arg) {
+		return arg
+	}
+	base := dstRoot
+	if r, err := fileio.Resolve(dstRoot); err == nil {
+		base = r
+	}
+	parts := strings.Split(filepath.ToSlash(arg), "/")
+	for len(parts) > 0 && (parts[0] == ".." || parts[0] == "." || parts[0] == "") {
+		if parts[0] == ".." {
+			if _, err := os.Lstat(base); err == nil {
+				break // from here the kernel resolves it
+			}
+			base = filepath.Dir(base)
+		}
+		parts = parts[1:]
+	}
+	return base + string(filepath.Separator) + filepath.FromSlash(strings.Join(parts, "/"))
 }
 
 func (ld *linkDests) note(msg string) {

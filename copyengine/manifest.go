@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -97,11 +96,10 @@ func (e *engine) writeManifest() error {
 // checkManifestPath refuses a manifest whose directory is DEST or lies
 // inside it: there it is either a file the source does not have (a tree
 // comparison counts it) or the name of a copy (the manifest replaces it).
-// Strings cannot decide this: case folding, a bind mount of DEST or a
-// --names mapping reach one file by several spellings. So when DEST exists,
-// the manifest's nearest existing directory and each of its parents, found
-// by ".." as the kernel resolves it, are compared with DEST by device and
-// inode. A DEST not made yet is compared by its path.
+// Strings cannot decide this: case folding, a symlink, a bind mount of
+// DEST or of a directory in it, or a --names mapping reach one file by
+// several spellings. So the manifest's nearest existing directory is
+// compared with DEST by identity (checkOutside).
 func (e *engine) checkManifestPath(p *plan) error {
 	if e.opt.Manifest == "" || e.opt.DryRun {
 		return nil
@@ -112,46 +110,18 @@ func (e *engine) checkManifestPath(p *plan) error {
 	return checkOutside(e.opt.Manifest, p.dstRoot, inside)
 }
 
-// checkOutside returns refusal() when the file path lies in the directory
-// dstRoot or is it, by identity (see checkManifestPath), else nil.
+// checkOutside returns refusal() when the path lies in the directory
+// dstRoot or is it, by identity (overlapInside: through symlinks, ".."
+// as the kernel resolves it, bind mounts and second mounts), else nil.
+// A path that goes up from a directory not made yet is refused as such.
 func checkOutside(path, dstRoot string, refusal func() error) error {
-	dst, err := os.Stat(dstRoot)
-	if err != nil {
-		m, d := fileio.RealPath(path), fileio.RealPath(dstRoot)
-		if m == d || inside(d, m) {
-			return refusal()
-		}
-		return nil
+	if _, err := argPath(path); err != nil {
+		return err
 	}
-	if st, err := os.Stat(path); err == nil && os.SameFile(st, dst) {
-		return refusal() // DEST itself
+	if in, err := overlapInside(path, dstRoot); err == nil && in {
+		return refusal()
 	}
-	dir := manifestDir(path)
-	for {
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			break
-		}
-		up := manifestDir(dir)
-		if up == dir {
-			return nil
-		}
-		dir = up
-	}
-	prev, err := os.Stat(dir)
-	if err != nil {
-		return nil
-	}
-	for {
-		if os.SameFile(prev, dst) {
-			return refusal()
-		}
-		dir += string(filepath.Separator) + ".." // not filepath.Join, which would cut it lexically
-		st, err := os.Stat(dir)
-		if err != nil || os.SameFile(st, prev) {
-			return nil // the root (its ".." is itself), or a parent not searchable
-		}
-		prev = st
-	}
+	return nil
 }
 
 // manifestDir is the directory a manifest path names, cut at its last

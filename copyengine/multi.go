@@ -106,7 +106,7 @@ func planAll(opts []Options) ([]*plan, error) {
 		for j := range plans {
 			// Inside its own destination: the run's own check says so
 			// (checkManifestPath), as for a run alone.
-			if m := opts[i].Manifest; j != i && m != "" && inside(fileio.RealPath(plans[j].dstRoot), fileio.RealPath(m)) {
+			if m := opts[i].Manifest; j != i && m != "" && (inside(fileio.RealPath(plans[j].dstRoot), fileio.RealPath(m)) || overlapIn(m, plans[j].dstRoot)) {
 				return nil, refuse(m, "the manifest would lie inside the destination "+quote(plans[j].dstRoot), "write it outside every destination")
 			}
 		}
@@ -118,7 +118,7 @@ func planAll(opts []Options) ([]*plan, error) {
 // inside the other: the runs would copy into each other's copy and fight
 // over one lock. Names are compared, and so are the directories that exist
 // already, by identity: other spellings on a case-insensitive drive, or a
-// bind mount, name one directory differently.
+// bind mount, name one directory differently (overlapInside).
 func checkApart(a, b string) error {
 	ra, rb := fileio.RealPath(a), fileio.RealPath(b)
 	if ka, kb := namefold.Key(ra, true), namefold.Key(rb, true); ka == kb || inside(ka, kb) || inside(kb, ka) {
@@ -126,11 +126,11 @@ func checkApart(a, b string) error {
 		ra, rb = spelled(ra), spelled(rb)
 	}
 	switch {
-	case ra == rb || sameDir(ra, rb):
+	case ra == rb || sameDir(ra, rb) || overlapSame(a, b):
 		return refuse(b, "this destination is the same directory as "+quote(a), "name each destination once")
-	case inside(ra, rb) || below(ra, rb):
+	case inside(ra, rb) || below(ra, rb) || overlapIn(b, a):
 		return refuse(b, "this destination is inside the destination "+quote(a), "choose destinations apart from each other")
-	case inside(rb, ra) || below(rb, ra):
+	case inside(rb, ra) || below(rb, ra) || overlapIn(a, b):
 		return refuse(a, "this destination is inside the destination "+quote(b), "choose destinations apart from each other")
 	}
 	return nil

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // rootSpec is one SOURCE argument mapped onto the destination.
@@ -46,7 +44,10 @@ func makePlan(sources []string, dest string) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	dst := filepath.Clean(dest)
+	dst, err := argPath(dest)
+	if err != nil {
+		return nil, err
+	}
 	dstSt, dstErr := os.Stat(dst)
 	if dstErr != nil && !errors.Is(dstErr, os.ErrNotExist) {
 		return nil, refuse(dest, "cannot read destination: "+ErrText(dstErr), "check the path and its permissions")
@@ -62,7 +63,8 @@ func makePlan(sources []string, dest string) (*plan, error) {
 
 // srcArg is a SOURCE as given, checked.
 type srcArg struct {
-	path  string
+	path  string // as the kernel resolves it (argPath)
+	given string // as the user spelled it
 	isDir bool
 }
 
@@ -82,7 +84,11 @@ func statSources(sources []string) ([]srcArg, error) {
 			// almost always a mistake (a device to read?).
 			return nil, refuse(s, "source is not a regular file or directory", "copy the directory that holds it")
 		}
-		srcs = append(srcs, srcArg{path: filepath.Clean(s), isDir: st.IsDir()})
+		path, err := argPath(s)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, srcArg{path: path, given: s, isDir: st.IsDir()})
 	}
 	return srcs, nil
 }
@@ -134,9 +140,9 @@ func planMany(srcs []srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error)
 	seen := map[string]string{}
 	for _, s := range srcs {
 		base := filepath.Base(s.path)
-		if base == "." || base == ".." || base == string(filepath.Separator) {
+		if b := filepath.Base(filepath.Clean(s.given)); b == "." || b == ".." || base == "." || base == ".." || base == string(filepath.Separator) {
 			// DEST/. is DEST itself and DEST/.. lies outside it.
-			return nil, refuse(s.path, "has no name of its own to give its copy in "+quote(dest), "name the directory by its path (for example ../NAME), or copy it on its own: fastcopy SOURCE DEST/NAME")
+			return nil, refuse(filepath.Clean(s.given), "has no name of its own to give its copy in "+quote(dest), "name the directory by its path (for example ../NAME), or copy it on its own: fastcopy SOURCE DEST/NAME")
 		}
 		if prev, ok := seen[base]; ok {
 			return nil, refuse(s.path, "has the same name as "+quote(prev)+": both would land on "+quote(filepath.Join(dst, base)), "copy them in separate runs into different directories")
@@ -175,72 +181,18 @@ func fileRoot(src, dstName string) rootSpec {
 	return rootSpec{src: src, srcDir: filepath.Dir(at), name: filepath.Base(at), dstRel: dstName}
 }
 
+// checkNotInside refuses a dst that is the directory src, or inside it,
+// by identity rather than by name (overlapInside): a symlink, a bind mount
+// of src or of a directory below it, or a second mount of its filesystem
+// puts src at another path.
 func checkNotInside(src, dst string) error {
-	rs, rd := fileio.RealPath(src), fileio.RealPath(dst)
-	if rs == rd {
+	if in, err := overlapInside(dst, src); err != nil || !in {
+		return nil // makePlan stat'ed both: gone since, the walk reports it
+	}
+	if overlapSame(src, dst) {
 		return refuse(dst, "source and destination are the same directory", "name a different destination")
 	}
-	if strings.HasPrefix(rd, strings.TrimSuffix(rs, string(filepath.Separator))+string(filepath.Separator)) {
-		return refuse(dst, "destination is inside the source "+quote(src)+": the copy would copy itself", "choose a destination outside the source")
-	}
-	return checkNotBelow(src, dst)
-}
-
-// checkNotBelow refuses a dst that is the directory src, or inside it,
-// by identity rather than by name: a bind mount of src (whose root has
-// src's st_dev and st_ino) or a second mount of its filesystem puts src
-// at another path. It opens the nearest existing directory of dst and
-// walks ".." up from its descriptor to the root, as lockDest does,
-// comparing each with src.
-func checkNotBelow(src, dst string) error {
-	sd, err := fileio.OpenDir(src)
-	if err != nil {
-		return nil // makePlan stat'ed it: gone since, the walk reports it
-	}
-	sst, err := sd.Stat()
-	sd.Close()
-	if err != nil || sst.Ino == 0 {
-		return nil
-	}
-	abs, err := filepath.Abs(dst)
-	if err != nil {
-		return nil
-	}
-	at := abs
-	var d *fileio.Dir
-	for {
-		if d, err = fileio.OpenDir(at); err == nil {
-			break
-		}
-		if filepath.Dir(at) == at {
-			return nil
-		}
-		at = filepath.Dir(at)
-	}
-	defer func() { d.Close() }()
-	for first := true; ; first = false {
-		st, err := d.Stat()
-		if err != nil {
-			return nil
-		}
-		if st.Dev == sst.Dev && st.Ino == sst.Ino {
-			if first && at == abs {
-				return refuse(dst, "source and destination are the same directory, reached by another path (a bind mount or a second mount)", "name a different destination")
-			}
-			return refuse(dst, "destination is inside the source "+quote(src)+", reached by another path ("+quote(at)+" is the source directory itself: a bind mount or a second mount): the copy would copy itself", "choose a destination outside the source")
-		}
-		up, err := d.Parent()
-		if err != nil {
-			return nil
-		}
-		ust, err := up.Stat()
-		if err != nil || (ust.Dev == st.Dev && ust.Ino == st.Ino) {
-			up.Close()
-			return nil // the root
-		}
-		d.Close()
-		d, at = up, filepath.Dir(at)
-	}
+	return refuse(dst, "destination is inside the source "+quote(src)+": the copy would copy itself", "choose a destination outside the source")
 }
 
 func checkNotSame(src, dst string) error {

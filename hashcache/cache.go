@@ -138,6 +138,16 @@ func Open(path string, opt Options) (*Cache, error) {
 	case opt.LockTimeout < 0:
 		opt.LockTimeout = time.Nanosecond // bbolt tries once
 	}
+	if strings.Contains("/"+filepath.ToSlash(path)+"/", "/../") {
+		// As the kernel resolves it: the cache's directory is made and
+		// flushed by name, and filepath.Dir would cut "a/link/../c/h.db"
+		// as text to a/c, not the link target's sibling c.
+		r, err := fileio.Resolve(path)
+		if err != nil {
+			return nil, fmt.Errorf("hash cache %q: %w", path, err)
+		}
+		path = r
+	}
 	c := &Cache{path: path, readOnly: opt.ReadOnly, lockTimeout: opt.LockTimeout}
 	c.q.room.L = &c.q.mu
 	if !opt.ReadOnly {

@@ -93,7 +93,9 @@ func scanMountinfo(r io.Reader, fn func(mountLine) bool) {
 }
 
 type mountLine struct {
+	id     string // the mount ID
 	dev    string // "major:minor"
+	root   string // unescaped: the directory of the filesystem mounted there
 	point  string // unescaped mount point
 	fsType string
 	source string // "" when the line has none
@@ -117,7 +119,7 @@ func parseMountinfo(line []byte) (mountLine, bool) {
 	if sep < 0 || sep+1 >= len(f) {
 		return mountLine{}, false
 	}
-	m := mountLine{dev: f[2], point: unescapeMount(f[4]), fsType: f[sep+1]}
+	m := mountLine{id: f[0], dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4]), fsType: f[sep+1]}
 	if sep+2 < len(f) {
 		m.source = unescapeMount(f[sep+2])
 	}
