@@ -479,6 +479,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	if srcSum != dstSum {
 		return false
 	}
+	en.equal = true // replacing it loses nothing (see respelled)
 	if _, _, _, _, differs := dc.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}

@@ -194,6 +194,9 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	if en.check && e.decide.checkEntry(c, en, rel, buf) {
 		return
 	}
+	if cp.clashes(en, rel) {
+		return
+	}
 	if e.linkDest.place(c, en, rel, buf) || e.decide.wouldLoseSymlink(en, rel) {
 		return
 	}
@@ -257,6 +260,9 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 		}
 		return
 	}
+	if cp.clashes(en, rel) {
+		return
+	}
 	if e.linkDest.place(c, en, rel, buf) {
 		return // a hard link to an earlier snapshot's copy (linkdest.go)
 	}
@@ -293,6 +299,20 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 		e.staged.unwrite(c.stage, c.dst.d, en.dstName) // gone already, unless its removal failed
 	}
 	e.fail(rel, err)
+}
+
+// clashes fails en when its destination entry, held under another
+// spelling (en.clash), was not found to hold the source's content: only
+// such an entry may be replaced (see respelled).
+func (cp *copier) clashes(en *entry, rel string) bool {
+	if en.clash == nil || en.equal {
+		return false
+	}
+	if en.group != nil {
+		close(en.group.done)
+	}
+	cp.e.fail(rel, en.clash)
+	return true
 }
 
 // copySymlink makes a symlink like the source's.

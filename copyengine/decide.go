@@ -55,7 +55,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			dc.keepExisting(en, dstRel, nil)
 			return false
 		} else {
-			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp, mv: e.mover.item(src, en, dstRel)}
+			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp, mv: e.mover.item(src, en, dstRel), clash: en.clash}
 			if dst != nil && dst.stage != nil {
 				// Its directory is published once the name is placed.
 				f.stage = dst.stage
@@ -72,6 +72,10 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			dc.keepExisting(en, dstRel, g)
 			return false
 		}
+		if en.clash != nil && !dc.respelled(dst, en, dstRel) {
+			close(g.done) // its other names fail with it
+			return false
+		}
 		if dc.unchanged(dst, en) {
 			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
 			e.mover.add(src, en, dstRel, unchangedSum(en))
@@ -84,6 +88,9 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if keep {
 		dc.keepExisting(en, dstRel, nil)
+		return false
+	}
+	if en.clash != nil && !dc.respelled(dst, en, dstRel) {
 		return false
 	}
 	if dc.unchanged(dst, en) {

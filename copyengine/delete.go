@@ -55,6 +55,11 @@ type mirrorDir struct {
 	id             devIno
 	has            map[string]bool
 	fold           *foldInfo // how the destination folds names, when it does
+	// respelled: DEST holds the directory under another spelling than
+	// the source's (or it lies below one such): its entries are not known
+	// to be this source directory's copies, so the source's lacking them
+	// is no proof they may go (fold.go, respelled).
+	respelled bool
 }
 
 func (d *mirrorDir) key(name string) string {
@@ -76,7 +81,7 @@ func (m *mirror) noteDir(l *dirList) {
 	if err != nil {
 		return // not noted: its extras are kept
 	}
-	d := mirrorDir{dstRel: l.w.dstRel, srcRel: l.w.srcRel, id: devIno{st.Dev, st.Ino}, fold: l.fold, has: make(map[string]bool, len(l.dstNames))}
+	d := mirrorDir{dstRel: l.w.dstRel, srcRel: l.w.srcRel, id: devIno{st.Dev, st.Ino}, fold: l.fold, has: make(map[string]bool, len(l.dstNames)), respelled: l.w.respelled}
 	for i, n := range l.dstNames {
 		d.has[d.key(n)] = true
 		d.has[d.key(l.names[i].Name)] = true // a name that fails to map keeps what has it
@@ -269,13 +274,17 @@ func (m *mirror) finish() error {
 			m.kept(d.dstRel, ErrText(err))
 			continue
 		}
-		if failedIn[d.dstRel] {
+		if failedIn[d.dstRel] || d.respelled {
 			if len(dd.extras) > 0 {
 				what := fmt.Sprintf("%d entries", len(dd.extras))
 				if len(dd.extras) == 1 {
 					what = "1 entry"
 				}
-				m.kept(d.dstRel, what+", as something in it failed")
+				why := ", as something in it failed"
+				if d.respelled {
+					why = fmt.Sprintf(", as the source names it %q, another spelling: they may be the only copies of another source directory's entries", d.srcRel)
+				}
+				m.kept(d.dstRel, what+why)
 			}
 			continue
 		}

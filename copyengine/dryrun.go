@@ -34,6 +34,9 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 			return nil
 		}
 	}
+	if f.clash != nil {
+		return f.clash
+	}
 	e.count(func(s *Summary) { s.Linked++ })
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(f.st.Size)

@@ -67,6 +67,12 @@ type entry struct {
 	// contested: copied for a set of source names that are one name on
 	// the destination; its content decides whether it is unchanged.
 	contested bool
+	// clash: the destination entry is held under another spelling than
+	// the source's (the name, or a directory above it): it may be
+	// replaced only by what it holds already (equal), else the entry
+	// fails with clash (fold.go, respelled).
+	clash *CollisionError
+	equal bool // the destination entry was found to hold the source's content
 }
 
 // tempName is the name en is written under before it takes dstName: the
@@ -100,9 +106,10 @@ type linkFollower struct {
 	rel   string // destination path of this name
 	group *linkGroup
 	st    fileio.Stat
-	tmp   string   // the temporary name, when not tempName of the name
-	stage *stage   // the new directory it is placed in, held back until it is
-	mv    moveItem // --move: the source name, removed once the link is durable
+	tmp   string          // the temporary name, when not tempName of the name
+	stage *stage          // the new directory it is placed in, held back until it is
+	mv    moveItem        // --move: the source name, removed once the link is durable
+	clash *CollisionError // the destination holds this name under another spelling (entry.clash)
 }
 
 type dirMeta struct {

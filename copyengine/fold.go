@@ -34,10 +34,18 @@ package copyengine
 // and the destination file then holds the other name's bytes.
 //
 // A source name that the destination holds under another spelling only
-// (the source has "readme", the destination "README") is that destination
-// entry: it is compared with it and, when it differs, replaced under the
-// destination's spelling, as Windows does when a file is copied over one
-// whose name differs in case. fastcopy verify matches names the same way.
+// (the source has "readme", the destination "README") lands on that
+// destination entry, which keeps its spelling; but which file that entry
+// is, is not known: it may be the copy of another source name, the only
+// one left once --move removed that source (README and readme in one
+// directory: the first run moves README and fails readme, whose rerun
+// finds README). So such an entry, and every entry below a directory the
+// destination holds so, is never replaced by other content: it is read on
+// both sides and found in place when the digests are equal (a case-only
+// rename), and fails by name otherwise (CollisionError, Held), its
+// destination file left as it is (decider.respelled); --delete keeps the
+// extras of such a directory (mirrorDir.respelled). fastcopy verify
+// matches names the same way.
 
 import (
 	"errors"
@@ -494,11 +502,74 @@ type CollisionError struct {
 	Dest   string // the destination, as given
 	FS     string // the destination filesystem's type
 	How    string // "case-insensitive", ...
+	// Held: Winner is not a source name but the entry DEST holds under
+	// another spelling, whose content differs from the source's (Name and
+	// Winner are then paths, relative to the source and to DEST).
+	Held bool
 }
 
 func (e *CollisionError) Error() string {
+	if e.Held {
+		return fmt.Sprintf("not copied: %q would replace %q, which the %s destination filesystem of %q (%s) holds under another spelling, with other content; that file may be the only copy of another source file and was left as it is; rename %q in the source, or move %q out of the destination if it may be replaced",
+			e.Name, e.Winner, e.How, e.Dest, e.FS, e.Name, e.Winner)
+	}
 	return fmt.Sprintf("not copied: %q and %q are one name on the %s destination filesystem of %q (%s); only %q is kept there; rename one of them in the source",
 		e.Name, e.Winner, e.How, e.Dest, e.FS, e.Winner)
+}
+
+// respellClash is the failure of the source entry name (in this
+// directory), which the destination holds as dstRel under another
+// spelling, or below a directory it holds so: see respelled.
+func (l *dirList) respellClash(name, dstRel string) *CollisionError {
+	e := l.wk.e
+	how := "case-insensitive"
+	if l.fold != nil {
+		how = l.fold.String()
+	}
+	return &CollisionError{Name: joinRel(l.w.srcRel, name), Winner: dstRel, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: how, Held: true}
+}
+
+// respelled settles a source entry whose destination entry DEST holds
+// under another spelling (en.clash: "readme" onto "README", or a file
+// below a directory held so). Which file DEST holds there is not known:
+// it may be the copy of another source name, the only one left once
+// --move removed that source ("README" and "readme" in one source
+// directory: the first run moves README and fails readme; its rerun finds
+// README). So it is never replaced by other content: an entry of another
+// type or size fails at once; a regular file of the same size is read on
+// both sides (en.check, with contested: neither size and mtime nor DEST's
+// cache entry are proof) and fails unless the digests are equal; a
+// symlink with the same target, a special file of the same type and
+// device, an empty file onto an empty file hold what the source holds
+// (en.equal). It reports false when en failed.
+func (dc *decider) respelled(dst *handle, en *entry, dstRel string) bool {
+	d, s := en.dstSt, &en.st
+	same := d.Type() == s.Type()
+	switch {
+	case !same:
+	case s.IsRegular():
+		if same = d.Size == s.Size; same && s.Size > 0 {
+			en.contested, en.check = true, true
+		} else if same {
+			en.equal = true
+		}
+	case s.IsSymlink():
+		t, err := "", error(nil)
+		if dst != nil {
+			t, err = dst.d.Readlink(en.dstName)
+		}
+		same = dst != nil && err == nil && t == en.target
+	case s.Type() == fileio.ModeChar || s.Type() == fileio.ModeBlock:
+		same = d.Rdev == s.Rdev
+	}
+	if !same {
+		dc.e.fail(dstRel, en.clash)
+		return false
+	}
+	if !s.IsRegular() {
+		en.equal = true
+	}
+	return true
 }
 
 // ownLeftover reports whether name in dd, which an exclusive create found

@@ -141,9 +141,13 @@ func TestFoldCollisionsExfat(t *testing.T) {
 
 // TestFoldKeepsDestSpelling: what the destination already holds decides.
 // A destination that holds "readme" (copied when the source had only that)
-// keeps it when the source gains "README"; a source name that the
-// destination holds under another spelling only updates that entry and
-// keeps its spelling; neither flips on a rerun, and verify agrees.
+// keeps it when the source gains "README". A source name that the
+// destination holds under another spelling only is found in place when
+// the destination's file holds its content ("Notes.txt" renamed
+// "notes.txt"), and is a collision, naming the destination's file, when
+// it holds other content ("Photo.JPG" renamed "photo.jpg" and changed):
+// that file may be another source's only copy, so it is never replaced.
+// Neither flips on a rerun, and verify agrees.
 func TestFoldKeepsDestSpelling(t *testing.T) {
 	t.Parallel()
 	fs := loopfs.MountFUSE(t, loopfs.ExFAT(64<<20))
@@ -151,32 +155,41 @@ func TestFoldKeepsDestSpelling(t *testing.T) {
 	dst := fs.Path("dst")
 	writeFile(t, filepath.Join(src, "readme"), []byte("lower v1"))
 	writeFile(t, filepath.Join(src, "Photo.JPG"), []byte("photo v1"))
+	writeFile(t, filepath.Join(src, "Notes.txt"), []byte("notes"))
 	if _, fails, err := foldRun(t, src, dst); err != nil {
 		t.Fatalf("first run: %v %v", err, fails)
 	}
-	// The source gains "README", and "Photo.JPG" is renamed "photo.jpg"
-	// and changed.
+	// The source gains "README", "Photo.JPG" is renamed "photo.jpg" and
+	// changed, "Notes.txt" is renamed "notes.txt".
 	writeFile(t, filepath.Join(src, "README"), []byte("upper"))
 	writeFile(t, filepath.Join(src, "readme"), []byte("lower v2, longer"))
 	if err := os.Remove(filepath.Join(src, "Photo.JPG")); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(src, "photo.jpg"), []byte("photo v2, longer"))
+	if err := os.Rename(filepath.Join(src, "Notes.txt"), filepath.Join(src, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
 	for _, run := range []string{"second run", "rerun"} {
 		_, fails, err := foldRun(t, src, dst)
+		var ce *copyengine.CollisionError
+		if !errors.As(fails["Photo.JPG"], &ce) || !ce.Held || ce.Name != "photo.jpg" || ce.Winner != "Photo.JPG" {
+			t.Errorf("%s: Photo.JPG failed with %v, want a collision of photo.jpg with the destination's Photo.JPG", run, fails["Photo.JPG"])
+		}
+		delete(fails, "Photo.JPG")
 		wantCollision(t, run, err, fails, map[string]string{"README": "readme"})
-		if got := listing(t, dst); !slices.Equal(got, []string{"Photo.JPG", "readme"}) {
-			t.Errorf("%s: the destination holds %q, want Photo.JPG and readme", run, got)
+		if got := listing(t, dst); !slices.Equal(got, []string{"Notes.txt", "Photo.JPG", "readme"}) {
+			t.Errorf("%s: the destination holds %q, want Notes.txt, Photo.JPG and readme", run, got)
 		}
 		if got := readString(t, filepath.Join(dst, "readme")); got != "lower v2, longer" {
 			t.Errorf("%s: readme holds %q", run, got)
 		}
-		if got := readString(t, filepath.Join(dst, "Photo.JPG")); got != "photo v2, longer" {
-			t.Errorf("%s: Photo.JPG holds %q, want the source photo.jpg's data", run, got)
+		if got := readString(t, filepath.Join(dst, "Photo.JPG")); got != "photo v1" {
+			t.Errorf("%s: Photo.JPG holds %q, want what it held (the source Photo.JPG's)", run, got)
 		}
 		diffs := compare(t, src, dst)
-		if len(diffs) != 1 || diffs[0].Path != "README" || diffs[0].Kind != treeverify.Missing {
-			t.Errorf("%s: verify reports %+v, want README missing and nothing else", run, diffs)
+		if len(diffs) != 2 || diffs[0].Path != "README" || diffs[0].Kind != treeverify.Missing || diffs[1].Path != "photo.jpg" || diffs[1].Kind != treeverify.Differ {
+			t.Errorf("%s: verify reports %+v, want README missing and photo.jpg differing, and nothing else", run, diffs)
 		}
 	}
 }

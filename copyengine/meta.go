@@ -292,12 +292,16 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	if (devIno{lst.Dev, lst.Ino}) != want {
 		return replaced
 	}
-	if cur, err := fd.Lstat(fname); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
+	cur, err := fd.Lstat(fname)
+	if err == nil && (devIno{cur.Dev, cur.Ino}) == want {
 		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
 		f.mv.sum = f.group.sum
 		e.mover.addItem(f.mv)
 		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
 		return nil
+	}
+	if f.clash != nil && !fileio.IsNotExist(err) {
+		return f.clash // held under another spelling, and another file: see respelled
 	}
 	tmp := tempName(fname)
 	if f.tmp != "" {

@@ -23,6 +23,10 @@ type dirWork struct {
 	above   *ancestor // with -L: the directories walked down through to this one
 	stage   *stage    // made under its temporary name (created is true)
 	ino     uint64    // the source directory's inode (dirQueue's order; 0 for a root)
+	// respelled: the destination directory is one that DEST held under
+	// another spelling than the source's (or lies below one): what it
+	// holds is not known to be this source directory's copy (fold.go).
+	respelled bool
 }
 
 // ancestor is a source directory on the way down from a walk root. With -L
@@ -340,6 +344,7 @@ type dirList struct {
 	fold      *foldInfo // how the destination folds names, when it does
 	lost      []string  // the name that holds this one's destination name
 	contested []bool
+	respelled []bool          // the destination holds the name under another spelling (fold.go)
 	tempLike  map[string]bool // destination names that are temporaries' names (nameKey)
 	existing  map[string]fileio.Stat
 	kept      map[string]string // temporaries kept to take up: destination name -> temporary
@@ -478,6 +483,7 @@ func (l *dirList) foldNames() {
 	names := l.names
 	l.lost = make([]string, len(names))
 	l.contested = make([]bool, len(names))
+	l.respelled = make([]bool, len(names))
 	if l.dd == nil && !l.wk.e.opt.DryRun { // a dry run judges a directory it would make (dryFold)
 		return
 	}
@@ -499,6 +505,7 @@ func (l *dirList) foldNames() {
 			l.lost[i] = win
 		}
 		l.contested[i] = fp.contested[l.dstNames[i]]
+		_, l.respelled[i] = fp.spelling[l.dstNames[i]]
 		l.dstNames[i] = fp.dstName(l.dstNames[i])
 	}
 }
@@ -589,6 +596,9 @@ func (l *dirList) entry(i int) (en entry, ok bool) {
 	}
 	if d, ok := l.existing[dstName]; ok {
 		en.dstSt = &d
+		if l.respelled[i] || l.w.respelled {
+			en.clash = l.respellClash(n.Name, dstRel)
+		}
 	}
 	return en, true
 }
@@ -610,6 +620,7 @@ func (l *dirList) subdir(en *entry) {
 		return
 	}
 	created := en.dstSt == nil
+	respelled := !created && en.clash != nil
 	var stg *stage
 	if dst != nil && !e.opt.DryRun {
 		var ok bool
@@ -636,7 +647,7 @@ func (l *dirList) subdir(en *entry) {
 	} else {
 		e.mover.noteDryDir(dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel}) // move.go
 	}
-	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino})
+	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino, respelled: respelled})
 }
 
 // send asks the hash cache about the directory's files in one lookup, has

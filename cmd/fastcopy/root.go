@@ -83,7 +83,9 @@ On a destination that ignores case (exFAT, FAT, ext4 casefold, APFS), source
 names that are one name there (README, readme) are not copied over each
 other: the one DEST holds already is copied, else the first in byte order,
 and each other fails by name (exit 3). A source name that DEST holds under
-another spelling only updates that file and keeps DEST's spelling.
+another spelling only (readme onto README) is never copied over that file,
+which may be another source file's only copy: the same content is found in
+place, other content fails by name (exit 3) and DEST's file stays.
 
 ` + exitHelp,
 		Example: `  fastcopy ~/Photos /media/usb/Photos                # keep one copy up to date
