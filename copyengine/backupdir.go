@@ -140,6 +140,10 @@ func freeName(bd *fileio.Dir, name string, n int) string {
 // backup's directory is flushed before the entry is removed or replaced.
 func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
 	e := b.e
+	if e.skipWrite() {
+		b.kept(rel, remove)
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bd, err := b.openParent(rel)
@@ -181,12 +185,21 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 		if err := dir.Remove(name); err != nil {
 			return err
 		}
-		e.count(func(s *Summary) { s.Deleted++ })
-		e.event(ActDelete, rel)
+	}
+	b.kept(rel, remove)
+	return nil
+}
+
+// kept counts and reports the old version of rel kept in the backup
+// directory, and its removal from DEST when removed is set (in a dry run,
+// what preserve would do).
+func (b *backups) kept(rel string, removed bool) {
+	e := b.e
+	if removed {
+		e.deleted(rel)
 	}
 	e.count(func(s *Summary) { s.BackedUp++ })
 	e.event(ActBackup, rel)
-	return nil
 }
 
 // copyInto copies the regular file or symlink name of dir (which must be
@@ -257,7 +270,7 @@ func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name 
 // right before the publishing rename, after the copy was read back and
 // flushed: a crash between the two leaves both versions.
 func (b *backups) beforeReplace(dir *fileio.Dir, name, rel string) error {
-	if !b.on() || b.root == nil {
+	if !b.on() || dir == nil || (b.root == nil && !b.e.opt.DryRun) {
 		return nil
 	}
 	st, err := dir.Lstat(name)

@@ -19,6 +19,42 @@ import (
 // fixTimes only say that they would change something, no cache entry is
 // stored, nothing is created, linked or renamed.
 
+// skipWrite is the dry run's gate, asked at the moment of a write or a
+// removal that the real run's decisions lead to: true in a dry run, whose
+// caller then counts and reports what the write would have done (the
+// event says "would", see emit) and writes nothing.
+func (e *engine) skipWrite() bool { return e.opt.DryRun }
+
+// wouldRead counts, in a dry run, what the real run reads to write a
+// regular file of size bytes: its source once (hashed as it is copied, or
+// read once for the placement of a duplicate), and the copy again when it
+// is read back. A duplicate the dry run hashed to place it is that same
+// read, so wouldDedup does not count its own. (A clone read nothing, a
+// resumed copy reads only what it did not keep: a dry run counts a copy.)
+func (e *engine) wouldRead(size int64) {
+	n := size
+	if e.opt.Verify != VerifyOff {
+		n += size
+	}
+	e.stats.BytesRead.Add(n)
+}
+
+// wouldKeepReplaced is, in a dry run, the keeping of what en's copy
+// replaces in DEST under --backup-dir (keepReplaced, beforeReplace): it
+// counts and reports the backup, and says false when the real run could
+// not keep it (the entry then fails, as it would).
+func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
+	e := cp.e
+	if en.dstSt == nil || c.dst == nil || !e.backups.on() {
+		return true
+	}
+	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
+		e.fail(rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
+		return false
+	}
+	return true
+}
+
 // wouldLink judges a further name of a source inode as linkOne does,
 // writing nothing: skipped when its name already leads to the first
 // name's inode, which is unchanged; linked otherwise.
@@ -27,11 +63,24 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 	if err := f.group.leaderErr(); err != nil {
 		return err
 	}
-	if want := f.group.ino; want != (devIno{}) && e.dstRoot != nil {
-		if cur, err := e.dstRoot.Lstat(f.rel); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
+	if e.dstRoot != nil {
+		cur, err := e.dstRoot.Lstat(f.rel)
+		if want := f.group.ino; err == nil && want != (devIno{}) && (devIno{cur.Dev, cur.Ino}) == want {
 			e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
 			e.mover.addItem(f.mv)
 			return nil
+		}
+		if err == nil && e.backups.on() {
+			// The name is replaced by the link: what it holds is kept
+			// first (linkOne).
+			dir, name := splitRel(f.rel)
+			if d, derr := e.dstRoot.OpenBeneath(dir); derr == nil {
+				err = e.backups.beforeReplace(d, name, f.rel)
+				d.Close()
+				if err != nil {
+					return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+				}
+			}
 		}
 	}
 	e.count(func(s *Summary) { s.Linked++ })
@@ -90,6 +139,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 		if err != nil {
 			return "", false // the real run copies it and reports what it finds
 		}
+		e.stats.BytesRead.Add(-en.st.Size) // read by its copy (wouldRead)
 		me.sum, me.hashed = sum, true
 		for _, t := range list {
 			if !t.hashed {
@@ -97,6 +147,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 				if err != nil {
 					continue
 				}
+				e.stats.BytesRead.Add(-t.en.st.Size) // read by its copy (wouldRead)
 				t.sum, t.hashed = s, true
 			}
 			if t.sum != me.sum {
