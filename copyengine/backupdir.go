@@ -141,6 +141,9 @@ func freeName(bd *fileio.Dir, name string, n int) string {
 func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
 	e := b.e
 	if e.skipWrite() {
+		if err := b.wouldKeep(st); err != nil {
+			return err
+		}
 		b.kept(rel, remove)
 		return nil
 	}
@@ -257,11 +260,44 @@ func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name 
 			return err
 		}
 	default:
-		return fmt.Errorf("a %s cannot be kept on another filesystem; left in place", fileio.Describe(st.Mode))
+		return errNotKeptElsewhere(st)
 	}
 	if err := bd.Rename(tmp, bd, target); err != nil {
 		_ = bd.Remove(tmp)
 		return err
+	}
+	return nil
+}
+
+// errNotKeptElsewhere says that an entry of st's type, neither a regular
+// file nor a symlink, cannot be kept on another filesystem than DEST's.
+func errNotKeptElsewhere(st fileio.Stat) error {
+	return fmt.Errorf("a %s cannot be kept on another filesystem; left in place", fileio.Describe(st.Mode))
+}
+
+// wouldKeep is, in a dry run, preserve's judgement of whether an entry
+// of stat st can be kept: on another filesystem than DEST's (the backup
+// directory's nearest existing one) a copy is made, which only a regular
+// file or a symlink can be.
+func (b *backups) wouldKeep(st fileio.Stat) error {
+	if st.IsRegular() || st.IsSymlink() {
+		return nil
+	}
+	bd, err := filepath.Abs(b.e.opt.BackupDir)
+	if err != nil {
+		return err
+	}
+	d, err := fileio.OpenDir(nearestExisting(bd))
+	if err != nil {
+		return err
+	}
+	at, err := d.Stat()
+	d.Close()
+	if err != nil {
+		return err
+	}
+	if at.Dev != st.Dev {
+		return errNotKeptElsewhere(st)
 	}
 	return nil
 }

@@ -279,10 +279,7 @@ func (m *mirror) finish() error {
 			}
 		}
 		e.count(func(s *Summary) { s.WouldDelete = total })
-		if !e.opt.DryRun {
-			return &MaxDeleteError{Planned: total, Max: e.opt.MaxDelete}
-		}
-		return nil
+		return &MaxDeleteError{Planned: total, Max: e.opt.MaxDelete} // a dry run says so too
 	}
 	// A dry run carries the plan out too: each removal and each backup
 	// asks skipWrite, and counts and reports what it would do.

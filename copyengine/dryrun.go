@@ -55,6 +55,44 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 	return true
 }
 
+// wouldStage is, in a dry run, stageDir's judgement of a new directory
+// made in parent (nil: one the run would make too) where it tells without
+// writing: a FUSE filesystem's new directories are not staged
+// (dirRenameKeeps, which asks no probe of one), and Summary.StagingNote
+// says so. Elsewhere the real run's probe is taken to succeed.
+func (sg *stager) wouldStage(parent *handle) {
+	e := sg.e
+	if !fileio.CanStageDirs {
+		return
+	}
+	if parent != nil {
+		if parent.d.IsFUSE() {
+			sg.dirRenameKeeps(parent.d)
+		}
+		return
+	}
+	if e.dstRoot != nil {
+		if e.dstRoot.IsFUSE() {
+			sg.dirRenameKeeps(e.dstRoot)
+		}
+		return
+	}
+	// DEST would be made: its nearest existing parent's filesystem, the
+	// note naming DEST, where the real run makes its first directory.
+	d, err := fileio.OpenDir(nearestExisting(e.dstRootPath))
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if d.IsFUSE() {
+		e.count(func(s *Summary) {
+			if s.StagingNote == "" {
+				s.StagingNote = stagingNote(e.dstRootPath, whyNotStagedFUSE)
+			}
+		})
+	}
+}
+
 // wouldLink judges a further name of a source inode as linkOne does,
 // writing nothing: skipped when its name already leads to the first
 // name's inode, which is unchanged; linked otherwise.
