@@ -225,6 +225,8 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	}
 	act := ActCopy
 	switch {
+	case en.st.IsRegular() && e.wouldClone(&en.st):
+		act = ActClone
 	case en.st.IsSymlink():
 		act = ActSymlink
 	case !en.st.IsRegular():
@@ -235,9 +237,12 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	}
 	e.count(func(s *Summary) {
 		switch act {
-		case ActCopy:
+		case ActCopy, ActClone:
 			s.Copied++
 			s.Bytes += en.st.Size
+			if act == ActClone {
+				s.Cloned++
+			}
 			if e.opt.Verify != VerifyOff {
 				s.Verified++
 				s.VerifiedBytes += en.st.Size
@@ -252,7 +257,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 		en.group.ok = true
 		close(en.group.done)
 	}
-	if act == ActCopy {
+	if act == ActCopy || act == ActClone {
 		e.wouldRead(en.st.Size)
 	}
 	e.stats.FilesDone.Add(1)

@@ -139,6 +139,51 @@ type dryDedup struct {
 	// them (loadDestTargets), by size.
 	dest   map[int64][]*dedup.Target
 	loaded bool
+	// destOnce, destDev and destType are DEST's device and filesystem
+	// type, or its nearest existing parent's when the run would make it.
+	destOnce sync.Once
+	destDev  uint64
+	destType string
+}
+
+// dryDest is DEST's device and filesystem type in a dry run: its own, or
+// where the run would make it, its nearest existing parent's.
+func (e *engine) dryDest() (uint64, string) {
+	dd := &e.dedupe.dry
+	dd.destOnce.Do(func() {
+		if e.dstRoot != nil {
+			dd.destDev, dd.destType = e.dstDev, e.fs.caps.fsType
+			return
+		}
+		path := nearestExisting(e.dstRootPath)
+		d, err := fileio.OpenDir(path)
+		if err != nil {
+			return
+		}
+		defer d.Close()
+		if st, err := d.Stat(); err == nil {
+			dd.destDev = st.Dev
+		}
+		dd.destType, _ = fileio.FSType(path)
+	})
+	return dd.destDev, dd.destType
+}
+
+// dryDestType is DEST's filesystem type in a dry run (dryDest).
+func (e *engine) dryDestType() string {
+	_, t := e.dryDest()
+	return t
+}
+
+// wouldClone says whether the real run would clone a regular file of
+// stat st (mayClone): not empty, clones allowed, on DEST's filesystem,
+// one of a type that clones (the dry run cannot try one).
+func (e *engine) wouldClone(st *fileio.Stat) bool {
+	if st.Size == 0 || e.opt.Reflink == ReflinkNever {
+		return false
+	}
+	dev, t := e.dryDest()
+	return st.Dev == dev && clonesByType(t)
 }
 
 // dryTarget is a file the dry run would write, which later ones may share.
@@ -177,7 +222,16 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 		if err != nil {
 			return "", false // the real run copies it and reports what it finds
 		}
-		e.stats.BytesRead.Add(-en.st.Size) // read by its copy (wouldRead)
+		// This read is the one wouldRead counts for en, unless the copy
+		// reads en again: a clone hashes as it clones, and a file larger
+		// than buf (or sparse) is not written from the buffer read here
+		// (readSource's whole), while a shared one is placed from it.
+		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || e.wouldClone(&en.st)
+		defer func() {
+			if ok || !again {
+				e.stats.BytesRead.Add(-en.st.Size)
+			}
+		}()
 		me.sum, me.hashed = sum, true
 		for _, t := range list {
 			if !t.hashed {
@@ -215,7 +269,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 // hardlink).
 func (dp *deduper) wouldShare(t, me *dryTarget) (Action, bool) {
 	e := dp.e
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dryDestType()) {
 		return ActDedupClone, true
 	}
 	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || t.meta != me.meta {
@@ -363,7 +417,7 @@ func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf
 	if err != nil || sum != me.sum {
 		return "", false
 	}
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dryDestType()) {
 		return ActDedupClone, true
 	}
 	tmeta := dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"github.com/fastcopy/fastcopy/internal/treecmp"
 )
 
@@ -39,6 +40,10 @@ type dryparityRow struct {
 	more func(t *testing.T, w *world) []string
 	// dest, when set, gives DEST instead of w.dst().
 	dest func(t *testing.T, w *world) string
+	// onFS, when set, is a filesystem type the row's trees are on (a
+	// loop-mounted image): for clones, which need source and DEST on one
+	// filesystem that makes them.
+	onFS string
 	// unknowable are --json fields a dry run cannot know without
 	// writing, each with why: they are not compared, and the -v lines
 	// that start with a value given are left out on both sides.
@@ -235,6 +240,43 @@ var dryparityRows = []dryparityRow{
 		unknowLines: []string{"fastcopy: warning: not kept: permission bits: "},
 	},
 	{
+		// Larger than a copy's buffer: a duplicate read for its digest
+		// is read again to be copied.
+		name: "dedup large",
+		setup: func(w *world) {
+			dryparityTree(w)
+			w.write("src/big1.bin", strings.Repeat("large bytes ", 800000))
+			w.write("src/sub/big2.bin", strings.Repeat("large bytes ", 800000))
+			w.write("src/sub/big3.bin", strings.Repeat("other bytes ", 800000))
+			w.mtime("src/big1.bin", old)
+			w.mtime("src/sub/big2.bin", old)
+			w.mtime("src/sub/big3.bin", old)
+		},
+		groups: [][]string{{"big1.bin", "sub/big2.bin"}},
+	},
+	{
+		name:  "plain copy on btrfs",
+		setup: dryparityTree,
+		onFS:  "btrfs",
+	},
+	{
+		name:  "plain copy on xfs",
+		setup: dryparityTree,
+		onFS:  "xfs",
+	},
+	{
+		name: "dedup on btrfs",
+		setup: func(w *world) {
+			dryparityTree(w)
+			w.write("src/dup1.bin", strings.Repeat("same bytes ", 500))
+			w.write("src/sub/dup2.bin", strings.Repeat("same bytes ", 500))
+			w.mtime("src/dup1.bin", old)
+			w.mtime("src/sub/dup2.bin", old)
+		},
+		groups: [][]string{{"dup1.bin", "sub/dup2.bin"}},
+		onFS:   "btrfs",
+	},
+	{
 		name: "hard links rerun",
 		setup: func(w *world) {
 			dryparityTree(w)
@@ -283,6 +325,9 @@ func TestDryParity(t *testing.T) {
 	for _, row := range dryparityRows {
 		t.Run(strings.ReplaceAll(row.name, " ", "_"), func(t *testing.T) {
 			w := newWorld(t)
+			if row.onFS != "" {
+				w = dryparityWorldOn(t, row.onFS)
+			}
 			row.setup(w)
 			w.oldDirTimes()
 			if t.Failed() {
@@ -318,6 +363,24 @@ func TestDryParity(t *testing.T) {
 			dryparityCompare(t, dryJSON, realJSON, dryparityGroups(dryLines, groups), dryparityGroups(realLines, groups))
 		})
 	}
+}
+
+// dryparityWorldOn is newWorld on a loop-mounted filesystem of type typ,
+// or skips saying what is missing.
+func dryparityWorldOn(t *testing.T, typ string) *world {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skipf("skipping: needs root to mount a %s image", typ)
+	}
+	fs := loopfs.Mount(t, loopfs.Config{Type: typ, Size: 320 << 20})
+	dir := fs.Path("w")
+	w := &world{t: t, dir: dir, src: filepath.Join(dir, "src"), side: filepath.Join(dir, "fc"), oracle: filepath.Join(dir, "rs"), cache: filepath.Join(t.TempDir(), "hashes.db")}
+	for _, d := range []string{w.src, w.side} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
 }
 
 // dryparityTmpfs mounts a small tmpfs for the test, a filesystem other
