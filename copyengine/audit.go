@@ -17,10 +17,16 @@ import (
 // --delete, --backup-dir and --move remove after that is flushed in turn
 // (afterFlush, removalsFlushed).
 
-// emit stamps ev with the time and hands it to OnEvent.
+// emit stamps ev with the time and hands it to OnEvent. In a dry run it
+// is where the report says "would": the dry run takes the real run's
+// decisions and reports each under the real run's action, and emit names
+// an action that writes as Would does.
 func (e *engine) emit(ev Event) {
 	if e.opt.OnEvent == nil {
 		return
+	}
+	if e.opt.DryRun {
+		ev.Action = ev.Action.Would()
 	}
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()

@@ -137,6 +137,13 @@ func freeName(bd *fileio.Dir, name string, n int) string {
 // backup's directory is flushed before the entry is removed or replaced.
 func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
 	e := b.e
+	if e.skipWrite() {
+		if err := b.wouldKeep(st); err != nil {
+			return err
+		}
+		b.kept(rel, remove)
+		return nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bd, err := b.openParent(rel)
@@ -178,12 +185,21 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 		if err := dir.Remove(name); err != nil {
 			return err
 		}
-		e.count(func(s *Summary) { s.Deleted++ })
-		e.event(ActDelete, rel)
+	}
+	b.kept(rel, remove)
+	return nil
+}
+
+// kept counts and reports the old version of rel kept in the backup
+// directory, and its removal from DEST when removed is set (in a dry run,
+// what preserve would do).
+func (b *backups) kept(rel string, removed bool) {
+	e := b.e
+	if removed {
+		e.deleted(rel)
 	}
 	e.count(func(s *Summary) { s.BackedUp++ })
 	e.event(ActBackup, rel)
-	return nil
 }
 
 // copyInto copies the regular file or symlink name of dir (which must be
@@ -241,7 +257,7 @@ func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name 
 			return err
 		}
 	default:
-		return fmt.Errorf("a %s cannot be kept on another filesystem; left in place", fileio.Describe(st.Mode))
+		return errNotKeptElsewhere(st)
 	}
 	if err := bd.Rename(tmp, bd, target); err != nil {
 		_ = bd.Remove(tmp)
@@ -250,11 +266,44 @@ func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name 
 	return nil
 }
 
+// errNotKeptElsewhere says that an entry of st's type, neither a regular
+// file nor a symlink, cannot be kept on another filesystem than DEST's.
+func errNotKeptElsewhere(st fileio.Stat) error {
+	return fmt.Errorf("a %s cannot be kept on another filesystem; left in place", fileio.Describe(st.Mode))
+}
+
+// wouldKeep is, in a dry run, preserve's judgement of whether an entry
+// of stat st can be kept: on another filesystem than DEST's (the backup
+// directory's nearest existing one) a copy is made, which only a regular
+// file or a symlink can be.
+func (b *backups) wouldKeep(st fileio.Stat) error {
+	if st.IsRegular() || st.IsSymlink() {
+		return nil
+	}
+	bd, err := filepath.Abs(b.e.opt.BackupDir)
+	if err != nil {
+		return err
+	}
+	d, err := fileio.OpenDir(nearestExisting(bd))
+	if err != nil {
+		return err
+	}
+	at, err := d.Stat()
+	d.Close()
+	if err != nil {
+		return err
+	}
+	if at.Dev != st.Dev {
+		return errNotKeptElsewhere(st)
+	}
+	return nil
+}
+
 // beforeReplace keeps the file a copy is about to replace (name in dir),
 // right before the publishing rename, after the copy was read back and
 // flushed: a crash between the two leaves both versions.
 func (b *backups) beforeReplace(dir *fileio.Dir, name, rel string) error {
-	if !b.on() || b.root == nil {
+	if !b.on() || dir == nil || (b.root == nil && !b.e.opt.DryRun) {
 		return nil
 	}
 	st, err := dir.Lstat(name)

@@ -201,6 +201,9 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 		return
 	}
 	if act, ok := e.dedupe.wouldDedup(c, en, buf); ok {
+		if !cp.wouldKeepReplaced(c, en, rel) {
+			return
+		}
 		if en.group != nil {
 			en.group.ok = true
 			close(en.group.done)
@@ -214,16 +217,40 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 			} else {
 				s.DedupLinked++
 			}
+			if e.opt.Verify != VerifyOff {
+				s.Verified++ // read back as a copy is (committer.placed)
+				s.VerifiedBytes += en.st.Size
+			}
 		})
+		e.wouldRead(en.st.Size)
 		e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
 	}
+	act := ActCopy
+	switch {
+	case en.st.IsRegular() && e.wouldClone(&en.st):
+		act = ActClone
+	case en.st.IsSymlink():
+		act = ActSymlink
+	case !en.st.IsRegular():
+		act = ActSpecial
+	}
+	if !cp.wouldKeepReplaced(c, en, rel) {
+		return
+	}
 	e.count(func(s *Summary) {
-		switch {
-		case en.st.IsRegular():
+		switch act {
+		case ActCopy, ActClone:
 			s.Copied++
 			s.Bytes += en.st.Size
-		case en.st.IsSymlink():
+			if act == ActClone {
+				s.Cloned++
+			}
+			if e.opt.Verify != VerifyOff {
+				s.Verified++
+				s.VerifiedBytes += en.st.Size
+			}
+		case ActSymlink:
 			s.Symlinks++
 		default:
 			s.Specials++
@@ -233,9 +260,12 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 		en.group.ok = true
 		close(en.group.done)
 	}
+	if act == ActCopy || act == ActClone {
+		e.wouldRead(en.st.Size)
+	}
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(en.st.Size)
-	e.emit(Event{Action: ActWouldDo, Path: rel, Size: en.st.Size})
+	e.emit(Event{Action: act, Path: rel, Size: en.st.Size})
 	e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
 }
 

@@ -296,18 +296,17 @@ func (m *mirror) finish() error {
 		}
 	}
 	over := e.opt.MaxDelete != 0 && total > int64(max(e.opt.MaxDelete, 0))
-	if e.opt.DryRun || over {
+	if over {
 		for _, dd := range plan {
 			for _, x := range dd.extras {
 				x.walk(func(x *delEntry) { e.event(ActWouldDelete, x.rel) })
 			}
 		}
 		e.count(func(s *Summary) { s.WouldDelete = total })
-		if over && !e.opt.DryRun {
-			return &MaxDeleteError{Planned: total, Max: e.opt.MaxDelete}
-		}
-		return nil
+		return &MaxDeleteError{Planned: total, Max: e.opt.MaxDelete} // a dry run says so too
 	}
+	// A dry run carries the plan out too: each removal and each backup
+	// asks skipWrite, and counts and reports what it would do.
 	for _, dd := range plan {
 		if e.ctx.Err() != nil {
 			return e.ctx.Err()
@@ -488,7 +487,7 @@ func (m *mirror) remove(d delDir) {
 // (as its source is): its mode is put back with the directory metadata
 // applied after the deletions.
 func writableDir(e *engine, d *fileio.Dir) {
-	if e.root {
+	if e.root || e.skipWrite() {
 		return
 	}
 	if st, err := d.Stat(); err == nil && st.Mode&0o300 != 0o300 {
@@ -513,12 +512,15 @@ func (m *mirror) removeEntry(dir *fileio.Dir, x *delEntry) {
 			}
 			return
 		}
+		if e.skipWrite() {
+			e.deleted(x.rel)
+			return
+		}
 		if err := dir.Remove(x.name); err != nil {
 			e.fail(x.rel, fmt.Errorf("--delete: %w", err))
 			return
 		}
-		e.count(func(s *Summary) { s.Deleted++ })
-		e.event(ActDelete, x.rel)
+		e.deleted(x.rel)
 		return
 	}
 	sub, err := openSubChecked(dir, x.name, x.id)
@@ -534,12 +536,28 @@ func (m *mirror) removeEntry(dir *fileio.Dir, x *delEntry) {
 	if x.keep {
 		return
 	}
+	if e.skipWrite() {
+		e.deleted(x.rel)
+		return
+	}
 	if err := dir.RemoveDir(x.name); err != nil {
 		e.fail(x.rel, fmt.Errorf("--delete: %w", err))
 		return
 	}
-	e.count(func(s *Summary) { s.Deleted++ })
-	e.event(ActDelete, x.rel)
+	e.deleted(x.rel)
+}
+
+// deleted counts and reports an entry --delete removed; in a dry run, one
+// it would remove (Summary.WouldDelete, reported as would-delete).
+func (e *engine) deleted(rel string) {
+	e.count(func(s *Summary) {
+		if e.opt.DryRun {
+			s.WouldDelete++
+		} else {
+			s.Deleted++
+		}
+	})
+	e.event(ActDelete, rel)
 }
 
 // record remembers, after a run that finished, the filesystem each mirrored

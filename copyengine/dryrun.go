@@ -19,6 +19,80 @@ import (
 // fixTimes only say that they would change something, no cache entry is
 // stored, nothing is created, linked or renamed.
 
+// skipWrite is the dry run's gate, asked at the moment of a write or a
+// removal that the real run's decisions lead to: true in a dry run, whose
+// caller then counts and reports what the write would have done (the
+// event says "would", see emit) and writes nothing.
+func (e *engine) skipWrite() bool { return e.opt.DryRun }
+
+// wouldRead counts, in a dry run, what the real run reads to write a
+// regular file of size bytes: its source once (hashed as it is copied, or
+// read once for the placement of a duplicate), and the copy again when it
+// is read back. A duplicate the dry run hashed to place it is that same
+// read, so wouldDedup does not count its own. (A clone read nothing, a
+// resumed copy reads only what it did not keep: a dry run counts a copy.)
+func (e *engine) wouldRead(size int64) {
+	n := size
+	if e.opt.Verify != VerifyOff {
+		n += size
+	}
+	e.stats.BytesRead.Add(n)
+}
+
+// wouldKeepReplaced is, in a dry run, the keeping of what en's copy
+// replaces in DEST under --backup-dir (keepReplaced, beforeReplace): it
+// counts and reports the backup, and says false when the real run could
+// not keep it (the entry then fails, as it would).
+func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
+	e := cp.e
+	if en.dstSt == nil || c.dst == nil || !e.backups.on() {
+		return true
+	}
+	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
+		e.fail(rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
+		return false
+	}
+	return true
+}
+
+// wouldStage is, in a dry run, stageDir's judgement of a new directory
+// made in parent (nil: one the run would make too) where it tells without
+// writing: a FUSE filesystem's new directories are not staged
+// (dirRenameKeeps, which asks no probe of one), and Summary.StagingNote
+// says so. Elsewhere the real run's probe is taken to succeed.
+func (sg *stager) wouldStage(parent *handle) {
+	e := sg.e
+	if !fileio.CanStageDirs {
+		return
+	}
+	if parent != nil {
+		if parent.d.IsFUSE() {
+			sg.dirRenameKeeps(parent.d)
+		}
+		return
+	}
+	if e.dstRoot != nil {
+		if e.dstRoot.IsFUSE() {
+			sg.dirRenameKeeps(e.dstRoot)
+		}
+		return
+	}
+	// DEST would be made: its nearest existing parent's filesystem, the
+	// note naming DEST, where the real run makes its first directory.
+	d, err := fileio.OpenDir(nearestExisting(e.dstRootPath))
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if d.IsFUSE() {
+		e.count(func(s *Summary) {
+			if s.StagingNote == "" {
+				s.StagingNote = stagingNote(e.dstRootPath, whyNotStagedFUSE)
+			}
+		})
+	}
+}
+
 // wouldLink judges a further name of a source inode as linkOne does,
 // writing nothing: skipped when its name already leads to the first
 // name's inode, which is unchanged; linked otherwise.
@@ -27,11 +101,24 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 	if err := f.group.leaderErr(); err != nil {
 		return err
 	}
-	if want := f.group.ino; want != (devIno{}) && e.dstRoot != nil {
-		if cur, err := e.dstRoot.Lstat(f.rel); err == nil && (devIno{cur.Dev, cur.Ino}) == want {
+	if e.dstRoot != nil {
+		cur, err := e.dstRoot.Lstat(f.rel)
+		if want := f.group.ino; err == nil && want != (devIno{}) && (devIno{cur.Dev, cur.Ino}) == want {
 			e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
 			e.mover.addItem(f.mv)
 			return nil
+		}
+		if err == nil && e.backups.on() {
+			// The name is replaced by the link: what it holds is kept
+			// first (linkOne).
+			dir, name := splitRel(f.rel)
+			if d, derr := e.dstRoot.OpenBeneath(dir); derr == nil {
+				err = e.backups.beforeReplace(d, name, f.rel)
+				d.Close()
+				if err != nil {
+					return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+				}
+			}
 		}
 	}
 	if f.clash != nil {
@@ -55,6 +142,51 @@ type dryDedup struct {
 	// them (loadDestTargets), by size.
 	dest   map[int64][]*dedup.Target
 	loaded bool
+	// destOnce, destDev and destType are DEST's device and filesystem
+	// type, or its nearest existing parent's when the run would make it.
+	destOnce sync.Once
+	destDev  uint64
+	destType string
+}
+
+// dryDest is DEST's device and filesystem type in a dry run: its own, or
+// where the run would make it, its nearest existing parent's.
+func (e *engine) dryDest() (uint64, string) {
+	dd := &e.dedupe.dry
+	dd.destOnce.Do(func() {
+		if e.dstRoot != nil {
+			dd.destDev, dd.destType = e.dstDev, e.fs.caps.fsType
+			return
+		}
+		path := nearestExisting(e.dstRootPath)
+		d, err := fileio.OpenDir(path)
+		if err != nil {
+			return
+		}
+		defer d.Close()
+		if st, err := d.Stat(); err == nil {
+			dd.destDev = st.Dev
+		}
+		dd.destType, _ = fileio.FSType(path)
+	})
+	return dd.destDev, dd.destType
+}
+
+// dryDestType is DEST's filesystem type in a dry run (dryDest).
+func (e *engine) dryDestType() string {
+	_, t := e.dryDest()
+	return t
+}
+
+// wouldClone says whether the real run would clone a regular file of
+// stat st (mayClone): not empty, clones allowed, on DEST's filesystem,
+// one of a type that clones (the dry run cannot try one).
+func (e *engine) wouldClone(st *fileio.Stat) bool {
+	if st.Size == 0 || e.opt.Reflink == ReflinkNever {
+		return false
+	}
+	dev, t := e.dryDest()
+	return st.Dev == dev && clonesByType(t)
 }
 
 // dryTarget is a file the dry run would write, which later ones may share.
@@ -93,6 +225,16 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 		if err != nil {
 			return "", false // the real run copies it and reports what it finds
 		}
+		// This read is the one wouldRead counts for en, unless the copy
+		// reads en again: a clone hashes as it clones, and a file larger
+		// than buf (or sparse) is not written from the buffer read here
+		// (readSource's whole), while a shared one is placed from it.
+		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || e.wouldClone(&en.st)
+		defer func() {
+			if ok || !again {
+				e.stats.BytesRead.Add(-en.st.Size)
+			}
+		}()
 		me.sum, me.hashed = sum, true
 		for _, t := range list {
 			if !t.hashed {
@@ -100,6 +242,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 				if err != nil {
 					continue
 				}
+				e.stats.BytesRead.Add(-t.en.st.Size) // read by its copy (wouldRead)
 				t.sum, t.hashed = s, true
 			}
 			if t.sum != me.sum {
@@ -129,7 +272,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 // hardlink).
 func (dp *deduper) wouldShare(t, me *dryTarget) (Action, bool) {
 	e := dp.e
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dryDestType()) {
 		return ActDedupClone, true
 	}
 	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || t.meta != me.meta {
@@ -277,7 +420,7 @@ func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf
 	if err != nil || sum != me.sum {
 		return "", false
 	}
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.fs.caps.fsType) {
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dryDestType()) {
 		return ActDedupClone, true
 	}
 	tmeta := dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}

@@ -151,6 +151,12 @@ func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
 	if dd == nil {
 		dd = e.dstRoot // a dry run's directory not made: DEST's filesystem
 	}
+	if dd == nil && e.opt.DryRun {
+		// DEST that would be made: its nearest existing parent's.
+		if t, _ := fileio.FSType(nearestExisting(e.dstRootPath)); t != "" {
+			return t
+		}
+	}
 	if dd == nil {
 		return "unknown type"
 	}

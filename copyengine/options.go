@@ -262,7 +262,7 @@ const (
 	ActMeta       Action = "metadata" // only metadata brought up to date
 	ActFail       Action = "fail"
 	ActNotKept    Action = "not-kept"   // a symlink the destination cannot hold (see Summary.NotKept)
-	ActWouldDo    Action = "would-copy" // dry run
+	ActWouldDo    Action = "would-copy" // dry run: ActCopy.Would() (see Would)
 	ActCleanTmp   Action = "remove-temp"
 	ActOwnCache   Action = "own-cache" // this run's own hash cache, left out of the source
 	ActResume     Action = "resume"    // the copy takes up an interrupted run's temporary at Event.Resumed
@@ -289,6 +289,35 @@ const (
 	// (a directory: Path ends in "/"); Path is the destination's.
 	ActWouldRemoveSource Action = "would-remove-source"
 )
+
+// writes are the actions that write or remove something in the real run:
+// a dry run names each as Would does.
+var writes = map[Action]bool{
+	ActCopy: true, ActClone: true, ActLink: true, ActLinkCopy: true, ActDedupClone: true,
+	ActDedupLink: true, ActSymlink: true, ActSpecial: true, ActMkdir: true, ActMeta: true,
+	ActCleanTmp: true, ActResume: true, ActLinkDest: true, ActLinkDestCopy: true,
+	ActDelete: true, ActBackup: true, ActRemoveSource: true,
+}
+
+// Would is the name a dry run reports a by: "would-" and the real run's
+// name for an action that writes or removes (would-copy, would-symlink,
+// would-hardlink, would-backup, would-delete, ...); a itself for one that
+// does not (skip, fail, not-kept) or that says "would" already.
+func (a Action) Would() Action {
+	if writes[a] {
+		return "would-" + a
+	}
+	return a
+}
+
+// Real is the real run's name of an action a dry run reports (Would
+// undone): "copy" for "would-copy"; a itself for any other.
+func (a Action) Real() Action {
+	if r, ok := strings.CutPrefix(string(a), "would-"); ok && writes[Action(r)] {
+		return Action(r)
+	}
+	return a
+}
 
 // Event reports one entry acted on. Path is relative to the destination
 // root; Err is set for ActFail.

@@ -58,7 +58,7 @@ func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
 	p.once.Do(func() {
 		var why string
 		if parent.IsFUSE() {
-			why = "it is a FUSE filesystem, whose driver can die with a staged directory's files unpublished"
+			why = whyNotStagedFUSE
 		} else {
 			id := rand.Uint64()
 			a := digestTemp("fastcopy-rename-probe", id)
@@ -69,9 +69,19 @@ func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
 		}
 		p.ok = why == ""
 		if !p.ok {
-			note := fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", parent.Path(), why)
+			note := stagingNote(parent.Path(), why)
 			e.count(func(s *Summary) { s.StagingNote = note })
 		}
 	})
 	return p.ok
+}
+
+// whyNotStagedFUSE says why new directories on a FUSE filesystem are not
+// staged.
+const whyNotStagedFUSE = "it is a FUSE filesystem, whose driver can die with a staged directory's files unpublished"
+
+// stagingNote is Summary.StagingNote for the filesystem of the directory
+// at path, whose new directories are not staged, and why.
+func stagingNote(path, why string) string {
+	return fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", path, why)
 }

@@ -637,6 +637,7 @@ func (l *dirList) subdir(en *entry) {
 			}
 		}
 	} else if created {
+		e.staged.wouldStage(dst)
 		e.count(func(s *Summary) { s.Dirs++ })
 		e.event(ActMkdir, dstRel)
 	}

@@ -63,7 +63,7 @@ var unloggedActions = map[copyengine.Action]bool{
 var sizedActions = map[copyengine.Action]bool{
 	copyengine.ActCopy: true, copyengine.ActClone: true, copyengine.ActLinkCopy: true,
 	copyengine.ActDedupClone: true, copyengine.ActDedupLink: true, copyengine.ActLink: true,
-	copyengine.ActSkip: true, copyengine.ActMeta: true, copyengine.ActWouldDo: true,
+	copyengine.ActSkip: true, copyengine.ActMeta: true,
 	copyengine.ActLinkDest: true,
 }
 
@@ -172,14 +172,14 @@ func (l *auditLog) start(args []string, eo *copyengine.Options, cache string) {
 
 // event takes one event of the engine: a line to write once it is durable.
 func (l *auditLog) event(ev copyengine.Event) {
-	if unloggedActions[ev.Action] {
+	if unloggedActions[ev.Action.Real()] {
 		return
 	}
 	ln := logLine{at: ev.Time, Time: ev.Time.UTC().Format(timeFormat), Action: string(ev.Action), Path: ev.Path, PathBase64: pathjson.Bytes(ev.Path)}
 	switch {
 	case ev.Action == copyengine.ActFail, ev.Action == copyengine.ActRotten:
 		ln.Error = copyengine.ErrText(ev.Err)
-	case sizedActions[ev.Action]:
+	case sizedActions[ev.Action.Real()]:
 		size := ev.Size
 		ln.Size = &size
 	}

@@ -16,7 +16,10 @@ func (o *output) mirrorSummary(b *strings.Builder, s copyengine.Summary) {
 	case s.Deleted > 0:
 		fmt.Fprintf(b, "; deleted %d", s.Deleted)
 	}
-	if s.BackedUp > 0 {
+	switch {
+	case s.BackedUp > 0 && s.DryRun:
+		fmt.Fprintf(b, "; %d old versions would be kept in --backup-dir", s.BackedUp)
+	case s.BackedUp > 0:
 		fmt.Fprintf(b, "; %d old versions kept in --backup-dir", s.BackedUp)
 	}
 	switch {
