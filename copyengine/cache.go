@@ -89,6 +89,7 @@ func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hash
 	for i := range ens {
 		ens[i].gran = g
 		ens[i].srcRes = granularity(srcSide.policy)
+		ens[i].srcInoLoose = !srcSide.policy.CheckInode
 	}
 	return dstPolicy
 }

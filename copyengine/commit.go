@@ -22,26 +22,28 @@ const (
 // pending is a file written under its temporary name, waiting to be made
 // durable, read back and renamed onto its final name.
 type pending struct {
-	src, dst *handle
-	en       entry
-	rel      string
-	tmp      string
-	sum      verify.Sum // of the source, computed while it was read
-	size     int64
-	action   Action
-	target   *dedup.Target // set when later duplicates may share this file
-	linkedTo *dedup.Target // a duplicate hard-linked to this target
-	readAt   time.Time     // when the read-back began
-	checked  bool          // read back while it was written (streamCheck)
-	placed   *fileio.Stat  // the file under its final name, when needed
-	back     *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
-	backOf   *aheadBudget  // what back counts against
-	stage    *stage        // written under its own name in this staged directory
-	placedIn *stage        // placed under a temporary name in this staged directory
-	ino      devIno        // the inode written under tmp (zero: not known)
-	held     *fileio.File  // the inode that was read back, kept open until it has its name
-	heldOf   *aheadBudget  // what held counts against, if anything
-	resumed  int64         // bytes of a temporary left by an earlier run kept (see resumer)
+	src, dst  *handle
+	en        entry
+	rel       string
+	tmp       string
+	sum       verify.Sum // of the source, computed while it was read
+	size      int64
+	action    Action
+	target    *dedup.Target // set when later duplicates may share this file
+	linkedTo  *dedup.Target // a duplicate hard-linked to this target
+	readAt    time.Time     // when the read-back began
+	checked   bool          // read back while it was written (streamCheck)
+	placed    *fileio.Stat  // the file under its final name, when needed
+	back      *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
+	backOf    *aheadBudget  // what back counts against
+	stage     *stage        // written under its own name in this staged directory
+	placedIn  *stage        // placed under a temporary name in this staged directory
+	ino       devIno        // the inode written under tmp (zero: not known)
+	held      *fileio.File  // the inode that was read back, kept open until it has its name
+	heldOf    *aheadBudget  // what held counts against, if anything
+	written   *fileio.File  // the temporary as written, kept open until its read-back has opened it (fileCopy.holdWritten)
+	writtenOf *aheadBudget  // what written counts against, if anything
+	resumed   int64         // bytes of a temporary left by an earlier run kept (see resumer)
 }
 
 // committer is the stage that makes written files permanent. It gathers
@@ -411,6 +413,7 @@ func (c *committer) hashBack(p *pending, buf []byte) error {
 		// Not the file written: someone swapped the temporary.
 		return &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file before it was read back", p.tmp)}
 	}
+	p.unwritten() // f holds the inode from here on
 	got, n, err := verify.Stream(f, st.Size, false, buf, e.readSink)
 	if err != nil {
 		return err
@@ -439,10 +442,23 @@ func (p *pending) hold(f *fileio.File, of *aheadBudget) {
 // that dies or is unplugged in between leaves that file on the drive.
 func (p *pending) closeTemp() {
 	p.unhold()
+	p.unwritten()
 	if p.back != nil {
 		p.back.Close()
 		p.back = nil
 		p.backOf.give()
+	}
+}
+
+// unwritten closes the temporary's descriptor kept from its write, if any.
+func (p *pending) unwritten() {
+	if p.written != nil {
+		p.written.Close()
+		p.written = nil
+		if p.writtenOf != nil {
+			p.writtenOf.give()
+			p.writtenOf = nil
+		}
 	}
 }
 
@@ -463,13 +479,14 @@ func (c *committer) recopy(p *pending, buf []byte) error {
 	p.en.resume = false // what read back wrong is not taken up again
 	p.closeTemp()
 	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
-	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, en: &p.en, tmp: p.tmp, buf: buf}
+	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, en: &p.en, tmp: p.tmp, buf: buf, again: true}
 	np, err := fc.write()
 	if err != nil {
 		return err
 	}
 	p.sum, p.size, p.ino = np.sum, np.size, np.ino
 	p.hold(np.held, np.heldOf)
+	p.written, p.writtenOf = np.written, np.writtenOf
 	// Read back again after its own flush, below, unless the copy was read
 	// back as it was written (a large file, or --verify=cache): that read
 	// counted already, and proves as much.

@@ -642,6 +642,24 @@ func changed(before, after *fileio.Stat) bool {
 		before.Mtime != after.Mtime || before.Ctime != after.Ctime
 }
 
+// changedSince reports whether the source en changed between the walk's
+// stat of it (en.st) and after, the stat of the descriptor opened later
+// and read. It is changed, but for the inode number where the source's
+// filesystem keeps none that lasts (en.srcInoLoose: hashcache.Policy's
+// CheckInode is false; exfat-fuse and fusefat number an inode afresh
+// each time the kernel has forgotten it): the walk's lookup and the open
+// are two lookups, and may see two numbers for one file. The size and
+// times still tell a file rewritten or replaced meanwhile, and what was
+// read is what its digest is of: a --move removes the source only if it
+// reads back to that digest (mover.sameAsCopied).
+func (en *entry) changedSince(after *fileio.Stat) bool {
+	before := en.st
+	if en.srcInoLoose {
+		before.Ino = after.Ino
+	}
+	return changed(&before, after)
+}
+
 // fileCopy is the copy of one regular file to tmp, its temporary name (or
 // its own name in a staged directory): the entry, its source and
 // destination, and what the copy found, with the steps as methods.
@@ -663,6 +681,7 @@ type fileCopy struct {
 	b        born         // what dst was created with
 	made     fileio.Stat  // dst, once written
 	kept     bool         // dst is held by the pending file (see finish)
+	again    bool         // a copy made again after its read-back failed (committer.recopy)
 
 	act     Action
 	sum     verify.Sum // of the source
@@ -761,7 +780,7 @@ func (fc *fileCopy) transfer() error {
 	if err != nil {
 		return err
 	}
-	if changed(st, &after) || (st.Size != 0 && fc.n != st.Size) || settling(&after, fc.started, fc.en.srcRes) {
+	if fc.en.changedSince(&after) || (st.Size != 0 && fc.n != st.Size) || settling(&after, fc.started, fc.en.srcRes) {
 		return errChanged
 	}
 	return nil
@@ -817,10 +836,42 @@ func (fc *fileCopy) finish() (*pending, error) {
 			p.checked = false
 		}
 	}
+	if hold, of := fc.holdWritten(); hold && !fc.kept {
+		p.written, p.writtenOf = dst, of
+		fc.kept = true
+	}
 	if fc.act == ActCopy {
 		e.stats.BytesWritten.Add(fc.n - p.resumed)
 	}
 	return p, nil
+}
+
+// holdWritten reports whether the temporary's descriptor is kept open in
+// the pending file until its read-back has opened it again, and what
+// budget it counts against. Where the destination's filesystem may number
+// an inode afresh each time the kernel has forgotten it (hashcache.Policy's
+// CheckInode is false: exfat-fuse and fusefat on libfuse's high-level API,
+// the kernel's FAT and exFAT), a temporary closed after its write may have
+// another number by the time its read-back opens it, and would fail as
+// replaced by another file; one that is open the kernel cannot forget.
+// The inode read back is held on from there (pending.held) until it has
+// its name. A first copy is held within the budget of descriptors held
+// ahead; past it the identity is compared as elsewhere, and a renumbered
+// temporary is copied once more (committer.recopy), which holds its one
+// file whatever the budget: a renumbering costs a write, never a failure,
+// and a temporary really replaced still fails.
+func (fc *fileCopy) holdWritten() (bool, *aheadBudget) {
+	e := fc.cp.e
+	if e.opt.Verify == VerifyOff || e.dstSide.policy.CheckInode {
+		return false, nil
+	}
+	if fc.again {
+		return true, nil
+	}
+	if !e.ahead.take() {
+		return false, nil
+	}
+	return true, &e.ahead
 }
 
 // copyData moves the bytes of src into dst by the first primitive of the

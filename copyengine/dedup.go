@@ -191,7 +191,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 	if err != nil {
 		return nil, err
 	}
-	if changed(&en.st, &after) || n != en.st.Size || settling(&after, started, en.srcRes) {
+	if en.changedSince(&after) || n != en.st.Size || settling(&after, started, en.srcRes) {
 		return nil, errChanged
 	}
 	whole := !en.st.Sparse() && n > 0 && n <= int64(len(buf))

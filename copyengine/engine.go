@@ -56,10 +56,13 @@ type entry struct {
 	check   bool         // size matches: compare digests before deciding to copy
 	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
 	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see settledAt)
-	tmp     string       // the temporary name, when not tempName(dstName)
-	src     *fileio.File // the source, when opened ahead (prefetch)
-	asked   int64        // bytes the read window asked for ahead, -1 for a large file it holds others back for (readorder.go)
-	fixed   bool         // unchanged, but its times, mode or owner were brought up to date
+	// srcInoLoose: the source's filesystem may give the file another
+	// inode number at each lookup (see entry.changedSince).
+	srcInoLoose bool
+	tmp         string       // the temporary name, when not tempName(dstName)
+	src         *fileio.File // the source, when opened ahead (prefetch)
+	asked       int64        // bytes the read window asked for ahead, -1 for a large file it holds others back for (readorder.go)
+	fixed       bool         // unchanged, but its times, mode or owner were brought up to date
 	// linkCopy: a further name of a source inode, copied as a file of its
 	// own because the destination has no hard links.
 	linkCopy bool

@@ -148,12 +148,15 @@ func (mv *mover) finish() {
 			}
 			dPath = it.srcDir
 			d, dErr = e.opt.openRoot(it.srcDir)
-			pol = hashcache.Policy{CheckCtime: true}
+			pol = hashcache.Policy{CheckInode: true, CheckCtime: true}
 			if t, err := fileio.FSType(it.srcDir); err == nil {
 				pol = hashcache.PolicyFor(t)
 			}
 			if dErr == nil {
-				if st, err := d.Stat(); err != nil || (devIno{st.Dev, st.Ino}) != it.dirID {
+				// Where inode numbers do not last (see sameAsCopied), the
+				// directory is known by its filesystem only: each of its
+				// files is then proven by its content.
+				if st, err := d.Stat(); err != nil || st.Dev != it.dirID.dev || (pol.CheckInode && st.Ino != it.dirID.ino) {
 					d.Close()
 					d, dErr = nil, fmt.Errorf("the source directory %q was replaced since it was read", it.srcDir)
 				}
@@ -476,6 +479,14 @@ var errSourceChanged = errors.New("changed since it was copied; kept (rerun to c
 // reads back to the digest its copy was verified with; and its copy in
 // DEST is not that very inode (a source directory bind-mounted inside
 // DEST is its own "copy").
+//
+// Where the filesystem keeps no inode number that lasts (pol.CheckInode
+// is false: exfat-fuse and fusefat number an inode afresh each time the
+// kernel has forgotten it, which memory pressure does at any time), the
+// number is no identity: a source file is then what was copied when it
+// is of the same filesystem, type, size and mtime and reads back to its
+// copy's digest, whatever number it has now; any other entry (a symlink)
+// must still have the number it had, or it is kept.
 func (mv *mover) sameAsCopied(d *fileio.Dir, dst *moveDest, it moveItem, cur *fileio.Stat, pol *hashcache.Policy) error {
 	ctime, checkCtime := it.st.Ctime, pol.CheckCtime
 	if c, ok := mv.ctimes[devIno{cur.Dev, cur.Ino}]; ok {
@@ -483,7 +494,9 @@ func (mv *mover) sameAsCopied(d *fileio.Dir, dst *moveDest, it moveItem, cur *fi
 		// change time: compare with the one it had after that.
 		ctime, checkCtime = c, checkCtime && c >= 0
 	}
-	if cur.Dev != it.st.Dev || cur.Ino != it.st.Ino || cur.Type() != it.st.Type() || cur.Size != it.st.Size || cur.Mtime != it.st.Mtime ||
+	byContent := !pol.CheckCtime || !pol.CheckInode // read again: its stat cannot tell
+	checkIno := pol.CheckInode || !cur.IsRegular()
+	if cur.Dev != it.st.Dev || (checkIno && cur.Ino != it.st.Ino) || cur.Type() != it.st.Type() || cur.Size != it.st.Size || cur.Mtime != it.st.Mtime ||
 		(checkCtime && cur.Ctime != ctime) {
 		return fmt.Errorf("--move: the source %q %w", it.name, errSourceChanged)
 	}
@@ -497,20 +510,20 @@ func (mv *mover) sameAsCopied(d *fileio.Dir, dst *moveDest, it moveItem, cur *fi
 	if cp.Dev == cur.Dev && cp.Ino == cur.Ino {
 		return fmt.Errorf("--move: source kept: its copy in the destination is the source itself (the same inode: the source mounted inside the destination?)")
 	}
-	if pol.CheckCtime || !cur.IsRegular() {
+	if !byContent || !cur.IsRegular() {
 		return nil
 	}
-	// No change time to tell a rewrite whose mtime was put back: read it
-	// again.
+	// No change time to tell a rewrite whose mtime was put back, or no
+	// inode number to tell another file: read it again.
 	if it.sum == (verify.Sum{}) {
-		return fmt.Errorf("--move: source kept: its filesystem keeps no change time and no digest of its copy is known to check it against; rerun")
+		return fmt.Errorf("--move: source kept: its filesystem keeps no change time or no lasting inode number, and no digest of its copy is known to check it against; rerun")
 	}
 	f, err := d.Open(it.name, false)
 	if err != nil {
 		return fmt.Errorf("--move: source kept: reading it again: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || st.Ino != cur.Ino || st.Dev != cur.Dev || st.Size != cur.Size {
+	if st, err := f.Stat(); err != nil || (pol.CheckInode && st.Ino != cur.Ino) || st.Dev != cur.Dev || st.Size != cur.Size || st.Mtime != cur.Mtime {
 		return fmt.Errorf("--move: the source %q %w", it.name, errSourceChanged)
 	}
 	got, n, err := verify.HashFile(f, cur.Size, false, make([]byte, 1<<20))
