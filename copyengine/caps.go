@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -155,7 +156,11 @@ func (fsi *fsInfo) noteNotKept() {
 		if kind == lostSymlinks {
 			what = fmt.Sprintf("%d not copied", l.n)
 		}
-		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("%s: %s cannot keep them (%s); %s", kind, fsi.fsName(), l.first, what))
+		which := "them"
+		if l.someOnly {
+			which = "all of them"
+		}
+		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("%s: %s cannot keep %s (%s); %s", kind, fsi.fsName(), which, l.first, what))
 	}
 }
 
@@ -187,6 +192,9 @@ const (
 type lostKind struct {
 	n     int64
 	first string
+	// someOnly: every refusal was of an attribute too large for the
+	// filesystem, which keeps the others.
+	someOnly bool
 }
 
 // modeKept checks, after the mode of a destination file was set to want
@@ -204,15 +212,18 @@ func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32) {
 // cannotKeep reports whether err, from setting metadata of kind on the
 // destination, means the filesystem cannot keep that kind at all (ENOSYS,
 // ENOTSUP and the like; for an owner set as root, EPERM too: exFAT and FAT
-// store none, and root may give any file any owner elsewhere). Then it is
-// recorded, said once per run in the summary, and not a failure of the
-// entry.
+// store none, and root may give any file any owner elsewhere), or cannot
+// keep an extended attribute that large (fileio.ErrXattrTooLarge: the
+// ENOSPC ext4 and btrfs answer with room to spare, which is no full
+// destination). Then it is recorded, said once per run in the summary,
+// and not a failure of the entry.
 func (fsi *fsInfo) cannotKeep(kind string, err error) bool {
 	e := fsi.e
 	if err == nil {
 		return false
 	}
-	if !fileio.IsFallback(err) && !(kind == lostOwners && e.root && fileio.IsPermission(err)) {
+	tooLarge := kind == lostXattrs && errors.Is(err, fileio.ErrXattrTooLarge)
+	if !fileio.IsFallback(err) && !tooLarge && !(kind == lostOwners && e.root && fileio.IsPermission(err)) {
 		return false
 	}
 	if kind == lostXattrs && isACLErr(err) {
@@ -225,9 +236,14 @@ func (fsi *fsInfo) cannotKeep(kind string, err error) bool {
 	}
 	l := fsi.lost[kind]
 	if l == nil {
-		l = &lostKind{first: ErrText(err)}
+		first := ErrText(err)
+		if pe := (*os.PathError)(nil); tooLarge && errors.As(err, &pe) {
+			first = pe.Op + ": " + pe.Err.Error() // which attribute: the entry keeps the others
+		}
+		l = &lostKind{first: first, someOnly: true}
 		fsi.lost[kind] = l
 	}
 	l.n++
+	l.someOnly = l.someOnly && tooLarge
 	return true
 }

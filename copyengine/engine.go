@@ -278,6 +278,7 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	e.sum.Elapsed = time.Since(start)
 	e.sum.BytesRead = e.stats.BytesRead.Load()
 	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
+	e.noteMHLNotWritten(ctx.Err(), err) // mhl.go
 	switch {
 	case ctx.Err() != nil:
 		return e.sum, ctx.Err()

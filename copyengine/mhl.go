@@ -110,6 +110,29 @@ func (e *engine) writeMHL() {
 	}
 }
 
+// noteMHLNotWritten says in the summary (MHLError) why a run with --mhl
+// that stopped before its end wrote no generation: a history records only
+// a run that reached its end, and the summary of one stopped early by a
+// full destination, a drive that went away, an interrupt (interrupted) or
+// a fatal error (err) says the history lacks it, as one whose history
+// could not be written does. The outcome stays the stop's.
+func (e *engine) noteMHLNotWritten(interrupted, err error) {
+	if !e.opt.MHL || e.opt.DryRun || e.sum.MHL != "" || e.sum.MHLError != "" || (interrupted == nil && err == nil) {
+		return
+	}
+	const after = "a run stopped early writes none; "
+	switch {
+	case interrupted != nil:
+		e.sum.MHLError = "interrupted: " + after + "rerun with --mhl to finish the copy and write it"
+	case errors.As(err, new(*DestFullError)):
+		e.sum.MHLError = "destination full: " + after + "make room and rerun with --mhl"
+	case errors.As(err, new(*DriveGoneError)):
+		e.sum.MHLError = "a drive went away: " + after + "reconnect it and rerun with --mhl"
+	default:
+		e.sum.MHLError = "the run stopped with an error: " + after + "fix the cause and rerun with --mhl"
+	}
+}
+
 func (e *engine) writeGeneration() error {
 	files, err := e.mhlFiles()
 	if err != nil {

@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path"
@@ -122,7 +123,7 @@ func (mv *mover) finish() {
 	}
 	mv.dirID = nil // the descriptors are closed by now; only paths and identities are used
 	defer mv.report()
-	lost := mv.lostKinds()
+	mv.metaKept = map[string]int64{}
 	sort.Slice(mv.items, func(i, j int) bool { return mv.items[i].srcDir < mv.items[j].srcDir })
 	var d *fileio.Dir
 	var dPath string
@@ -186,7 +187,7 @@ func (mv *mover) finish() {
 			e.event(ActWouldRemoveSource, it.rel)
 			continue
 		}
-		if kind := mv.metaLost(d, it.name, &cur, lost); kind != "" {
+		if kind := mv.fileMetaLost(d, dst, it, &cur); kind != "" {
 			mv.metaKept[kind]++
 			continue
 		}
@@ -270,6 +271,9 @@ func (mv *mover) removeDirs() {
 	dirs := append([]dirMeta(nil), e.commit.dirs...)
 	e.mu.Unlock()
 	mv.eachSourceDir(dirs, func(dm dirMeta, root *fileio.Dir) {
+		if mv.dirMetaLost(root, dm) {
+			return
+		}
 		parent, err := root.OpenBeneath(parentRel(dm.srcRel))
 		if err != nil {
 			return
@@ -280,6 +284,39 @@ func (mv *mover) removeDirs() {
 		}
 		parent.Close()
 	})
+}
+
+// dirMetaLost reports whether the source directory dm, now empty, holds
+// metadata its copy in DEST lacks (metaLost): it is then kept and counted
+// as a source kept, since removing it would lose that metadata. One that
+// is not empty is not looked at: removeDirs leaves it anyway.
+func (mv *mover) dirMetaLost(root *fileio.Dir, dm dirMeta) bool {
+	e := mv.e
+	sd, err := root.OpenBeneath(dm.srcRel)
+	if err != nil {
+		return false // removeDirs cannot open it either
+	}
+	defer sd.Close()
+	if names, err := sd.ReadDir(); err != nil || len(names) > 0 {
+		return false
+	}
+	kind := mv.metaLost(sd.AsFile(), func() (*fileio.File, error) {
+		if e.dstRoot == nil {
+			return nil, fmt.Errorf("no destination open")
+		}
+		dd, err := e.dstRoot.OpenBeneath(dm.dstRel)
+		if err != nil {
+			return nil, err
+		}
+		return dd.AsFile(), nil // closed as a File: the descriptor is the directory's
+	})
+	if kind == "" {
+		return false
+	}
+	mv.mu.Lock()
+	mv.metaKept[kind]++
+	mv.mu.Unlock()
+	return true
 }
 
 // eachSourceDir sorts the source directories dirs deepest first and calls
@@ -335,56 +372,62 @@ func sameDirAsSource(sd, dd *fileio.Dir) error {
 	return fmt.Errorf("the destination directory is the source directory %q itself (mounted inside the destination?); nothing in it copied or moved (unmount it, or copy into another directory)", sd.Path())
 }
 
-// lostKinds returns which of the kinds of metadata a source may hold that
-// only it would then have (extended attributes, POSIX ACLs) the
-// destination could not keep in this run. Permission bits and owners are
-// not among them: a FAT or exFAT destination keeps none, and a camera
-// card's files have none worth keeping.
-func (mv *mover) lostKinds() map[string]bool {
-	e := mv.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out map[string]bool
-	for _, k := range []string{lostXattrs, lostACLs} {
-		if e.fs.lost[k] != nil {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[k] = true
-		}
-	}
-	mv.metaKept = map[string]int64{}
-	return out
-}
-
-// metaLost returns the kind of metadata (lostXattrs, lostACLs) the
-// regular source file name of d holds that the destination could not keep
-// (lost), or "": such a source is kept, since removing it would lose that
-// metadata for good. The attributes looked at are those a copy takes
-// (all of them as root, else the user namespace and the ACLs), but for
-// the SELinux label, which the destination's policy gives its files.
-func (mv *mover) metaLost(d *fileio.Dir, name string, cur *fileio.Stat, lost map[string]bool) string {
-	if len(lost) == 0 || !cur.IsRegular() {
+// fileMetaLost returns the kind of metadata (lostXattrs, lostACLs) the
+// regular source file it (cur, in d) holds and its copy in DEST lacks, or
+// "": such a source is kept, since removing it would lose that metadata
+// for good. The copy is read, not this run's record of refusals: a rerun
+// that finds the copy unchanged sets no attribute and meets no refusal,
+// and an attribute one entry's copy could not take (too large for it)
+// says nothing of another's.
+func (mv *mover) fileMetaLost(d *fileio.Dir, dst *moveDest, it moveItem, cur *fileio.Stat) string {
+	if !cur.IsRegular() {
 		return ""
 	}
-	f, err := d.Open(name, false)
+	f, err := d.Open(it.name, false)
 	if err != nil {
 		return lostXattrs // cannot tell: keep it
 	}
 	defer f.Close()
-	attrs, err := fileio.Xattrs(f)
+	return mv.metaLost(f, func() (*fileio.File, error) { return dst.open(it.rel) })
+}
+
+// metaLost returns the kind of metadata (lostXattrs, lostACLs) the source
+// src holds and its copy (opened by openCopy, only when src has any) does
+// not hold with the same value, or "". The attributes looked at are those
+// a copy takes (all of them as root, else the user namespace and the
+// ACLs), but for the SELinux label, which the destination's policy gives
+// its files. What cannot be read counts as lost: the source is kept.
+func (mv *mover) metaLost(src *fileio.File, openCopy func() (*fileio.File, error)) string {
+	attrs, err := fileio.Xattrs(src)
 	if err != nil {
 		return lostXattrs
 	}
-	for n := range attrs {
+	var copied map[string][]byte
+	for n, v := range attrs {
 		kind := lostXattrs
 		if strings.HasPrefix(n, "system.posix_acl_") {
 			kind = lostACLs
 		}
-		if !lost[kind] || n == "security.selinux" || (!mv.e.root && kind == lostXattrs && !strings.HasPrefix(n, "user.")) {
+		if n == "security.selinux" || (!mv.e.root && kind == lostXattrs && !strings.HasPrefix(n, "user.")) {
 			continue
 		}
-		return kind
+		if copied == nil {
+			cp, err := openCopy()
+			if err != nil {
+				return lostXattrs
+			}
+			copied, err = fileio.Xattrs(cp)
+			cp.Close()
+			if err != nil {
+				return lostXattrs
+			}
+			if copied == nil {
+				copied = map[string][]byte{} // a filesystem without attributes
+			}
+		}
+		if w, ok := copied[n]; !ok || !bytes.Equal(v, w) {
+			return kind
+		}
 	}
 	return ""
 }
@@ -546,6 +589,23 @@ type moveDest struct {
 	borrowed bool // rootDir is the run's own destination root: not closed here
 	dir      *fileio.Dir
 	dirRel   string
+}
+
+// open opens the destination file rel, the one lstat finds there.
+func (md *moveDest) open(rel string) (*fileio.File, error) {
+	want, err := md.lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	f, err := md.dir.Open(path.Base(rel), false)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+		f.Close()
+		return nil, fmt.Errorf("%q was replaced as it was opened", rel)
+	}
+	return f, nil
 }
 
 // lstat returns the stat of the destination entry rel.

@@ -468,7 +468,8 @@ type Summary struct {
 	// DEST/ascmhl, its number and how many files it lists; MHLNotes says
 	// what the history leaves out and why (a source's own ascmhl folder);
 	// MHLError, why no generation was written although the run asked for
-	// one.
+	// one (it could not be written, or the run stopped early: a full
+	// destination, a drive gone, an interrupt).
 	MHL      string   `json:"mhl,omitempty"`
 	MHLSeq   int      `json:"mhl_generation,omitempty"`
 	MHLFiles int      `json:"mhl_files,omitempty"`

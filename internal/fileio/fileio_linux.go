@@ -123,8 +123,9 @@ func (d *Dir) IsFUSE() bool {
 
 // CopyXattrs copies the extended attributes of src to dst. Without all,
 // only the user namespace and the POSIX ACLs are copied (the others need
-// privileges). It
-// returns an error only for an attribute that could be read but not set.
+// privileges). It returns an error only for an attribute that could be
+// read but not set. One refused for its size (ErrXattrTooLarge) does not
+// stop the others: the first such is returned once all were tried.
 func CopyXattrs(src, dst *File, all bool) error {
 	buf := make([]byte, 1024)
 	var n int
@@ -140,6 +141,7 @@ func CopyXattrs(src, dst *File, all bool) error {
 	if err != nil || n == 0 {
 		return nil // no attributes, or a filesystem without them
 	}
+	var skipped xattrSkipped
 	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
 		if name == "" || (!all && !unprivileged(name)) {
 			continue
@@ -149,13 +151,14 @@ func CopyXattrs(src, dst *File, all bool) error {
 			continue
 		}
 		if err := unix.Fsetxattr(dst.fd, name, val, 0); err != nil {
-			if err == unix.ENOTSUP || err == unix.EOPNOTSUPP {
-				return pathErr("setxattr "+name, dst.path, err)
+			err = pathErr("setxattr "+name, dst.path, xattrSetErr(dst.fd, name, val, err))
+			if skipped.note(err) {
+				continue
 			}
-			return pathErr("setxattr "+name, dst.path, err)
+			return err
 		}
 	}
-	return nil
+	return skipped.err
 }
 
 // Xattrs lists the extended attributes of f with their values, sorted by

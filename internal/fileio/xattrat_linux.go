@@ -17,7 +17,8 @@ import (
 // at srcName is followed only with follow; one at dstName never is. Without
 // all, only the user namespace and the POSIX ACLs are copied. Like
 // CopyXattrs it returns an error only for an attribute that could be read
-// but not set.
+// but not set, and one refused for its size (ErrXattrTooLarge) only once
+// the others were set.
 //
 // The l*xattr calls take a path: each entry is named through its
 // directory's descriptor in /proc/self/fd, which is short at any depth and
@@ -27,7 +28,7 @@ func CopyXattrsAt(src *Dir, srcName string, dst *Dir, dstName string, follow, al
 	dp := "/proc/self/fd/" + strconv.Itoa(dst.fd) + "/" + dstName
 	return copyXattrsFromPath(src, srcName, follow, all, func(name string, val []byte) error {
 		if err := unix.Lsetxattr(dp, name, val, 0); err != nil {
-			return pathErr("setxattr "+name, dst.join(dstName), err)
+			return pathErr("setxattr "+name, dst.join(dstName), xattrSetErr(dst.fd, name, val, err))
 		}
 		return nil
 	})
@@ -39,7 +40,7 @@ func CopyXattrsAt(src *Dir, srcName string, dst *Dir, dstName string, follow, al
 func CopyXattrsToNode(src *Dir, srcName string, dst *Node, follow, all bool) error {
 	return copyXattrsFromPath(src, srcName, follow, all, func(name string, val []byte) error {
 		if err := unix.Setxattr(dst.proc(), name, val, 0); err != nil {
-			return pathErr("setxattr "+name, dst.path, procErr(err))
+			return pathErr("setxattr "+name, dst.path, xattrSetErr(dst.fd, name, val, procErr(err)))
 		}
 		return nil
 	})
@@ -70,6 +71,7 @@ func copyXattrsFromPath(src *Dir, srcName string, follow, all bool, set func(nam
 	if err != nil || n == 0 {
 		return nil // no attributes, or a filesystem without them
 	}
+	var skipped xattrSkipped
 	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
 		if name == "" || (!all && !unprivileged(name)) {
 			continue
@@ -89,8 +91,11 @@ func copyXattrsFromPath(src *Dir, srcName string, follow, all bool, set func(nam
 			continue
 		}
 		if err := set(name, val); err != nil {
+			if skipped.note(err) {
+				continue
+			}
 			return err
 		}
 	}
-	return nil
+	return skipped.err
 }
