@@ -376,6 +376,7 @@ func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp 
 		}
 		return err
 	}
+	e.made.made(dd, tmp, nil)
 	var n *fileio.Node
 	err := func() error {
 		var err error
@@ -682,6 +683,11 @@ func (fc *fileCopy) create() (err error) {
 			return fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
 		}
 		fc.dst, err = dd.CreateTempMode(tmp, perm)
+	}
+	if err == nil && tmp != fc.en.dstName { // in a staged directory, the stage is recorded
+		if st, serr := fc.dst.Stat(); serr == nil {
+			e.made.made(dd, tmp, &st)
+		}
 	}
 	return err
 }

@@ -381,6 +381,7 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		}
 		return nil, err
 	}
+	e.made.made(dd, tmp, nil)
 	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
 }
 
@@ -401,6 +402,9 @@ func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur 
 	f, err := dd.CreateTemp(tmp)
 	if err != nil {
 		return nil, err
+	}
+	if st, serr := f.Stat(); serr == nil {
+		dp.e.made.made(dd, tmp, &st)
 	}
 	defer func() {
 		f.Close()

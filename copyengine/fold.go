@@ -503,7 +503,8 @@ func (e *CollisionError) Error() string {
 
 // ownLeftover reports whether name in dd, which an exclusive create found
 // taken, is a leftover of fastcopy's own that may be removed: a
-// temporary's name, an entry of type want (0: anything but a directory),
+// temporary's name that the record of what runs made names (made.go), an
+// entry of type want (0: anything but a directory),
 // listed under exactly that spelling, not another entry whose name folds
 // to it (a source file ".A.fastcopy-tmp" copied beside the temporary
 // ".a.fastcopy-tmp" of a file "a" on exFAT). The listing is read whether
@@ -517,6 +518,9 @@ func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
 	st, err := dd.Lstat(name)
 	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
 		return false
+	}
+	if !e.made.ours(dd, name, &st) {
+		return false // named like one, but no record shows a run made it (made.go)
 	}
 	names, err := dd.ReadDir()
 	if err != nil {

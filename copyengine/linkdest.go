@@ -298,6 +298,7 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 		}
 		return false, false, err
 	}
+	e.made.made(dd, tmp, nil)
 	after, err := dd.Lstat(tmp)
 	if wrote() || err != nil || after.Size != est.Size || after.Mtime != est.Mtime {
 		_ = dd.Remove(tmp) // written meanwhile: what was established is gone

@@ -303,13 +303,14 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	if f.tmp != "" {
 		tmp = f.tmp
 	}
-	_ = fd.Remove(tmp)
+	e.clearLeftover(fd, tmp)
 	if err := linkChecked(fd, tmp, ld, lname, want); err != nil {
 		if errors.Is(err, errLinkReplaced) {
 			return replaced
 		}
 		return err
 	}
+	e.made.made(fd, tmp, nil)
 	if err := e.backups.beforeReplace(fd, fname, f.rel); err != nil {
 		_ = fd.Remove(tmp)
 		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)

@@ -409,6 +409,7 @@ func (sg *stager) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bo
 	if err := parent.Mkdir(tmp, 0o700); err != nil {
 		return nil, true
 	}
+	e.made.made(parent, tmp, nil)
 	e.count(func(s *Summary) { s.Dirs++ })
 	e.event(ActMkdir, rel)
 	sd, err := parent.OpenSub(tmp)

@@ -463,12 +463,24 @@ func (l *dirList) mapNames() {
 	// counts too.
 	for _, n := range l.dstNames {
 		if isTempName(n) {
-			if l.tempLike == nil {
-				l.tempLike = map[string]bool{}
-			}
-			l.tempLike[l.nameKey(n)] = true
+			l.takeTempName(n)
 		}
 	}
+	// So are the destination's own entries named like temporaries that no
+	// record shows a run made (made.go): the user's, whatever their name.
+	for _, n := range l.listing {
+		if isTempName(n.Name) && !l.wk.e.made.oursByName(l.dd, n.Name) {
+			l.takeTempName(n.Name)
+		}
+	}
+}
+
+// takeTempName notes the destination name n as one no temporary takes.
+func (l *dirList) takeTempName(n string) {
+	if l.tempLike == nil {
+		l.tempLike = map[string]bool{}
+	}
+	l.tempLike[l.nameKey(n)] = true
 }
 
 // foldNames finds which of the destination names are one name on a
@@ -536,6 +548,10 @@ func (l *dirList) classify() bool {
 		}
 		if win := l.lost[i]; win != "" {
 			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.fold.String()})
+			continue
+		}
+		if w.dstRel == "" && l.nameKey(l.dstNames[i]) == l.nameKey(madeName) {
+			e.fail(madeName, errMadeName) // the record of what runs made here
 			continue
 		}
 		en, ok := l.entry(i)
@@ -723,9 +739,14 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	}
 	inSrc := make(map[string]bool, len(src))
 	var tempOf map[string]string // temporary -> destination name of a source file
+	var disown []string          // recorded as made, about to take a source file's copy
+	rel, _ := e.made.relOf(dd)
 	for i, n := range src {
 		name := dstNames[i]
 		inSrc[name] = true
+		if e.made.recorded(joinRel(rel, name)) {
+			disown = append(disown, joinRel(rel, name))
+		}
 		if n.Type == fileio.ModeRegular && !e.opt.NoResume {
 			if tempOf == nil {
 				tempOf = map[string]string{}
@@ -737,12 +758,23 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			tempOf[en.tempName()] = name
 		}
 	}
+	e.made.disown(disown)
 	out = make(map[string]fileio.Stat)
 	for _, n := range names {
 		if inSrc[n.Name] {
 			if st, err := dd.Lstat(n.Name); err == nil {
 				out[n.Name] = st
 			}
+			continue
+		}
+		if !isTempName(n.Name) {
+			continue
+		}
+		if !e.made.oursByName(dd, n.Name) {
+			// Named like a temporary, but not one a run recorded: the
+			// user's, or one whose record a crash lost. Never removed
+			// or taken up as a leftover.
+			e.event(ActLeaveTemp, joinRel(dstRel, n.Name))
 			continue
 		}
 		if of, ok := tempOf[n.Name]; ok && n.Type == fileio.ModeRegular {
@@ -752,15 +784,16 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			kept[of] = n.Name
 			continue
 		}
-		if isTempName(n.Name) && e.opt.DryRun {
+		if e.opt.DryRun {
 			e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
 			e.event(ActCleanTmp, joinRel(dstRel, n.Name))
-		} else if isTempName(n.Name) {
+		} else {
 			remove := dd.Remove
 			if n.Type == fileio.ModeDir {
 				remove = func(name string) error { return removeTree(dd, name) }
 			}
 			if err := remove(n.Name); err == nil {
+				e.made.gone(joinRel(rel, n.Name))
 				e.count(func(s *Summary) { s.TempsRemoved++ })
 				e.event(ActCleanTmp, joinRel(dstRel, n.Name))
 			}
