@@ -338,7 +338,7 @@ func (m *mirror) own(dir *fileio.Dir, dstRel, name string) bool {
 	if dstRel == "" && name == madeName && !m.e.made.foreign {
 		return true
 	}
-	return isTempName(name) && m.e.made.oursByName(dir, name)
+	return isTempName(name) && m.e.made.oursByName(dir, dstRel, name)
 }
 
 // planEntry plans the removal of name in dir (on device dev), and of what

@@ -511,7 +511,7 @@ func (e *CollisionError) Error() string {
 // or not dd is known to fold (a probe can fail), at the cost of one
 // listing per such create, which only an interrupted run's leftovers
 // cause. Anything else stays, and the create's failure is the entry's.
-func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
+func (e *engine) ownLeftover(dd *fileio.Dir, dirRel, name string, want uint32) bool {
 	if !isTempName(name) {
 		return false
 	}
@@ -519,7 +519,7 @@ func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
 	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
 		return false
 	}
-	if !e.made.ours(dd, name, &st) {
+	if !e.made.ours(dirRel, name, &st) {
 		return false // named like one, but no record shows a run made it (made.go)
 	}
 	names, err := dd.ReadDir()
@@ -539,11 +539,13 @@ func errNameTaken(name string, err error) error {
 	return fmt.Errorf("%q is taken by an entry that is not a leftover of fastcopy's; it was left alone: %w", name, err)
 }
 
-// clearLeftover removes name from dd before it is created, when it is a
+// clearLeftover removes name from dd (the destination directory dirRel) before it is created, when it is a
 // leftover of fastcopy's own (see ownLeftover). Where nothing answers to
 // the name (the usual case) it costs one lookup.
-func (e *engine) clearLeftover(dd *fileio.Dir, name string) {
-	if _, err := dd.Lstat(name); err == nil && e.ownLeftover(dd, name, 0) {
-		_ = dd.Remove(name)
+func (e *engine) clearLeftover(dd *fileio.Dir, dirRel, name string) {
+	if _, err := dd.Lstat(name); err == nil && e.ownLeftover(dd, dirRel, name, 0) {
+		if dd.Remove(name) == nil {
+			e.made.gone(joinRel(dirRel, name))
+		}
 	}
 }

@@ -284,9 +284,12 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 		e.copier.removeKept(c.dst, en.tempName()) // linked instead: a leftover
 	}
 	tmp := en.tempName()
-	e.clearLeftover(dd, tmp)
+	e.clearLeftover(dd, c.dst.rel, tmp)
 	want := devIno{est.Dev, est.Ino}
-	if err := linkChecked(dd, tmp, cand.d, cand.name, want); err != nil {
+	e.made.before(c.dst.rel, tmp, false)
+	err = linkChecked(dd, tmp, cand.d, cand.name, want)
+	e.made.after(dd, c.dst.rel, tmp, nil, err)
+	if err != nil {
 		wrote()
 		switch {
 		case errors.Is(err, errLinkReplaced):
@@ -298,7 +301,6 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 		}
 		return false, false, err
 	}
-	e.made.made(dd, tmp, nil)
 	after, err := dd.Lstat(tmp)
 	if wrote() || err != nil || after.Size != est.Size || after.Mtime != est.Mtime {
 		_ = dd.Remove(tmp) // written meanwhile: what was established is gone

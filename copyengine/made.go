@@ -63,8 +63,14 @@ var errMadeName = fmt.Errorf("not copied: %q in the destination root is fastcopy
 
 // madeEntry is one entry the record names: a directory (a stage) or not.
 type madeEntry struct {
-	dir bool
-	ino uint64
+	dir  bool
+	ino  uint64 // 0: not known (its line was lost, or it is not made yet)
+	kind byte   // its type once made (kindOf), 0 when not known
+	// pending: this run is about to create it (intend), and has not: never
+	// taken for anything's own until it is made. off is the end of its
+	// line in the record, durable before the entry is created.
+	pending bool
+	off     int64
 }
 
 // madeRecord is the run's record of what it and earlier runs made in the
@@ -73,13 +79,20 @@ type madeRecord struct {
 	e         *engine
 	mu        sync.Mutex
 	root      *fileio.Dir // nil: nothing is recorded, nothing taken for a leftover
-	rootPath  string      // root.Path(), which the paths of the directories below it start with
 	f         *fileio.File
 	id        devIno // f's, to remove the record only when its name still leads to it
 	off       int64  // where the next line is written
 	foreign   bool   // madeName holds something that is not a record: left alone
 	stableIno bool   // the filesystem keeps inode numbers: they are checked
 	open      map[string]madeEntry
+
+	// The record is flushed by one goroutine (flusher), so that many
+	// intents share one fsync: durable is how much of it is on the disk.
+	cond      *sync.Cond
+	durable   int64
+	flushing  bool // the flusher runs
+	closing   bool
+	dirSynced bool // the root, holding the record's name, was flushed once
 }
 
 // stableInoFS are the filesystems whose inode numbers stay an entry's
@@ -91,7 +104,9 @@ var stableInoFS = map[string]bool{"ext4": true, "xfs": true, "btrfs": true, "tmp
 // holds what it names, and writes that back (durably) before the run
 // writes anything else. A dry run reads it and writes nothing.
 func (m *madeRecord) load(d *fileio.Dir, path string, dry bool) {
-	m.root, m.rootPath = d, d.Path()
+	m.cond = sync.NewCond(&m.mu)
+	m.root = d.Unfaulted() // the record's calls are not the copy's: no injected fault counts them
+	d = m.root
 	m.open = map[string]madeEntry{}
 	fsType, _ := fileio.FSType(path)
 	m.stableIno = stableInoFS[fsType]
@@ -137,7 +152,12 @@ func (m *madeRecord) load(d *fileio.Dir, path string, dry bool) {
 			break
 		}
 		parsed++
-		if add {
+		if add && strings.HasPrefix(sc.Text(), "= ") {
+			if cur, ok := m.open[rel]; ok {
+				cur.ino, cur.kind = en.ino, en.kind
+				m.open[rel] = cur
+			}
+		} else if add {
 			m.open[rel] = en
 		} else {
 			delete(m.open, rel)
@@ -153,7 +173,7 @@ func (m *madeRecord) load(d *fileio.Dir, path string, dry bool) {
 		return
 	}
 	m.f, m.id = f, devIno{st.Dev, st.Ino}
-	m.off = st.Size
+	m.off, m.durable, m.dirSynced = st.Size, st.Size, true
 	if torn || parsed != len(m.open) || st.Size < int64(len(madeMagic)) {
 		m.rewrite(true)
 	}
@@ -166,6 +186,14 @@ func parseMade(line string) (rel string, en madeEntry, add, ok bool) {
 	case strings.HasPrefix(line, "- "):
 		rel, err := strconv.Unquote(line[2:])
 		return rel, madeEntry{}, false, err == nil
+	case strings.HasPrefix(line, "= "):
+		parts := strings.SplitN(line[2:], " ", 3)
+		if len(parts) != 3 || len(parts[1]) != 1 {
+			return "", en, false, false
+		}
+		ino, err := strconv.ParseUint(parts[0], 10, 64)
+		rel, uerr := strconv.Unquote(parts[2])
+		return rel, madeEntry{ino: ino, kind: parts[1][0]}, true, err == nil && uerr == nil && ino != 0
 	case strings.HasPrefix(line, "+ "):
 		parts := strings.SplitN(line[2:], " ", 3)
 		if len(parts) != 3 || (parts[0] != "d" && parts[0] != "f") {
@@ -189,7 +217,30 @@ func madeLine(rel string, en madeEntry) string {
 	if en.dir {
 		kind = "d"
 	}
-	return "+ " + kind + " " + strconv.FormatUint(en.ino, 10) + " " + strconv.Quote(rel) + "\n"
+	line := "+ " + kind + " 0 " + strconv.Quote(rel) + "\n"
+	if en.ino != 0 {
+		line += identLine(rel, en.ino, en.kind)
+	}
+	return line
+}
+
+// identLine is the line that gives a made entry's inode number and type.
+func identLine(rel string, ino uint64, kind byte) string {
+	return "= " + strconv.FormatUint(ino, 10) + " " + string(kind) + " " + strconv.Quote(rel) + "\n"
+}
+
+// kindOf is the type letter of st in the record: a directory, a regular
+// file, a symlink, anything else.
+func kindOf(st *fileio.Stat) byte {
+	switch {
+	case st.IsDir():
+		return 'd'
+	case st.IsRegular():
+		return 'f'
+	case st.IsSymlink():
+		return 'l'
+	}
+	return 'o'
 }
 
 // holds reports whether rel, below the root, is what en names.
@@ -208,36 +259,148 @@ func (m *madeRecord) holds(rel string, en madeEntry) bool {
 }
 
 func (m *madeRecord) matches(en madeEntry, st *fileio.Stat) bool {
-	return en.dir == st.IsDir() && (!m.stableIno || en.ino == st.Ino)
+	return !en.pending && en.dir == st.IsDir() && (en.kind == 0 || en.kind == kindOf(st)) && (!m.stableIno || en.ino == 0 || en.ino == st.Ino)
 }
 
-// relOf is the path below the root of the destination directory dd, or
-// false for one that is not below it (a --backup-dir elsewhere).
-func (m *madeRecord) relOf(dd *fileio.Dir) (string, bool) {
-	if m == nil || m.root == nil || dd == nil {
-		return "", false
-	}
-	p := dd.Path()
-	if p == m.rootPath {
-		return "", true
-	}
-	prefix := strings.TrimSuffix(m.rootPath, "/") + "/"
-	if !strings.HasPrefix(p, prefix) {
-		return "", false
-	}
-	return p[len(prefix):], true
+// before is called right before this run creates name (a temporary file
+// or a staged directory) in the destination directory dirRel: the record
+// names it, durably, before it exists. Many share one fsync: the walker
+// records a directory's temporaries as it sends its files (intend), and
+// the creation waits only for what is not on the disk yet.
+func (m *madeRecord) before(dirRel, name string, dir bool) {
+	m.settle(m.intend(dirRel, name, dir))
 }
 
-// made records name in dd, just created by this run (O_EXCL, mkdir, a
-// new link), as its own: st is what was created, as its descriptor sees
-// it, or nil to look it up by name. Called before anything else is done
-// with it.
-func (m *madeRecord) made(dd *fileio.Dir, name string, st *fileio.Stat) {
+// intend records that this run is about to create name in dirRel, and
+// returns where its line ends (0: nothing to wait for).
+func (m *madeRecord) intend(dirRel, name string, dir bool) int64 {
 	if m == nil || m.root == nil || m.foreign || m.e.opt.DryRun {
+		return 0
+	}
+	rel := joinRel(dirRel, name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if en, ok := m.open[rel]; ok {
+		if en.pending {
+			return en.off
+		}
+		return 0 // an earlier run's, recorded already (a kept temporary)
+	}
+	if !m.openLocked() {
+		return 0
+	}
+	en := madeEntry{dir: dir, pending: true}
+	if !m.write(madeLine(rel, en)) {
+		return 0
+	}
+	en.off = m.off
+	m.open[rel] = en
+	m.cond.Broadcast()
+	return en.off
+}
+
+// openLocked creates the record when there is none yet (mu held), and
+// starts its flusher.
+func (m *madeRecord) openLocked() bool {
+	if m.f == nil {
+		if m.foreign {
+			return false
+		}
+		f, err := m.root.CreateTemp(madeName)
+		if err != nil {
+			m.foreign = fileio.IsExist(err) // made meanwhile by someone else
+			return false
+		}
+		fst, err := f.Stat()
+		if err != nil || f.WriteAt([]byte(madeMagic), 0) != nil {
+			f.Close()
+			m.foreign = true
+			return false
+		}
+		m.f, m.id, m.off, m.durable = f, devIno{fst.Dev, fst.Ino}, int64(len(madeMagic)), 0
+	}
+	if !m.flushing && !m.closing {
+		m.flushing = true
+		go m.flusher()
+	}
+	return true
+}
+
+// flusher makes the record durable whenever something was written to it,
+// and the root's entry for it once; it stops when the run finishes.
+func (m *madeRecord) flusher() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		for m.durable >= m.off && !m.closing {
+			m.cond.Wait()
+		}
+		if m.closing {
+			break
+		}
+		target, f, syncDir := m.off, m.f, !m.dirSynced
+		m.mu.Unlock()
+		_ = f.Sync()
+		if syncDir {
+			_ = m.root.AsFile().Sync()
+		}
+		m.mu.Lock()
+		m.durable, m.dirSynced = target, true
+		m.cond.Broadcast()
+	}
+	m.flushing = false
+	m.cond.Broadcast()
+}
+
+// settle waits until the record is durable up to off.
+func (m *madeRecord) settle(off int64) {
+	if m == nil || off == 0 {
 		return
 	}
-	rel, ok := m.relOf(dd)
-	if !ok {
+	m.mu.Lock()
+	for m.durable < off && m.flushing {
+		m.cond.Wait()
+	}
+	m.mu.Unlock()
+}
+
+// after is called once the creation that before announced is done (err
+// its failure): the record gets the entry's inode number, or drops it.
+// A failure that found the name taken drops it durably: the record must
+// never name what someone else put there.
+func (m *madeRecord) after(dd *fileio.Dir, dirRel, name string, st *fileio.Stat, err error) {
+	if m == nil || m.root == nil || m.e.opt.DryRun {
+		return
+	}
+	rel := joinRel(dirRel, name)
+	if err != nil {
+		m.mu.Lock()
+		en, ok := m.open[rel]
+		if !ok || !en.pending {
+			m.mu.Unlock()
+			return
+		}
+		delete(m.open, rel)
+		m.write("- " + strconv.Quote(rel) + "\n")
+		off := m.off
+		m.cond.Broadcast()
+		m.mu.Unlock()
+		if fileio.IsExist(err) {
+			m.settle(off)
+		}
+		return
+	}
+	m.made(dd, dirRel, name, st)
+}
+
+// made records name in dd (the destination directory dirRel, by its own
+// path below the root), just created by this run (O_EXCL, mkdir, a new
+// link), as its own, with its inode number: st is what was created, as
+// its descriptor sees it, or nil to look it up by name. One that before
+// did not announce is recorded now, not durably: a crash can lose it, and
+// then it is left alone.
+func (m *madeRecord) made(dd *fileio.Dir, dirRel, name string, st *fileio.Stat) {
+	if m == nil || m.root == nil || m.foreign || m.e.opt.DryRun {
 		return
 	}
 	if st == nil {
@@ -247,25 +410,23 @@ func (m *madeRecord) made(dd *fileio.Dir, name string, st *fileio.Stat) {
 		}
 		st = &cur
 	}
-	rel = joinRel(rel, name)
-	en := madeEntry{dir: st.IsDir(), ino: st.Ino}
+	rel := joinRel(dirRel, name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.f == nil {
-		f, err := m.root.CreateTemp(madeName)
-		if err != nil {
-			m.foreign = fileio.IsExist(err) // made meanwhile by someone else
-			return
-		}
-		fst, err := f.Stat()
-		if err != nil || f.WriteAt([]byte(madeMagic), 0) != nil {
-			f.Close()
-			return
-		}
-		m.f, m.id, m.off = f, devIno{fst.Dev, fst.Ino}, int64(len(madeMagic))
+	if !m.openLocked() {
+		return
 	}
-	if m.write(madeLine(rel, en)) {
+	en, ok := m.open[rel]
+	if !ok || en.dir != st.IsDir() {
+		en = madeEntry{dir: st.IsDir()}
+		if !m.write(madeLine(rel, en)) {
+			return
+		}
+	}
+	en.pending, en.ino, en.kind = false, st.Ino, kindOf(st)
+	if m.write(identLine(rel, st.Ino, en.kind)) {
 		m.open[rel] = en
+		m.cond.Broadcast()
 	}
 }
 
@@ -278,27 +439,21 @@ func (m *madeRecord) write(line string) bool {
 	return true
 }
 
-// ours reports whether name in dd (lstat st) is an entry the record names
-// as made by a run, with st's type and (where known) inode: proof that it
-// may be removed, resumed or left out of --delete as a leftover.
-func (m *madeRecord) ours(dd *fileio.Dir, name string, st *fileio.Stat) bool {
-	if m == nil || m.root == nil {
-		return false
-	}
-	rel, ok := m.relOf(dd)
-	if !ok {
-		return false
-	}
-	return m.oursRel(joinRel(rel, name), st)
+// ours reports whether name in the destination directory dirRel (lstat
+// st) is an entry the record names as made by a run, with st's type and
+// (where known) inode: proof that it may be removed, resumed or left out
+// of --delete as a leftover.
+func (m *madeRecord) ours(dirRel, name string, st *fileio.Stat) bool {
+	return m.oursRel(joinRel(dirRel, name), st)
 }
 
-// oursByName is ours for the entry name in dd as it is now.
-func (m *madeRecord) oursByName(dd *fileio.Dir, name string) bool {
+// oursByName is ours for the entry name in dd (at dirRel) as it is now.
+func (m *madeRecord) oursByName(dd *fileio.Dir, dirRel, name string) bool {
 	if m == nil || m.root == nil || dd == nil {
 		return false
 	}
 	st, err := dd.Lstat(name)
-	return err == nil && m.ours(dd, name, &st)
+	return err == nil && m.ours(dirRel, name, &st)
 }
 
 // oursRel is ours for the path rel below the root.
@@ -357,13 +512,21 @@ func (m *madeRecord) gone(rel string) {
 // finish keeps in the record what is still there, or removes it when
 // that is nothing, and closes it. sync makes the rewrite durable.
 func (m *madeRecord) finish() {
-	if m == nil || m.f == nil {
+	if m == nil || m.root == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.closing = true
+	m.cond.Broadcast()
+	for m.flushing {
+		m.cond.Wait()
+	}
+	if m.f == nil {
+		return
+	}
 	for rel, en := range m.open {
-		if !m.holds(rel, en) {
+		if en.pending || !m.holds(rel, en) {
 			delete(m.open, rel)
 		}
 	}
@@ -372,7 +535,7 @@ func (m *madeRecord) finish() {
 			_ = m.root.Remove(madeName)
 		}
 	} else {
-		m.rewrite(false)
+		m.rewrite(true)
 	}
 	m.f.Close()
 	m.f = nil

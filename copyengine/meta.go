@@ -303,14 +303,16 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	if f.tmp != "" {
 		tmp = f.tmp
 	}
-	e.clearLeftover(fd, tmp)
-	if err := linkChecked(fd, tmp, ld, lname, want); err != nil {
+	e.clearLeftover(fd, fdir, tmp)
+	e.made.before(fdir, tmp, false)
+	err = linkChecked(fd, tmp, ld, lname, want)
+	e.made.after(fd, fdir, tmp, nil, err)
+	if err != nil {
 		if errors.Is(err, errLinkReplaced) {
 			return replaced
 		}
 		return err
 	}
-	e.made.made(fd, tmp, nil)
 	if err := e.backups.beforeReplace(fd, fname, f.rel); err != nil {
 		_ = fd.Remove(tmp)
 		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)

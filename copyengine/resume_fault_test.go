@@ -155,8 +155,9 @@ func TestResumeCorruptPrefix(t *testing.T) {
 
 // TestResumeNotThrough: a temporary replaced by a symlink, or by a hard
 // link to another file, is neither followed nor written through, nor taken
-// up, though what it leads to holds the very bytes of the source: the name
-// is replaced by a fresh temporary and the file copied whole.
+// up, though what it leads to holds the very bytes of the source: the file
+// is copied whole. The name is another inode than the one the run made and
+// recorded, so it is not the run's to remove (made.go): it is left alone.
 func TestResumeNotThrough(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []string{"symlink", "hardlink"} {
@@ -185,6 +186,10 @@ func TestResumeNotThrough(t *testing.T) {
 			}
 			sameContent(t, outside, data[:30<<20])
 			sameContent(t, filepath.Join(dst, "sub", "big"), data)
+			if _, err := os.Lstat(tmp); err != nil {
+				t.Errorf("the %s in the temporary's place, not the run's, was removed: %v", kind, err)
+			}
+			noErr(t, os.Remove(tmp))
 			noTemps(t, dst)
 		})
 	}

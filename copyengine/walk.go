@@ -469,7 +469,7 @@ func (l *dirList) mapNames() {
 	// So are the destination's own entries named like temporaries that no
 	// record shows a run made (made.go): the user's, whatever their name.
 	for _, n := range l.listing {
-		if isTempName(n.Name) && !l.wk.e.made.oursByName(l.dd, n.Name) {
+		if isTempName(n.Name) && !l.wk.e.made.oursByName(l.dd, l.w.dstRel, n.Name) {
 			l.takeTempName(n.Name)
 		}
 	}
@@ -535,6 +535,7 @@ func (l *dirList) classify() bool {
 	if l.wk.ordered() {
 		l.preStat()
 	}
+	l.intendStages()
 	for i, n := range l.names {
 		if e.ctx.Err() != nil || e.drives.halted() {
 			return false
@@ -565,6 +566,31 @@ func (l *dirList) classify() bool {
 		l.files = append(l.files, en)
 	}
 	return true
+}
+
+// intendStages records the staged directories the new subdirectories may
+// be made under (made.go) before the first is made, so that one flush of
+// the record covers them all. One that is not staged after all is not
+// made, and drops out of the record.
+func (l *dirList) intendStages() {
+	e, w := l.wk.e, l.w
+	if l.dst == nil || e.opt.DryRun || !fileio.CanStageDirs {
+		return
+	}
+	for i, n := range l.names {
+		if n.Type != fileio.ModeDir || l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != "" {
+			continue
+		}
+		name := l.dstNames[i]
+		if _, ok := l.existing[name]; ok {
+			continue
+		}
+		en := entry{dstName: name}
+		if l.taken(tempName(name)) {
+			en.tmp = freeTempName(name, l.taken)
+		}
+		e.made.intend(w.dstRel, en.tempName(), true)
+	}
 }
 
 // entry stats the source name i and makes its entry; ok is false when
@@ -693,11 +719,27 @@ func (l *dirList) send() {
 			}
 		}
 		if len(batch) >= chunkFiles || batchBytes >= chunkBytes {
+			l.intendTemps(stg, batch)
 			l.wk.sendChunk(src, dst, stg, batch)
 			batch, batchBytes = nil, 0
 		}
 	}
+	l.intendTemps(stg, batch)
 	l.wk.sendChunk(src, dst, stg, batch)
+}
+
+// intendTemps records the temporaries the files of batch will be written
+// under before the workers create them (made.go), so that one flush of
+// the record covers them all; none in a staged directory, which is
+// recorded itself.
+func (l *dirList) intendTemps(stg *stage, batch []entry) {
+	e := l.wk.e
+	if stg != nil || l.dst == nil || e.opt.DryRun {
+		return
+	}
+	for i := range batch {
+		e.made.intend(l.w.dstRel, batch[i].tempName(), false)
+	}
 }
 
 // nameCollisions fails the source names that land on a destination name
@@ -740,7 +782,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	inSrc := make(map[string]bool, len(src))
 	var tempOf map[string]string // temporary -> destination name of a source file
 	var disown []string          // recorded as made, about to take a source file's copy
-	rel, _ := e.made.relOf(dd)
+	rel := dstRel
 	for i, n := range src {
 		name := dstNames[i]
 		inSrc[name] = true
@@ -770,7 +812,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 		if !isTempName(n.Name) {
 			continue
 		}
-		if !e.made.oursByName(dd, n.Name) {
+		if !e.made.oursByName(dd, dstRel, n.Name) {
 			// Named like a temporary, but not one a run recorded: the
 			// user's, or one whose record a crash lost. Never removed
 			// or taken up as a leftover.
