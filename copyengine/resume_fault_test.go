@@ -228,6 +228,7 @@ func TestResumeLeftoverOfUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
+	tempproofRecordKept(t, dst, ".big"+tempSuffix) // an interrupted run's
 	sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst}))
 	if err != nil || sum.Skipped != 1 || sum.TempsRemoved != 1 {
 		t.Fatalf("rerun: %v, %d skipped, %d temporaries removed; want 1 and 1", err, sum.Skipped, sum.TempsRemoved)
@@ -430,6 +431,7 @@ func TestLeftoverOfSmallFileRewritten(t *testing.T) {
 	writeFile(t, filepath.Join(dst, "small"), pattern(83, 4000))
 	tmp := filepath.Join(dst, ".small"+tempSuffix)
 	writeFile(t, tmp, data[:3000])
+	tempproofRecordKept(t, dst, ".small"+tempSuffix) // an interrupted run's
 	reading := make(chan struct{})
 	removed := &fileio.Fault{Op: fileio.OpRemove, PathIs: tmp, Nth: 1, Then: func() {
 		select {
@@ -479,6 +481,7 @@ func TestResumeLeftoverOfEqual(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
+	tempproofRecordKept(t, dst, ".big"+tempSuffix) // an interrupted run's
 	settleSources()
 	sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true}))
 	if err != nil || sum.Copied != 0 || sum.TempsRemoved != 1 {
