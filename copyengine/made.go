@@ -530,6 +530,9 @@ func (m *madeRecord) finish() {
 			delete(m.open, rel)
 		}
 	}
+	// The root got its metadata already (applyDirMeta): the record's
+	// removal leaves its times as they are.
+	defer keepDirTimes(m.root)()
 	if len(m.open) == 0 {
 		if st, err := m.root.Lstat(madeName); err == nil && (devIno{st.Dev, st.Ino}) == m.id {
 			_ = m.root.Remove(madeName)
