@@ -534,12 +534,16 @@ func (m *madeRecord) finish() {
 	// removal leaves its times as they are.
 	defer keepDirTimes(m.root)()
 	if len(m.open) == 0 {
+		// Closed first: a FUSE driver hides a file removed while open
+		// (.fuse_hidden) instead of removing it.
+		m.f.Close()
+		m.f = nil
 		if st, err := m.root.Lstat(madeName); err == nil && (devIno{st.Dev, st.Ino}) == m.id {
 			_ = m.root.Remove(madeName)
 		}
-	} else {
-		m.rewrite(true)
+		return
 	}
+	m.rewrite(true)
 	m.f.Close()
 	m.f = nil
 }

@@ -730,7 +730,8 @@ func (l *dirList) send() {
 
 // intendTemps records the temporaries the files of batch will be written
 // under before the workers create them (made.go), so that one flush of
-// the record covers them all; none in a staged directory, which is
+// the record covers them all: those of new files (a rerun that finds the
+// others unchanged writes no record); none in a staged directory, which is
 // recorded itself.
 func (l *dirList) intendTemps(stg *stage, batch []entry) {
 	e := l.wk.e
@@ -738,7 +739,9 @@ func (l *dirList) intendTemps(stg *stage, batch []entry) {
 		return
 	}
 	for i := range batch {
-		e.made.intend(l.w.dstRel, batch[i].tempName(), false)
+		if batch[i].dstSt == nil { // one that exists may need no temporary: recorded when it does
+			e.made.intend(l.w.dstRel, batch[i].tempName(), false)
+		}
 	}
 }
 
