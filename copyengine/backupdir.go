@@ -208,8 +208,14 @@ func (b *backups) kept(rel string, removed bool) {
 // not kept elsewhere: the entry is left in place.
 func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name string, st fileio.Stat) error {
 	e := b.e
+	// Whatever holds the temporary's name is left alone: a name proves
+	// nothing (made.go), and what a backup directory holds is kept
+	// versions. The copy takes a name that is free.
+	exists := func(t string) bool { _, err := bd.Lstat(t); return err == nil }
 	tmp := tempName(target)
-	_ = bd.Remove(tmp)
+	if exists(tmp) {
+		tmp = freeTempName(target, exists)
+	}
 	switch {
 	case st.IsSymlink():
 		t, err := dir.Readlink(name)

@@ -479,7 +479,7 @@ func (c *committer) recopy(p *pending, buf []byte) error {
 	p.en.resume = false // what read back wrong is not taken up again
 	p.closeTemp()
 	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
-	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, en: &p.en, tmp: p.tmp, buf: buf, again: true}
+	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, dirRel: p.dst.rel, en: &p.en, tmp: p.tmp, buf: buf, again: true}
 	np, err := fc.write()
 	if err != nil {
 		return err

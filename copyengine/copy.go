@@ -352,7 +352,7 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 		return err
 	}
 	var made error
-	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+	err := cp.makeNonRegular(c.src.d, c.dst.d, c.dst.rel, en, func(tmp string) error {
 		made = c.dst.d.Symlink(en.target, tmp)
 		return made
 	})
@@ -375,7 +375,7 @@ func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 	if err := cp.keepReplaced(c, en, rel); err != nil {
 		return err
 	}
-	err := cp.makeNonRegular(c.src.d, c.dst.d, en, func(tmp string) error {
+	err := cp.makeNonRegular(c.src.d, c.dst.d, c.dst.rel, en, func(tmp string) error {
 		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 	})
 	if err == nil {
@@ -416,16 +416,19 @@ func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
 // no other name, while a hard link to something outside the destination
 // has two or more. After the rename the final name must lead to the held
 // object, still with one link, or the entry fails.
-func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, en *entry, create func(tmp string) error) error {
+func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, dirRel string, en *entry, create func(tmp string) error) error {
 	e := cp.e
 	tmp := en.tempName()
-	e.clearLeftover(dd, tmp)
+	e.clearLeftover(dd, dirRel, tmp)
+	e.made.before(dirRel, tmp, false)
 	if err := create(tmp); err != nil {
+		e.made.after(dd, dirRel, tmp, nil, err)
 		if fileio.IsExist(err) {
 			return errNameTaken(tmp, err)
 		}
 		return err
 	}
+	e.made.after(dd, dirRel, tmp, nil, nil)
 	var n *fileio.Node
 	err := func() error {
 		var err error
@@ -489,7 +492,7 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 	}
 	reads := 0 // read errors so far (see retry.go)
 	for attempt := 0; ; attempt++ {
-		fc := fileCopy{cp: cp, sd: c.src.d, dd: c.dst.d, en: en, tmp: tmp, buf: buf, pre: pre}
+		fc := fileCopy{cp: cp, sd: c.src.d, dd: c.dst.d, dirRel: c.dst.rel, en: en, tmp: tmp, buf: buf, pre: pre}
 		p, err := fc.write()
 		pre = nil // a second attempt reads afresh
 		if err != nil && sourceReadError(err, c.src.d, en.name) {
@@ -670,6 +673,7 @@ func (en *entry) changedSince(after *fileio.Stat) bool {
 type fileCopy struct {
 	cp     *copier
 	sd, dd *fileio.Dir // the source's and the destination's directories
+	dirRel string      // the destination directory's path below the root
 	en     *entry
 	tmp    string
 	buf    []byte
@@ -741,9 +745,22 @@ func (fc *fileCopy) create() (err error) {
 			return nil
 		}
 	}
+	recorded := tmp != fc.en.dstName // in a staged directory, the stage is recorded
+	if recorded {
+		e.made.before(fc.dirRel, tmp, false)
+		defer func() {
+			var st *fileio.Stat
+			if err == nil {
+				if cur, serr := fc.dst.Stat(); serr == nil {
+					st = &cur
+				}
+			}
+			e.made.after(dd, fc.dirRel, tmp, st, err)
+		}()
+	}
 	fc.dst, err = dd.CreateTempMode(tmp, perm)
 	if fileio.IsExist(err) {
-		if !e.ownLeftover(dd, tmp, fileio.ModeRegular) {
+		if !e.ownLeftover(dd, fc.dirRel, tmp, fileio.ModeRegular) {
 			return errNameTaken(tmp, err)
 		}
 		// A leftover of an interrupted run.

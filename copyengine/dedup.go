@@ -341,7 +341,7 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 	}
 	dd := d.dst.d
 	tmp := d.en.tempName()
-	e.clearLeftover(dd, tmp)
+	e.clearLeftover(dd, d.dst.rel, tmp)
 	_, cloneBroken := e.noClone.Load(e.dstDev)
 	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && !cloneBroken {
 		p, err := dp.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
@@ -372,7 +372,10 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		return nil, nil // one inode cannot carry two sets of metadata
 	}
 	// linkat names the target: the new name must be the inode checked.
-	if err := linkChecked(dd, tmp, td, tname, devIno{cur.Dev, cur.Ino}); errors.Is(err, errLinkReplaced) {
+	e.made.before(d.dst.rel, tmp, false)
+	err := linkChecked(dd, tmp, td, tname, devIno{cur.Dev, cur.Ino})
+	e.made.after(dd, d.dst.rel, tmp, nil, err)
+	if errors.Is(err, errLinkReplaced) {
 		return nil, nil // copied instead
 	} else if err != nil {
 		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
@@ -398,9 +401,14 @@ func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur 
 			return nil, nil // replaced since its check: copied instead
 		}
 	}
+	dp.e.made.before(d.dst.rel, tmp, false)
 	f, err := dd.CreateTemp(tmp)
 	if err != nil {
+		dp.e.made.after(dd, d.dst.rel, tmp, nil, err)
 		return nil, err
+	}
+	if st, serr := f.Stat(); serr == nil {
+		dp.e.made.after(dd, d.dst.rel, tmp, &st, nil)
 	}
 	defer func() {
 		f.Close()

@@ -211,7 +211,8 @@ func (m *mirror) checkLinkDests(p *plan) error {
 }
 
 // dirHasEntries reports whether the directory at p exists and holds
-// anything but fastcopy's own temporaries.
+// anything but the record of what fastcopy made there (made.go). A name
+// like a temporary's counts: it may be the user's.
 func dirHasEntries(p string) bool {
 	d, err := fileio.OpenDir(p)
 	if err != nil {
@@ -223,7 +224,7 @@ func dirHasEntries(p string) bool {
 		return true // cannot tell: treat as holding something
 	}
 	for _, n := range names {
-		if !isTempName(n.Name) {
+		if n.Name != madeName {
 			return true
 		}
 	}
@@ -340,7 +341,7 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 	}
 	out := delDir{dstRel: d.dstRel, id: d.id}
 	for _, n := range names {
-		if d.has[d.key(n.Name)] || isTempName(n.Name) {
+		if d.has[d.key(n.Name)] || m.own(dir, d.dstRel, n.Name) {
 			continue
 		}
 		x, ok := m.planEntry(dir, d.id.dev, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
@@ -349,6 +350,18 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 		}
 	}
 	return out, nil
+}
+
+// own reports whether name in dir (at dstRel) is fastcopy's own, which
+// --delete leaves to the walk: a temporary or staged directory that the
+// record of what runs made names (made.go), which the walk removes or
+// takes up, or that record itself. Anything else named like a temporary
+// is an entry the source lacks, like any other.
+func (m *mirror) own(dir *fileio.Dir, dstRel, name string) bool {
+	if dstRel == "" && name == madeName && !m.e.made.foreign {
+		return true
+	}
+	return isTempName(name) && m.e.made.oursByName(dir, dstRel, name)
 }
 
 // planEntry plans the removal of name in dir (on device dev), and of what

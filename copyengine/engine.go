@@ -170,7 +170,8 @@ type engine struct {
 	decide *decider
 	copier *copier
 	commit *committer
-	staged *stager // directories made under temporary names, not yet in place
+	staged *stager     // directories made under temporary names, not yet in place
+	made   *madeRecord // what runs made in the destination root (made.go)
 	dedupe *deduper
 	record *cacheRecorder
 
@@ -204,6 +205,7 @@ func newEngine(opt Options) *engine {
 	e.drives.e = e
 	e.record = &cacheRecorder{e: e}
 	e.staged = &stager{e: e}
+	e.made = &madeRecord{e: e}
 	e.dedupe = &deduper{e: e}
 	e.copier = &copier{e: e}
 	e.walker = &walker{e: e}
@@ -354,6 +356,8 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		undo.add(release)
 	}
 	e.dstRoot = d
+	e.made.load(d, p.dstRoot, opt.DryRun)
+	undo.add(e.made.finish)
 	e.walker.destDir(d)
 	e.fs.probeCaps(d, !opt.DryRun)
 	e.drives.watch("destination", p.dstRoot, d)

@@ -580,20 +580,24 @@ func (dc *decider) respelled(dst *handle, en *entry, dstRel string) bool {
 
 // ownLeftover reports whether name in dd, which an exclusive create found
 // taken, is a leftover of fastcopy's own that may be removed: a
-// temporary's name, an entry of type want (0: anything but a directory),
+// temporary's name that the record of what runs made names (made.go), an
+// entry of type want (0: anything but a directory),
 // listed under exactly that spelling, not another entry whose name folds
 // to it (a source file ".A.fastcopy-tmp" copied beside the temporary
 // ".a.fastcopy-tmp" of a file "a" on exFAT). The listing is read whether
 // or not dd is known to fold (a probe can fail), at the cost of one
 // listing per such create, which only an interrupted run's leftovers
 // cause. Anything else stays, and the create's failure is the entry's.
-func (e *engine) ownLeftover(dd *fileio.Dir, name string, want uint32) bool {
+func (e *engine) ownLeftover(dd *fileio.Dir, dirRel, name string, want uint32) bool {
 	if !isTempName(name) {
 		return false
 	}
 	st, err := dd.Lstat(name)
 	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
 		return false
+	}
+	if !e.made.ours(dirRel, name, &st) {
+		return false // named like one, but no record shows a run made it (made.go)
 	}
 	names, err := dd.ReadDir()
 	if err != nil {
@@ -612,11 +616,13 @@ func errNameTaken(name string, err error) error {
 	return fmt.Errorf("%q is taken by an entry that is not a leftover of fastcopy's; it was left alone: %w", name, err)
 }
 
-// clearLeftover removes name from dd before it is created, when it is a
+// clearLeftover removes name from dd (the destination directory dirRel) before it is created, when it is a
 // leftover of fastcopy's own (see ownLeftover). Where nothing answers to
 // the name (the usual case) it costs one lookup.
-func (e *engine) clearLeftover(dd *fileio.Dir, name string) {
-	if _, err := dd.Lstat(name); err == nil && e.ownLeftover(dd, name, 0) {
-		_ = dd.Remove(name)
+func (e *engine) clearLeftover(dd *fileio.Dir, dirRel, name string) {
+	if _, err := dd.Lstat(name); err == nil && e.ownLeftover(dd, dirRel, name, 0) {
+		if dd.Remove(name) == nil {
+			e.made.gone(joinRel(dirRel, name))
+		}
 	}
 }

@@ -242,6 +242,14 @@ func TestHostileLinkedFiles(t *testing.T) {
 			t.Errorf("%s: the copy differs from its source", n)
 		}
 	}
+	// The names planted like temporaries are not the run's (no record
+	// names them): left alone, neither followed nor written through.
+	for _, n := range []string{".tmp-symlink" + tempSuffix, ".tmp-hardlink" + tempSuffix} {
+		if _, err := os.Lstat(d(n)); err != nil {
+			t.Errorf("%s, planted in DEST, was removed though no run made it: %v", n, err)
+		}
+		_ = os.Remove(d(n))
+	}
 	noTemps(t, dst)
 	untouched(t, outside, before, "hardlinked", "tmp-hardlink", "samestat")
 

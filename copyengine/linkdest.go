@@ -363,9 +363,12 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 		e.copier.removeKept(c.dst, en.tempName()) // linked instead: a leftover
 	}
 	tmp := en.tempName()
-	e.clearLeftover(dd, tmp)
+	e.clearLeftover(dd, c.dst.rel, tmp)
 	want := devIno{est.Dev, est.Ino}
-	if err := linkChecked(dd, tmp, cand.d, cand.name, want); err != nil {
+	e.made.before(c.dst.rel, tmp, false)
+	err = linkChecked(dd, tmp, cand.d, cand.name, want)
+	e.made.after(dd, c.dst.rel, tmp, nil, err)
+	if err != nil {
 		wrote()
 		switch {
 		case errors.Is(err, errLinkReplaced):

@@ -307,8 +307,11 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	if f.tmp != "" {
 		tmp = f.tmp
 	}
-	_ = fd.Remove(tmp)
-	if err := linkChecked(fd, tmp, ld, lname, want); err != nil {
+	e.clearLeftover(fd, fdir, tmp)
+	e.made.before(fdir, tmp, false)
+	err = linkChecked(fd, tmp, ld, lname, want)
+	e.made.after(fd, fdir, tmp, nil, err)
+	if err != nil {
 		if errors.Is(err, errLinkReplaced) {
 			return replaced
 		}

@@ -155,8 +155,9 @@ func TestResumeCorruptPrefix(t *testing.T) {
 
 // TestResumeNotThrough: a temporary replaced by a symlink, or by a hard
 // link to another file, is neither followed nor written through, nor taken
-// up, though what it leads to holds the very bytes of the source: the name
-// is replaced by a fresh temporary and the file copied whole.
+// up, though what it leads to holds the very bytes of the source: the file
+// is copied whole. The name is another inode than the one the run made and
+// recorded, so it is not the run's to remove (made.go): it is left alone.
 func TestResumeNotThrough(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []string{"symlink", "hardlink"} {
@@ -185,6 +186,10 @@ func TestResumeNotThrough(t *testing.T) {
 			}
 			sameContent(t, outside, data[:30<<20])
 			sameContent(t, filepath.Join(dst, "sub", "big"), data)
+			if _, err := os.Lstat(tmp); err != nil {
+				t.Errorf("the %s in the temporary's place, not the run's, was removed: %v", kind, err)
+			}
+			noErr(t, os.Remove(tmp))
 			noTemps(t, dst)
 		})
 	}
@@ -223,6 +228,7 @@ func TestResumeLeftoverOfUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
+	tempproofRecordKept(t, dst, ".big"+tempSuffix) // an interrupted run's
 	sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst}))
 	if err != nil || sum.Skipped != 1 || sum.TempsRemoved != 1 {
 		t.Fatalf("rerun: %v, %d skipped, %d temporaries removed; want 1 and 1", err, sum.Skipped, sum.TempsRemoved)
@@ -425,6 +431,7 @@ func TestLeftoverOfSmallFileRewritten(t *testing.T) {
 	writeFile(t, filepath.Join(dst, "small"), pattern(83, 4000))
 	tmp := filepath.Join(dst, ".small"+tempSuffix)
 	writeFile(t, tmp, data[:3000])
+	tempproofRecordKept(t, dst, ".small"+tempSuffix) // an interrupted run's
 	reading := make(chan struct{})
 	removed := &fileio.Fault{Op: fileio.OpRemove, PathIs: tmp, Nth: 1, Then: func() {
 		select {
@@ -474,6 +481,7 @@ func TestResumeLeftoverOfEqual(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dst, ".big"+tempSuffix), data[:1<<20])
+	tempproofRecordKept(t, dst, ".big"+tempSuffix) // an interrupted run's
 	settleSources()
 	sum, err := runEngine(t, resumeOpts(copyengine.Options{Sources: []string{src}, Dest: dst, Checksum: true}))
 	if err != nil || sum.Copied != 0 || sum.TempsRemoved != 1 {

@@ -25,6 +25,7 @@ func TestImmutableLeftoverNamed(t *testing.T) {
 			writeFile(t, filepath.Join(src, "f"), pattern(91, 5000))
 			tmp := filepath.Join(dst, ".f"+tempSuffix)
 			writeFile(t, tmp, pattern(92, 100))
+			tempproofRecordKept(t, dst, ".f"+tempSuffix) // an interrupted run's
 			if out, err := sbin("chattr", attr, tmp); err != nil {
 				t.Skipf("skipping: chattr %s on the scratch filesystem: %v: %s", attr, err, out)
 			}

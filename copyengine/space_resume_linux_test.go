@@ -25,6 +25,7 @@ func TestSpaceCheckCountsKeptTemporary(t *testing.T) {
 	tmp := filepath.Join(dst, ".big"+tempSuffix)
 	writeFile(t, tmp, data[:kept]) // what an interrupted run kept
 	noErr(t, os.Chmod(tmp, 0o600))
+	tempproofRecordKept(t, dst, ".big"+tempSuffix) // and recorded as its own
 	settleSources()
 
 	opt := copyengine.WithResumeMin(copyengine.Options{Sources: []string{src + "/"}, Dest: dst, NoResume: true}, 8<<20)

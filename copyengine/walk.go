@@ -468,12 +468,24 @@ func (l *dirList) mapNames() {
 	// counts too.
 	for _, n := range l.dstNames {
 		if isTempName(n) {
-			if l.tempLike == nil {
-				l.tempLike = map[string]bool{}
-			}
-			l.tempLike[l.nameKey(n)] = true
+			l.takeTempName(n)
 		}
 	}
+	// So are the destination's own entries named like temporaries that no
+	// record shows a run made (made.go): the user's, whatever their name.
+	for _, n := range l.listing {
+		if isTempName(n.Name) && !l.wk.e.made.oursByName(l.dd, l.w.dstRel, n.Name) {
+			l.takeTempName(n.Name)
+		}
+	}
+}
+
+// takeTempName notes the destination name n as one no temporary takes.
+func (l *dirList) takeTempName(n string) {
+	if l.tempLike == nil {
+		l.tempLike = map[string]bool{}
+	}
+	l.tempLike[l.nameKey(n)] = true
 }
 
 // foldNames finds which of the destination names are one name on a
@@ -530,6 +542,7 @@ func (l *dirList) classify() bool {
 	if l.wk.ordered() {
 		l.preStat()
 	}
+	l.intendStages()
 	for i, n := range l.names {
 		if e.ctx.Err() != nil || e.drives.halted() {
 			return false
@@ -545,6 +558,10 @@ func (l *dirList) classify() bool {
 			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.fold.String()})
 			continue
 		}
+		if w.dstRel == "" && l.nameKey(l.dstNames[i]) == l.nameKey(madeName) {
+			e.fail(madeName, errMadeName) // the record of what runs made here
+			continue
+		}
 		en, ok := l.entry(i)
 		if !ok {
 			continue
@@ -556,6 +573,31 @@ func (l *dirList) classify() bool {
 		l.files = append(l.files, en)
 	}
 	return true
+}
+
+// intendStages records the staged directories the new subdirectories may
+// be made under (made.go) before the first is made, so that one flush of
+// the record covers them all. One that is not staged after all is not
+// made, and drops out of the record.
+func (l *dirList) intendStages() {
+	e, w := l.wk.e, l.w
+	if l.dst == nil || e.opt.DryRun || !fileio.CanStageDirs {
+		return
+	}
+	for i, n := range l.names {
+		if n.Type != fileio.ModeDir || l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != "" {
+			continue
+		}
+		name := l.dstNames[i]
+		if _, ok := l.existing[name]; ok {
+			continue
+		}
+		en := entry{dstName: name}
+		if l.taken(tempName(name)) {
+			en.tmp = freeTempName(name, l.taken)
+		}
+		e.made.intend(w.dstRel, en.tempName(), true)
+	}
 }
 
 // entry stats the source name i and makes its entry; ok is false when
@@ -689,11 +731,30 @@ func (l *dirList) send() {
 			}
 		}
 		if len(batch) >= chunkFiles || batchBytes >= chunkBytes {
+			l.intendTemps(stg, batch)
 			l.wk.sendChunk(src, dst, stg, batch)
 			batch, batchBytes = nil, 0
 		}
 	}
+	l.intendTemps(stg, batch)
 	l.wk.sendChunk(src, dst, stg, batch)
+}
+
+// intendTemps records the temporaries the files of batch will be written
+// under before the workers create them (made.go), so that one flush of
+// the record covers them all: those of new files (a rerun that finds the
+// others unchanged writes no record); none in a staged directory, which is
+// recorded itself.
+func (l *dirList) intendTemps(stg *stage, batch []entry) {
+	e := l.wk.e
+	if stg != nil || l.dst == nil || e.opt.DryRun {
+		return
+	}
+	for i := range batch {
+		if batch[i].dstSt == nil { // one that exists may need no temporary: recorded when it does
+			e.made.intend(l.w.dstRel, batch[i].tempName(), false)
+		}
+	}
 }
 
 // nameCollisions fails the source names that land on a destination name
@@ -735,9 +796,14 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	}
 	inSrc := make(map[string]bool, len(src))
 	var tempOf map[string]string // temporary -> destination name of a source file
+	var disown []string          // recorded as made, about to take a source file's copy
+	rel := dstRel
 	for i, n := range src {
 		name := dstNames[i]
 		inSrc[name] = true
+		if e.made.recorded(joinRel(rel, name)) {
+			disown = append(disown, joinRel(rel, name))
+		}
 		if n.Type == fileio.ModeRegular && !e.opt.NoResume {
 			if tempOf == nil {
 				tempOf = map[string]string{}
@@ -749,12 +815,23 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			tempOf[en.tempName()] = name
 		}
 	}
+	e.made.disown(disown)
 	out = make(map[string]fileio.Stat)
 	for _, n := range names {
 		if inSrc[n.Name] {
 			if st, err := dd.Lstat(n.Name); err == nil {
 				out[n.Name] = st
 			}
+			continue
+		}
+		if !isTempName(n.Name) {
+			continue
+		}
+		if !e.made.oursByName(dd, dstRel, n.Name) {
+			// Named like a temporary, but not one a run recorded: the
+			// user's, or one whose record a crash lost. Never removed
+			// or taken up as a leftover.
+			e.event(ActLeaveTemp, joinRel(dstRel, n.Name))
 			continue
 		}
 		if of, ok := tempOf[n.Name]; ok && n.Type == fileio.ModeRegular {
@@ -764,15 +841,16 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			kept[of] = n.Name
 			continue
 		}
-		if isTempName(n.Name) && e.opt.DryRun {
+		if e.opt.DryRun {
 			e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
 			e.event(ActCleanTmp, joinRel(dstRel, n.Name))
-		} else if isTempName(n.Name) {
+		} else {
 			remove := dd.Remove
 			if n.Type == fileio.ModeDir {
 				remove = func(name string) error { return removeTree(dd, name) }
 			}
 			if err := remove(n.Name); err == nil {
+				e.made.gone(joinRel(rel, n.Name))
 				e.count(func(s *Summary) { s.TempsRemoved++ })
 				e.event(ActCleanTmp, joinRel(dstRel, n.Name))
 			}

@@ -51,11 +51,11 @@ type logLine struct {
 // unloggedActions are the actions that get no line. Every other one says
 // what became of an entry, the names -v prints: placed, found unchanged,
 // failed, removed (--delete, --backup-dir, --move) or, in a dry run, what
-// would be. Steps on the way (retry, resume, remove-temp, a --link-dest
+// would be. Steps on the way (retry, resume, remove-temp, leave-temp, a --link-dest
 // match copied instead), directories made (mkdir: a directory gets its
 // metadata at the end) and the cache's own file get none.
 var unloggedActions = map[copyengine.Action]bool{
-	copyengine.ActMkdir: true, copyengine.ActCleanTmp: true, copyengine.ActOwnCache: true,
+	copyengine.ActMkdir: true, copyengine.ActCleanTmp: true, copyengine.ActLeaveTemp: true, copyengine.ActOwnCache: true,
 	copyengine.ActResume: true, copyengine.ActRetry: true, copyengine.ActLinkDestCopy: true,
 }
 

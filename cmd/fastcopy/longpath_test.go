@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,6 +56,17 @@ func TestPathBeyondPathMax(t *testing.T) {
 	}
 	unix.Close(fd)
 	unix.Close(bottom)
+	// Recorded as the interrupted run would have: a name alone is no
+	// run's leftover.
+	parts := make([]string, 0, deepLevels+1)
+	for i := 0; i < deepLevels; i++ {
+		parts = append(parts, deepName(i))
+	}
+	parts = append(parts, ".leaf.fastcopy-tmp")
+	record := "fastcopy-made 1\n+ f 0 " + strconv.Quote(strings.Join(parts, "/")) + "\n"
+	if err := os.WriteFile(filepath.Join(dst, ".fastcopy-made"), []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var rep struct {
 		Copied, Failed, Skipped int64
 		Temps                   int64 `json:"temps_removed"`

@@ -38,6 +38,9 @@ func OpenDir(path string) (*Dir, error) {
 // Path returns the path the directory was opened as (for messages).
 func (d *Dir) Path() string { return d.path }
 
+// Unfaulted is d: no fault set reaches a Dir here (see the Unix one).
+func (d *Dir) Unfaulted() *Dir { return d }
+
 func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
 
 func (d *Dir) sys(name string) string { return sysPath(filepath.Join(d.abs, name)) }
