@@ -27,14 +27,17 @@ import (
 // alone and reported (ActLeaveTemp); the copy of a file beside it takes
 // another temporary name.
 //
-// The order is what makes this safe. A temporary is created first
-// (O_EXCL: nothing of anyone else's was in its place) and recorded after,
-// with one write to the record, which a kill does not lose; a power cut
-// may lose it, and then the temporary is left alone and reported, never a
-// user file removed. A recorded name that the run finds holding something
-// else (the record is read when the run starts: a name no longer there, or
-// holding another inode) is dropped from the record, and so is a recorded
-// name that the run is about to copy a source file to, durably (fsync)
+// The order is what makes this safe. A temporary is named in the record,
+// durably (one fsync of the record serves every creation waiting for it:
+// see before), and only then created, O_EXCL, so that nothing of anyone
+// else's was in its place; its inode number and type are added once it
+// exists, and a creation that failed drops the name again (durably when
+// the name was found taken). A power cut thus never leaves a leftover the
+// record does not name, and a name the record holds that the next run
+// finds holding something else (read when the run starts: a name no
+// longer there, or holding another type or inode) is dropped from the
+// record; so is a recorded name that the run is about to copy a source
+// file to, durably (fsync)
 // before that copy is placed. The run holds the destination's lock
 // (lockDest), so no other run writes the record meanwhile. When the run
 // ends, the record keeps only what is still there (a temporary kept for
