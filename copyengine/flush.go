@@ -176,3 +176,100 @@ func (c *committer) flushDirs() error {
 	}
 	return nil
 }
+
+// srcRemovals are the source directories --move removed entries from (a
+// file, a name of one, a directory left empty): what makes those removals
+// durable before the run reports success (flushSources).
+type srcRemovals struct {
+	fs   filesystems       // one directory per source filesystem removed from, held open
+	dirs map[devIno]string // every directory removed from, by identity: its path
+	err  error             // why a removal's filesystem is not known
+}
+
+// removedIn notes that --move removed an entry of the source directory d.
+func (mv *mover) removedIn(d *fileio.Dir) {
+	r := &mv.removed
+	st, err := d.Stat()
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("cannot tell which filesystem %q is on, to flush what was removed from it: %w", d.Path(), err)
+		}
+		return
+	}
+	r.fs.add(st.Dev, d, true)
+	if _, ok := r.fs.dir(st.Dev); !ok && r.err == nil {
+		r.err = fmt.Errorf("cannot open %q again, to flush what was removed from it", d.Path())
+	}
+	if r.dirs == nil {
+		r.dirs = map[devIno]string{}
+	}
+	r.dirs[devIno{st.Dev, st.Ino}] = d.Path()
+}
+
+// flushSources makes --move's removals durable: one syncfs of each source
+// filesystem an entry was removed from (a disk mounted inside a source
+// tree is one of its own), through the directory the removal was made in,
+// or, where the platform or the driver has no syncfs that waits (FUSE), an
+// fsync of every directory entries were removed from, opened again and
+// checked to be that directory by (st_dev, st_ino). A directory gone since
+// (removed, left empty) is left out: its removal is flushed with its
+// parent's.
+func (mv *mover) flushSources() error {
+	r := &mv.removed
+	if r.err != nil {
+		return r.err
+	}
+	for _, d := range r.fs.all() {
+		err := d.Syncfs()
+		if err == nil {
+			continue
+		}
+		if !fileio.IsFallback(err) {
+			return err
+		}
+		st, err := d.Stat()
+		if err != nil {
+			return err
+		}
+		if err := mv.syncDirsOn(st.Dev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDirsOn fsyncs each directory entries were removed from on the
+// filesystem dev.
+func (mv *mover) syncDirsOn(dev uint64) error {
+	var ids []devIno
+	for id := range mv.removed.dirs {
+		if id.dev == dev {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].ino < ids[j].ino })
+	for _, id := range ids {
+		p := mv.removed.dirs[id]
+		d, err := mv.e.opt.openRoot(p)
+		if fileio.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		st, err := d.Stat()
+		if err == nil && (devIno{st.Dev, st.Ino}) != id {
+			err = fmt.Errorf("the source directory %q was replaced since entries were removed from it: their removal cannot be flushed", p)
+		}
+		if err == nil {
+			err = d.AsFile().Sync()
+		}
+		d.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *srcRemovals) close() { r.fs.close() }

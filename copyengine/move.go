@@ -36,6 +36,9 @@ type mover struct {
 	// ctimes holds the change time of each source inode one of whose
 	// names finish removed, as it was after (-1: not known).
 	ctimes map[devIno]int64
+	// removed are the directories removed from, flushed before success
+	// (flush.go flushSources).
+	removed srcRemovals
 }
 
 // keptInPlace notes a source left in place because its DEST file was kept
@@ -191,6 +194,7 @@ func (mv *mover) finish() {
 			e.fail(it.rel, fmt.Errorf("--move: cannot remove the source: %w", err))
 			continue
 		}
+		mv.removedIn(d)
 		e.count(func(s *Summary) { s.SourcesRemoved++ })
 		e.event(ActRemoveSource, it.rel)
 	}
@@ -272,6 +276,7 @@ func (mv *mover) removeDirs() {
 			return
 		}
 		if err := parent.RemoveDir(path.Base(dm.srcRel)); err == nil {
+			mv.removedIn(parent)
 			e.count(func(s *Summary) { s.SourceDirsGone++ })
 			e.event(ActRemoveSource, dm.dstRel+"/")
 		}
