@@ -183,7 +183,11 @@ func (c *committer) flushDirs() error {
 type srcRemovals struct {
 	fs   filesystems       // one directory per source filesystem removed from, held open
 	dirs map[devIno]string // every directory removed from, by identity: its path
-	err  error             // why a removal's filesystem is not known
+	// fuse notes the filesystems served by a FUSE driver, asked while the
+	// directory was there (fstatfs of a directory removed since fails on
+	// FUSE, and syncfs there flushes nothing anyway).
+	fuse map[uint64]bool
+	err  error // why a removal's filesystem is not known
 }
 
 // removedIn notes that --move removed an entry of the source directory d.
@@ -195,6 +199,12 @@ func (mv *mover) removedIn(d *fileio.Dir) {
 			r.err = fmt.Errorf("cannot tell which filesystem %q is on, to flush what was removed from it: %w", d.Path(), err)
 		}
 		return
+	}
+	if _, ok := r.fs.dir(st.Dev); !ok {
+		if r.fuse == nil {
+			r.fuse = map[uint64]bool{}
+		}
+		r.fuse[st.Dev] = d.IsFUSE()
 	}
 	r.fs.add(st.Dev, d, true)
 	if _, ok := r.fs.dir(st.Dev); !ok && r.err == nil {
@@ -219,19 +229,24 @@ func (mv *mover) flushSources() error {
 	if r.err != nil {
 		return r.err
 	}
-	for _, d := range r.fs.all() {
-		err := d.Syncfs()
-		if err == nil {
-			continue
+	devs := make([]uint64, 0, len(r.fuse))
+	for dev := range r.fuse {
+		devs = append(devs, dev)
+	}
+	sort.Slice(devs, func(i, j int) bool { return devs[i] < devs[j] })
+	for _, dev := range devs {
+		// The directory held may be gone by now (left empty and removed):
+		// its filesystem is known by the dev it was noted under.
+		if d, ok := r.fs.dir(dev); ok && !r.fuse[dev] {
+			err := d.Syncfs()
+			if err == nil {
+				continue
+			}
+			if !fileio.IsFallback(err) {
+				return err
+			}
 		}
-		if !fileio.IsFallback(err) {
-			return err
-		}
-		st, err := d.Stat()
-		if err != nil {
-			return err
-		}
-		if err := mv.syncDirsOn(st.Dev); err != nil {
+		if err := mv.syncDirsOn(dev); err != nil {
 			return err
 		}
 	}
