@@ -133,7 +133,7 @@ func (mv *mover) finish() {
 	var pol hashcache.Policy // of the source directory d's filesystem
 	defer func() {
 		if d != nil {
-			d.Close()
+			mv.leave(d)
 		}
 	}()
 	// The destination root the run opened, locked and checked, not its
@@ -146,7 +146,7 @@ func (mv *mover) finish() {
 		}
 		if it.srcDir != dPath || d == nil && dErr == nil {
 			if d != nil {
-				d.Close()
+				mv.leave(d)
 				d = nil
 			}
 			dPath = it.srcDir
@@ -201,6 +201,10 @@ func (mv *mover) finish() {
 	if gone != nil {
 		mv.wouldRemoveDirs(gone)
 		return
+	}
+	if d != nil {
+		mv.leave(d) // flushed (on FUSE) before it may be removed, left empty
+		d = nil
 	}
 	mv.removeDirs()
 }
@@ -280,7 +284,7 @@ func (mv *mover) removeDirs() {
 			e.count(func(s *Summary) { s.SourceDirsGone++ })
 			e.event(ActRemoveSource, dm.dstRel+"/")
 		}
-		parent.Close()
+		mv.leave(parent)
 	})
 }
 
