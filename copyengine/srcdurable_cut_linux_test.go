@@ -347,6 +347,7 @@ func (c *srcdurableCard) detach() error {
 	if c.dev == "" {
 		return nil
 	}
+	dev := c.dev
 	if err := srcdurableRun("losetup", "-d", c.dev); err != nil {
 		return err
 	}
@@ -354,14 +355,36 @@ func (c *srcdurableCard) detach() error {
 	// The loop device lets the image go once the last user of the card's
 	// block device (a lazily unmounted fuseblk) has: the xfs under it
 	// cannot be unmounted before.
-	for i := 0; i < 500; i++ {
+	for i := 0; i < 3000; i++ {
 		out, err := exec.Command("losetup", "-j", c.img).CombinedOutput()
 		if err == nil && len(bytes.TrimSpace(out)) == 0 {
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return fmt.Errorf("the loop device of %s did not let it go", c.img)
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	var mine []string
+	for _, l := range bytes.Split(mi, []byte("\n")) {
+		if bytes.Contains(l, []byte(c.Dir)) || bytes.Contains(l, []byte(dev)) {
+			mine = append(mine, string(l))
+		}
+	}
+	holders, _ := os.ReadDir("/sys/block/" + filepath.Base(dev) + "/holders")
+	fu, _ := exec.Command("fuser", "-v", dev).CombinedOutput()
+	return fmt.Errorf("the loop device %s of %s did not let it go; this process holds open on the card: %q; mounts %q; holders %v; fuser %s", dev, c.img, srcdurableOpenUnder(c.Dir), mine, holders, fu)
+}
+
+// srcdurableOpenUnder lists the descriptors of this process that lead
+// under dir.
+func srcdurableOpenUnder(dir string) []string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var out []string
+	for _, e := range ents {
+		if p, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && (p == dir || len(p) > len(dir) && p[:len(dir)+1] == dir+"/") {
+			out = append(out, e.Name()+" "+p)
+		}
+	}
+	return out
 }
 
 // Cut cuts the card's power: the xfs under its image first, then the
@@ -426,10 +449,20 @@ func srcdurableDriverPID(dev, dir string) (int, error) {
 	return 0, fmt.Errorf("no driver process found for %s on %s", dev, dir)
 }
 
-// srcdurableMounted reports whether dir is a mount point.
+// srcdurableMounted reports whether dir is a mount point, by mountinfo
+// (a stat of it fails once its FUSE driver is dead). The test's temporary
+// directories need no unescaping.
 func srcdurableMounted(dir string) bool {
-	var st, parent unix.Stat_t
-	return unix.Stat(dir, &st) == nil && unix.Stat(filepath.Dir(dir), &parent) == nil && st.Dev != parent.Dev
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if f := bytes.Fields(l); len(f) > 4 && string(f[4]) == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // TestSrcDurablePowerCutMoveFold cuts the power during --move runs whose
