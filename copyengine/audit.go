@@ -1,7 +1,6 @@
 package copyengine
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -120,67 +119,14 @@ func (c *committer) flushForLog() {
 	}
 }
 
-// removalsFlushed is called once the flush that follows --delete's and
-// --backup-dir's removals (afterFlush), begun at at, is done: what --move
-// removed from the sources is flushed in turn, and OnFlush is then told
-// that every removal reported before at is durable. Without that last
-// call the removals, made after the run's final flush, would get no line.
+// removalsFlushed is called once the flush that follows the removals of
+// --delete, --backup-dir and --move (afterFlush: DEST, the backup
+// directory and every source filesystem --move removed from), begun at at,
+// is done: OnFlush is then told that every removal reported before at is
+// durable. Without that last call the removals, made after the run's final
+// flush, would get no line.
 func (e *engine) removalsFlushed(at time.Time) {
-	if !e.wantFlushed() {
-		return
-	}
-	if e.opt.Move && e.mover.flushSources() != nil {
-		return // the removals stay unlogged: not_logged counts them
-	}
 	e.flushed(at)
-}
-
-// flushSources makes --move's removals durable: one syncfs of each
-// filesystem a source entry was removed from, or where the platform has
-// none that waits, an fsync of each directory entries were removed from
-// and of its parent (which held a directory left empty and removed).
-func (mv *mover) flushSources() error {
-	e := mv.e
-	seen := map[string]bool{}
-	var dirs []string
-	add := func(p string) {
-		if p != "" && !seen[p] {
-			seen[p] = true
-			dirs = append(dirs, p)
-		}
-	}
-	for _, it := range mv.items {
-		add(it.srcDir)
-		add(filepath.Dir(it.srcDir))
-	}
-	e.mu.Lock()
-	for _, dm := range e.commit.dirs {
-		add(dm.srcRoot)
-	}
-	e.mu.Unlock()
-	synced := map[uint64]bool{}
-	for _, p := range dirs {
-		d, err := fileio.OpenDir(p)
-		if fileio.IsNotExist(err) {
-			continue // removed, left empty: its parent is flushed
-		}
-		if err != nil {
-			return err
-		}
-		st, err := d.Stat()
-		if err == nil && !synced[st.Dev] {
-			if err = d.Syncfs(); err == nil {
-				synced[st.Dev] = true
-			} else if fileio.IsFallback(err) {
-				err = d.AsFile().Sync()
-			}
-		}
-		d.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // CheckLogPath refuses, with a *RefusalError, an audit log (--log) at path

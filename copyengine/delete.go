@@ -632,6 +632,7 @@ func (e *engine) afterFlush() error {
 	if !e.removes() {
 		return nil
 	}
+	defer e.mover.removed.close()
 	err := e.mirror.finish()
 	if err == nil {
 		e.mirror.record()
@@ -651,6 +652,12 @@ func (e *engine) afterFlush() error {
 			if ferr := e.backups.root.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && flushErr == nil {
 				flushErr = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.path, ferr)
 			}
+		}
+		// What --move removed is flushed on the sources' filesystems too:
+		// exit 0 says the sources are gone, and a power cut must not bring
+		// them back.
+		if ferr := e.mover.flushSources(); ferr != nil && flushErr == nil {
+			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
 		}
 		if flushErr == nil {
 			e.removalsFlushed(at) // the audit log (audit.go)

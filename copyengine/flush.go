@@ -176,3 +176,147 @@ func (c *committer) flushDirs() error {
 	}
 	return nil
 }
+
+// srcRemovals are the source directories --move removed entries from (a
+// file, a name of one, a directory left empty): what makes those removals
+// durable before the run reports success (flushSources).
+type srcRemovals struct {
+	fs   filesystems       // one directory per source filesystem removed from, held open
+	dirs map[devIno]string // every directory removed from, by identity: its path
+	// fuse notes the filesystems served by a FUSE driver, asked while a
+	// directory on it was there (fstatfs of a directory removed since
+	// fails on FUSE, and syncfs there flushes nothing anyway).
+	fuse map[uint64]bool
+	// dirty are the directories on FUSE removed from, open: each is
+	// flushed as it is closed (leave).
+	dirty map[*fileio.Dir]bool
+	err   error // why a removal's filesystem is not known, or its flush failed
+}
+
+// removedIn notes that --move removed an entry of the source directory d.
+func (mv *mover) removedIn(d *fileio.Dir) {
+	r := &mv.removed
+	st, err := d.Stat()
+	if err != nil {
+		if r.err == nil {
+			r.err = fmt.Errorf("cannot tell which filesystem %q is on, to flush what was removed from it: %w", d.Path(), err)
+		}
+		return
+	}
+	if _, known := r.fuse[st.Dev]; !known {
+		if r.fuse == nil {
+			r.fuse = map[uint64]bool{}
+		}
+		r.fuse[st.Dev] = d.IsFUSE()
+	}
+	if r.fuse[st.Dev] {
+		if r.dirty == nil {
+			r.dirty = map[*fileio.Dir]bool{}
+		}
+		r.dirty[d] = true
+		return
+	}
+	r.fs.add(st.Dev, d, true)
+	if _, ok := r.fs.dir(st.Dev); !ok && r.err == nil {
+		r.err = fmt.Errorf("cannot open %q again, to flush what was removed from it", d.Path())
+	}
+	if r.dirs == nil {
+		r.dirs = map[devIno]string{}
+	}
+	r.dirs[devIno{st.Dev, st.Ino}] = d.Path()
+}
+
+// leave closes a source directory finish or removeDirs opened. One on
+// FUSE that entries were removed from is flushed first (but with
+// --no-sync): fsync'ed while it is still the directory they were removed
+// from, with no identity to check again (exfat-fuse renumbers the inodes
+// the kernel forgets), and before it is removed itself, left empty.
+func (mv *mover) leave(d *fileio.Dir) {
+	r := &mv.removed
+	if r.dirty[d] {
+		delete(r.dirty, d)
+		if !mv.e.opt.NoSync {
+			if err := d.AsFile().Sync(); err != nil && r.err == nil {
+				r.err = fmt.Errorf("flushing the removals from %q: %w", d.Path(), err)
+			}
+		}
+	}
+	d.Close()
+}
+
+// flushSources makes --move's removals durable: one syncfs of each source
+// filesystem an entry was removed from (a disk mounted inside a source
+// tree is one of its own), through the directory the removal was made in.
+// On FUSE, whose drivers take no syncfs, each directory removed from was
+// fsync'ed as it was closed (leave). Where the platform has no syncfs that
+// waits, every directory entries were removed from is fsync'ed, opened
+// again and checked to be that directory by (st_dev, st_ino); a directory
+// gone since (removed, left empty) is left out: its removal is flushed
+// with its parent's.
+func (mv *mover) flushSources() error {
+	r := &mv.removed
+	if r.err != nil {
+		return r.err
+	}
+	devs := make([]uint64, 0, len(r.fuse))
+	for dev := range r.fuse {
+		devs = append(devs, dev)
+	}
+	sort.Slice(devs, func(i, j int) bool { return devs[i] < devs[j] })
+	for _, dev := range devs {
+		if r.fuse[dev] {
+			continue // flushed directory by directory (leave)
+		}
+		// The directory held may be gone by now (left empty and removed):
+		// its filesystem is known by the dev it was noted under.
+		if d, ok := r.fs.dir(dev); ok {
+			err := d.Syncfs()
+			if err == nil {
+				continue
+			}
+			if !fileio.IsFallback(err) {
+				return err
+			}
+		}
+		if err := mv.syncDirsOn(dev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDirsOn fsyncs each directory entries were removed from on the
+// filesystem dev.
+func (mv *mover) syncDirsOn(dev uint64) error {
+	var ids []devIno
+	for id := range mv.removed.dirs {
+		if id.dev == dev {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].ino < ids[j].ino })
+	for _, id := range ids {
+		p := mv.removed.dirs[id]
+		d, err := mv.e.opt.openRoot(p)
+		if fileio.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		st, err := d.Stat()
+		if err == nil && (devIno{st.Dev, st.Ino}) != id {
+			err = fmt.Errorf("the source directory %q was replaced since entries were removed from it: their removal cannot be flushed", p)
+		}
+		if err == nil {
+			err = d.AsFile().Sync()
+		}
+		d.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *srcRemovals) close() { r.fs.close() }

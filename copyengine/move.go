@@ -37,6 +37,9 @@ type mover struct {
 	// ctimes holds the change time of each source inode one of whose
 	// names finish removed, as it was after (-1: not known).
 	ctimes map[devIno]int64
+	// removed are the directories removed from, flushed before success
+	// (flush.go flushSources).
+	removed srcRemovals
 }
 
 // keptInPlace notes a source left in place because its DEST file was kept
@@ -131,7 +134,7 @@ func (mv *mover) finish() {
 	var pol hashcache.Policy // of the source directory d's filesystem
 	defer func() {
 		if d != nil {
-			d.Close()
+			mv.leave(d)
 		}
 	}()
 	// The destination root the run opened, locked and checked, not its
@@ -144,7 +147,7 @@ func (mv *mover) finish() {
 		}
 		if it.srcDir != dPath || d == nil && dErr == nil {
 			if d != nil {
-				d.Close()
+				mv.leave(d)
 				d = nil
 			}
 			dPath = it.srcDir
@@ -195,12 +198,17 @@ func (mv *mover) finish() {
 			e.fail(it.rel, fmt.Errorf("--move: cannot remove the source: %w", err))
 			continue
 		}
+		mv.removedIn(d)
 		e.count(func(s *Summary) { s.SourcesRemoved++ })
 		e.event(ActRemoveSource, it.rel)
 	}
 	if gone != nil {
 		mv.wouldRemoveDirs(gone)
 		return
+	}
+	if d != nil {
+		mv.leave(d) // flushed (on FUSE) before it may be removed, left empty
+		d = nil
 	}
 	mv.removeDirs()
 }
@@ -279,10 +287,11 @@ func (mv *mover) removeDirs() {
 			return
 		}
 		if err := parent.RemoveDir(path.Base(dm.srcRel)); err == nil {
+			mv.removedIn(parent)
 			e.count(func(s *Summary) { s.SourceDirsGone++ })
 			e.event(ActRemoveSource, dm.dstRel+"/")
 		}
-		parent.Close()
+		mv.leave(parent)
 	})
 }
 

@@ -198,7 +198,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	o.verify = copyengine.VerifyDevice
 	f.Var(&o.verify, "verify", "read back each file before it takes its name: device, cache, off")
 	f.BoolVarP(&o.dereference, "dereference", "L", false, "follow symlinks inside the tree (one that leads to DEST or into it fails: a directory is not copied into itself)")
-	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the renames to reach stable storage (each file's data is still flushed before it takes its name)")
+	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the renames to reach stable storage (each file's data is still flushed before it takes its name); with --move, nor for the sources' removals: a power cut soon after may bring moved sources back")
 	f.BoolVar(&o.force, "force", false, "recopy files whose size and mtime already match")
 	f.BoolVar(&o.noSpace, "no-space-check", false, "try the copy even when it cannot fit in the destination's free space")
 	f.BoolVar(&o.strict, "strict", false, "exit 6 when the destination could not keep something the source has (hard links, symlinks, owners, modes, ACLs, xattrs)")
