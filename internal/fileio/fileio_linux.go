@@ -92,7 +92,8 @@ func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
 // passes syncfs on only to drivers that take FUSE_SYNCFS (exfat-fuse,
 // ntfs-3g and fusefat do not) and reports success for the others, whose
 // metadata stays in the driver's memory; an fsync of each file and
-// directory reaches them (FUSE_FSYNC, FUSE_FSYNCDIR).
+// directory reaches them (FUSE_FSYNC, FUSE_FSYNCDIR). A filesystem fstatfs
+// cannot tell is taken for one that may be FUSE.
 func (d *Dir) Syncfs() error {
 	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
@@ -100,7 +101,11 @@ func (d *Dir) Syncfs() error {
 	if err := d.faults.inject(OpSyncfs, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
-	if d.IsFUSE() {
+	// A filesystem that cannot be told (fstatfs fails: on FUSE, a
+	// directory removed while open) may be FUSE, where syncfs flushes
+	// nothing and succeeds: no filesystem-wide flush is claimed then.
+	var sfs unix.Statfs_t
+	if err := ignoringEINTR(func() error { return unix.Fstatfs(d.fd, &sfs) }); err != nil || sfs.Type == fuseSuperMagic {
 		return pathErr("syncfs", d.path, ErrUnsupported)
 	}
 	return pathErr("syncfs", d.path, ignoringEINTR(func() error { return unix.Syncfs(d.fd) }))
