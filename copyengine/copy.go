@@ -853,9 +853,13 @@ func (fc *fileCopy) finish() (*pending, error) {
 			p.checked = false
 		}
 	}
-	if hold, of := fc.holdWritten(); hold && !fc.kept {
-		p.written, p.writtenOf = dst, of
-		fc.kept = true
+	if !fc.kept {
+		// Asked only now: holdWritten takes a descriptor of the budget,
+		// which a file held already (p.hold above) must not take again.
+		if hold, of := fc.holdWritten(); hold {
+			p.written, p.writtenOf = dst, of
+			fc.kept = true
+		}
 	}
 	if fc.act == ActCopy {
 		e.stats.BytesWritten.Add(fc.n - p.resumed)
