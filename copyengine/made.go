@@ -533,6 +533,16 @@ func (m *madeRecord) finish() {
 			delete(m.open, rel)
 		}
 	}
+	// The record's removal is made durable (the root's fsync, after its
+	// times are put back), unless the run was asked not to flush: a power
+	// cut after exit 0 must not bring back a record of leftovers that are
+	// gone, which verify would then count as an extra file.
+	removed := false
+	defer func() {
+		if removed && !m.e.opt.NoSync {
+			_ = m.root.AsFile().Sync()
+		}
+	}()
 	// The root got its metadata already (applyDirMeta): the record's
 	// removal leaves its times as they are.
 	defer keepDirTimes(m.root)()
@@ -542,7 +552,7 @@ func (m *madeRecord) finish() {
 		m.f.Close()
 		m.f = nil
 		if st, err := m.root.Lstat(madeName); err == nil && (devIno{st.Dev, st.Ino}) == m.id {
-			_ = m.root.Remove(madeName)
+			removed = m.root.Remove(madeName) == nil
 		}
 		return
 	}
