@@ -174,6 +174,7 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 		}
 	}
 	want := devIno{st.Dev, st.Ino}
+	var held *fileio.File // the old version copied, open (copyInto)
 	switch {
 	case err == nil:
 		if got, serr := bd.Lstat(target); serr != nil || (devIno{got.Dev, got.Ino}) != want {
@@ -187,15 +188,22 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 			}
 			b.noLinks[st.Dev] = true
 		}
-		held, err := b.copyInto(bd, target, dir, name, st)
+		h, err := b.copyInto(bd, target, dir, name, st)
 		if err != nil {
 			return err
 		}
-		if held != nil {
-			// Held open until the name is removed: a FUSE driver that
+		if h != nil {
+			// Held open until the name is checked: a FUSE driver that
 			// renumbers the inodes the kernel forgets (exfat-fuse,
-			// fusefat) keeps this one's number while it is open.
-			defer held.Close()
+			// fusefat) keeps this one's number while it is open. Closed
+			// before the name is removed, which FUSE would otherwise turn
+			// into a rename to a .fuse_hidden name.
+			held = h
+			defer func() {
+				if held != nil {
+					held.Close()
+				}
+			}()
 			if hst, err := held.Stat(); err == nil {
 				want = devIno{hst.Dev, hst.Ino}
 			}
@@ -210,6 +218,10 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 		cur, err := dir.Lstat(name)
 		if err != nil || (devIno{cur.Dev, cur.Ino}) != want {
 			return fmt.Errorf("%q changed as it was kept; left in place", name)
+		}
+		if held != nil {
+			held.Close()
+			held = nil
 		}
 		if err := dir.Remove(name); err != nil {
 			return err
