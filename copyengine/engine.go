@@ -54,8 +54,11 @@ type entry struct {
 	srcKey  string       // the source's hash-cache key ("" without a cache)
 	cache   *cached      // what the cache knows, when there is a destination to compare
 	check   bool         // size matches: compare digests before deciding to copy
-	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
-	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see settledAt)
+	// srcMoved: the source's cache entry records another stat than the
+	// source has now, where the cache cannot vouch for DEST (lookupCache).
+	srcMoved bool
+	gran     int64 // mtimes of the two sides are compared at this resolution (ns)
+	srcRes   int64 // resolution of the source's times by its filesystem's type (ns; see settledAt)
 	// srcInoLoose: the source's filesystem may give the file another
 	// inode number at each lookup (see entry.changedSince).
 	srcInoLoose bool
