@@ -54,11 +54,8 @@ type entry struct {
 	srcKey  string       // the source's hash-cache key ("" without a cache)
 	cache   *cached      // what the cache knows, when there is a destination to compare
 	check   bool         // size matches: compare digests before deciding to copy
-	// srcMoved: the source's cache entry records another stat than the
-	// source has now, where the cache cannot vouch for DEST (lookupCache).
-	srcMoved bool
-	gran     int64 // mtimes of the two sides are compared at this resolution (ns)
-	srcRes   int64 // resolution of the source's times by its filesystem's type (ns; see settledAt)
+	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
+	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see settledAt)
 	// srcInoLoose: the source's filesystem may give the file another
 	// inode number at each lookup (see entry.changedSince).
 	srcInoLoose bool
@@ -70,6 +67,9 @@ type entry struct {
 	// own because the destination has no hard links.
 	linkCopy bool
 	resume   bool // a temporary of an earlier run was kept to take up (see resumer)
+	// srcMoved: the source's cache entry records another stat than the
+	// source has now, where the cache cannot vouch for DEST (lookupCache).
+	srcMoved bool
 	// contested: copied for a set of source names that are one name on
 	// the destination; its content decides whether it is unchanged.
 	contested bool
