@@ -1,12 +1,14 @@
 package copyengine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
@@ -15,8 +17,9 @@ import (
 // backups is --backup-dir: the old version of each file --delete removes or
 // a copy replaces is kept there, under its path relative to the
 // destination, instead of being removed. On DEST's filesystem it is a hard
-// link made before the name is removed or replaced; elsewhere a copy,
-// flushed and read back, made before. Either way, at every instant each
+// link made before the name is removed or replaced; elsewhere, or where
+// that filesystem has no hard links (exFAT, FAT), a copy, flushed and read
+// back, made before. Either way, at every instant each
 // version exists complete under some name (see docs/design.md, Mirror and
 // verified move).
 type backups struct {
@@ -24,6 +27,10 @@ type backups struct {
 	mu   sync.Mutex // one preserve at a time: names in the backup are chosen free
 	root *fileio.Dir
 	path string
+	// noLinks holds the filesystems (by device) found to refuse hard
+	// links (exFAT, FAT: EPERM; others ENOTSUP, ENOSYS): their old
+	// versions are copied, without trying link(2) again for each (under mu).
+	noLinks map[uint64]bool
 }
 
 func (b *backups) on() bool { return b.e.opt.BackupDir != "" }
@@ -132,8 +139,9 @@ func freeName(bd *fileio.Dir, name string, n int) string {
 // preserve keeps the entry name of dir (rel in DEST, of stat st) in the
 // backup directory, durably, and then removes it from dir when remove is
 // set. On the same filesystem it is a hard link (the entry itself: a
-// symlink is linked as a symlink, never followed); elsewhere a copy
-// written under a temporary name, flushed, read back and renamed. The
+// symlink is linked as a symlink, never followed); elsewhere, or where
+// the filesystem has no hard links, a copy written under a temporary
+// name, flushed, read back and renamed. The
 // backup's directory is flushed before the entry is removed or replaced.
 func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
 	e := b.e
@@ -153,23 +161,52 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 	defer bd.Close()
 	base := filepath.Base(rel)
 	var target string
-	for n := 0; ; n++ {
-		target = freeName(bd, base, n)
-		err = bd.Link(dir, name, target)
-		if !fileio.IsExist(err) {
-			break
+	if b.noLinks[st.Dev] {
+		err = fileio.ErrUnsupported
+		target = freeName(bd, base, 0)
+	} else {
+		for n := 0; ; n++ {
+			target = freeName(bd, base, n)
+			err = bd.Link(dir, name, target)
+			if !fileio.IsExist(err) {
+				break
+			}
 		}
 	}
 	want := devIno{st.Dev, st.Ino}
+	var held *fileio.File // the old version copied, open (copyInto)
 	switch {
 	case err == nil:
 		if got, serr := bd.Lstat(target); serr != nil || (devIno{got.Dev, got.Ino}) != want {
 			_ = bd.Remove(target)
 			return fmt.Errorf("%q was replaced by another file as it was kept", name)
 		}
-	case fileio.IsCrossDevice(err):
-		if err := b.copyInto(bd, target, dir, name, st); err != nil {
+	case fileio.IsCrossDevice(err) || linkRefused(err):
+		if !fileio.IsCrossDevice(err) && !errors.Is(err, syscall.EMLINK) {
+			if b.noLinks == nil {
+				b.noLinks = map[uint64]bool{}
+			}
+			b.noLinks[st.Dev] = true
+		}
+		h, err := b.copyInto(bd, target, dir, name, st)
+		if err != nil {
 			return err
+		}
+		if h != nil {
+			// Held open until the name is checked: a FUSE driver that
+			// renumbers the inodes the kernel forgets (exfat-fuse,
+			// fusefat) keeps this one's number while it is open. Closed
+			// before the name is removed, which FUSE would otherwise turn
+			// into a rename to a .fuse_hidden name.
+			held = h
+			defer func() {
+				if held != nil {
+					held.Close()
+				}
+			}()
+			if hst, err := held.Stat(); err == nil {
+				want = devIno{hst.Dev, hst.Ino}
+			}
 		}
 	default:
 		return err
@@ -182,12 +219,25 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 		if err != nil || (devIno{cur.Dev, cur.Ino}) != want {
 			return fmt.Errorf("%q changed as it was kept; left in place", name)
 		}
+		if held != nil {
+			held.Close()
+			held = nil
+		}
 		if err := dir.Remove(name); err != nil {
 			return err
 		}
 	}
 	b.kept(rel, remove)
 	return nil
+}
+
+// linkRefused reports whether err, link(2)'s, says the backup cannot be a
+// hard link, so that it is to be a copy: the filesystem has none (exFAT
+// and FAT say EPERM, others ENOTSUP or ENOSYS), or the file has as many
+// names as it may (EMLINK). As root, EPERM is not the protected_hardlinks
+// refusal; either way the copy made instead is verified.
+func linkRefused(err error) bool {
+	return fileio.IsPermission(err) || fileio.IsFallback(err) || errors.Is(err, syscall.EMLINK)
 }
 
 // kept counts and reports the old version of rel kept in the backup
@@ -205,8 +255,11 @@ func (b *backups) kept(rel string, removed bool) {
 // copyInto copies the regular file or symlink name of dir (which must be
 // st) to target in bd, on another filesystem: written under a temporary
 // name, flushed, read back and compared, then renamed. Other types are
-// not kept elsewhere: the entry is left in place.
-func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name string, st fileio.Stat) error {
+// not kept elsewhere: the entry is left in place. A regular file is
+// returned open (the caller closes it): the version kept is the one it
+// holds, and while it is open its inode number is the name's when the
+// name still holds it.
+func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name string, st fileio.Stat) (held *fileio.File, err error) {
 	e := b.e
 	// Whatever holds the temporary's name is left alone: a name proves
 	// nothing (made.go), and what a backup directory holds is kept
@@ -220,23 +273,36 @@ func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name 
 	case st.IsSymlink():
 		t, err := dir.Readlink(name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := bd.Symlink(t, tmp); err != nil {
-			return err
+			return nil, err
 		}
 	case st.IsRegular():
 		src, err := dir.Open(name, false)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer src.Close()
-		if cur, err := src.Stat(); err != nil || (devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino}) {
-			return fmt.Errorf("%q was replaced by another file as it was kept", name)
+		defer func() {
+			if err != nil {
+				src.Close()
+			}
+		}()
+		cur, err := src.Stat()
+		if err != nil {
+			return nil, err
 		}
+		// Opened after st was taken: a driver that renumbers forgotten
+		// inodes may show the same file under another number, so the
+		// version kept is the one opened, of the same type and size.
+		if !cur.IsRegular() || cur.Dev != st.Dev || cur.Size != st.Size || ((devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino}) && cur.Mtime != st.Mtime) {
+			return nil, fmt.Errorf("%q was replaced by another file as it was kept", name)
+		}
+		st = cur
+		held = src
 		out, err := bd.CreateTemp(tmp)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		bp := e.buf()
 		sum, _, err := verify.Stream(src, st.Size, false, *bp, func(p []byte, off int64) error { return out.WriteAt(p, off) })
@@ -254,22 +320,26 @@ func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name 
 			err = out.SetTimes(st.Atime, st.Mtime)
 		}
 		if err == nil {
-			err = out.Chmod(st.Mode & 0o7777)
+			// A backup on a filesystem without modes (FAT answers
+			// ENOSYS) keeps the data, and the loss is said once.
+			if err = out.Chmod(st.Mode & 0o7777); err != nil && e.fs.cannotKeep(lostModes, err) {
+				err = nil
+			}
 		}
 		e.putBuf(bp)
 		out.Close()
 		if err != nil {
 			_ = bd.Remove(tmp)
-			return err
+			return nil, err
 		}
 	default:
-		return errNotKeptElsewhere(st)
+		return nil, errNotKeptElsewhere(st)
 	}
 	if err := bd.Rename(tmp, bd, target); err != nil {
 		_ = bd.Remove(tmp)
-		return err
+		return nil, err
 	}
-	return nil
+	return held, nil
 }
 
 // errNotKeptElsewhere says that an entry of st's type, neither a regular

@@ -109,8 +109,8 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	// then decides as without a cache, by size and mtime, and reads where
 	// it must know (--checksum, a manifest).
 	vouch := srcSide.policy.Vouches() && dstPolicy.Vouches()
-	var srcKeys, dstKeys []string
-	var idx []int
+	var srcKeys, dstKeys, movedKeys []string
+	var idx, movedIdx []int
 	learned, seen := uint64(0), false
 	for i := range ens {
 		en := &ens[i]
@@ -134,6 +134,10 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 			continue // nothing to compare: the file is copied anyway
 		}
 		if !vouch {
+			if srcSide.policy.Vouches() {
+				movedKeys = append(movedKeys, en.srcKey)
+				movedIdx = append(movedIdx, i)
+			}
 			continue
 		}
 		en.cache = &cached{
@@ -144,11 +148,6 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		dstKeys = append(dstKeys, en.cache.dstKey)
 		idx = append(idx, i)
 	}
-	if len(idx) == 0 {
-		return
-	}
-	srcRes := e.cache.Lookup(srcKeys)
-	dstRes := e.cache.Lookup(dstKeys)
 	vols := map[uint64]hashcache.Volume{}
 	volume := func(dev uint64) hashcache.Volume {
 		v, ok := vols[dev]
@@ -158,6 +157,21 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		}
 		return v
 	}
+	if len(movedIdx) > 0 {
+		// DEST's filesystem keeps no change time (exFAT, FAT) and coarse
+		// mtimes: size and mtime there can match a source rewritten since
+		// its copy. The source's own entry, recorded when it was last read
+		// (by the copy, or a check since), tells whether it was.
+		for j, r := range e.cache.Lookup(movedKeys) {
+			en := &ens[movedIdx[j]]
+			en.srcMoved = r.Found && statMoved(r.Entry, fileState(&en.st, volume(en.st.Dev)), srcSide.policy)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	srcRes := e.cache.Lookup(srcKeys)
+	dstRes := e.cache.Lookup(dstKeys)
 	for j, i := range idx {
 		en := &ens[i]
 		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) {
@@ -172,6 +186,18 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 			en.cache.srcOK, en.cache.dstOK = false, false
 		}
 	}
+}
+
+// statMoved reports whether cur, a file's stat now, is not the one its
+// cache entry ent was recorded with, as far as policy p trusts the fields:
+// the exact size and mtime, the change time and the inode where p checks
+// them. An entry of another volume (or of an unknown one) tells nothing.
+func statMoved(ent hashcache.Entry, cur hashcache.FileState, p hashcache.Policy) bool {
+	if cur.Volume == 0 || ent.Volume != cur.Volume {
+		return false
+	}
+	return ent.Size != cur.Size || ent.Mtime != cur.Mtime ||
+		(p.CheckCtime && ent.Ctime != cur.Ctime) || (p.CheckInode && ent.Ino != cur.Ino)
 }
 
 // dstPolicy is the validity policy of the destination filesystem dev (d a
@@ -335,6 +361,11 @@ func (dc *decider) sameContent(dst *handle, en *entry) bool {
 			return dc.fixTimes(dst, en, verify.Sum{}, en.dstSt, true)
 		}
 		return true
+	case en.srcMoved && same:
+		// The source changed since it was last read, which DEST's coarse
+		// times cannot show (lookupCache): read both.
+		en.check = true
+		return false
 	case e.cache == nil || c == nil:
 		// A manifest (or an ASC MHL generation) lists the source's
 		// digest, and a destination file with another is not the same

@@ -67,6 +67,9 @@ type entry struct {
 	// own because the destination has no hard links.
 	linkCopy bool
 	resume   bool // a temporary of an earlier run was kept to take up (see resumer)
+	// srcMoved: the source's cache entry records another stat than the
+	// source has now, where the cache cannot vouch for DEST (lookupCache).
+	srcMoved bool
 	// contested: copied for a set of source names that are one name on
 	// the destination; its content decides whether it is unchanged.
 	contested bool
