@@ -130,8 +130,12 @@ func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 		if e.dstRoot != nil && st.Dev == e.dstDev && i == 0 && !e.dstRoot.CaseFoldAttr() {
 			pd = e.dstRoot
 		}
+		var rec *madeRecord
+		if pd == e.dstRoot {
+			rec = e.made // a cut run's probe is then a leftover the next run may remove
+		}
 		var err error
-		if info, err = probeFold(pd); err != nil {
+		if info, err = probeFold(pd, rec); err != nil {
 			return foldInfo{}
 		}
 	}
@@ -250,8 +254,8 @@ func otherForm(s string) string {
 // probeFold creates names in a private directory in dd and looks up their
 // case-swapped and decomposed forms. A filesystem that cannot hold "é"
 // (a FAT mount with an ASCII character set) is taken as not normalising.
-func probeFold(dd *fileio.Dir) (foldInfo, error) {
-	p, err := openProbe(dd)
+func probeFold(dd *fileio.Dir, rec *madeRecord) (foldInfo, error) {
+	p, err := openProbe(dd, rec)
 	if err != nil {
 		return foldInfo{}, err
 	}
@@ -273,28 +277,40 @@ type foldProbe struct {
 	name   string
 	d      *fileio.Dir
 	before fileio.Stat // parent's, to put its times back
+	rec    *madeRecord // where it is recorded as made (the destination root's probe), or nil
 }
 
-func openProbe(dd *fileio.Dir) (*foldProbe, error) {
+// openProbe makes the probe directory in dd. With rec (dd is the
+// destination root), the directory is named in the record of what runs
+// made before it is created, as a staged directory is, so that a run cut
+// off while probing leaves a leftover the next run can prove its own and
+// remove; a probe elsewhere is not recorded, and one a cut leaves is left
+// alone (leave-temp).
+func openProbe(dd *fileio.Dir, rec *madeRecord) (*foldProbe, error) {
 	before, err := dd.Stat()
 	if err != nil {
 		return nil, err
 	}
 	for i := 0; i < 8; i++ {
 		name := digestTemp("case-probe", xxh3.HashString("case-probe\x00"+strconv.Itoa(i)))
+		rec.before("", name, true)
 		err := dd.Mkdir(name, 0o700)
+		if err != nil {
+			rec.after(dd, "", name, nil, err)
+		}
 		if fileio.IsExist(err) {
 			continue // a source entry of that name, copied already
 		}
 		if err != nil {
 			return nil, err
 		}
+		rec.after(dd, "", name, nil, nil)
 		d, err := dd.OpenSub(name)
 		if err != nil {
 			_ = dd.RemoveDir(name)
 			return nil, err
 		}
-		return &foldProbe{parent: dd, name: name, d: d, before: before}, nil
+		return &foldProbe{parent: dd, name: name, d: d, before: before, rec: rec}, nil
 	}
 	return nil, errors.New("no free name for a probe directory")
 }
@@ -323,7 +339,9 @@ func (p *foldProbe) same(a, b string) (bool, error) {
 // times back, so that a directory that was up to date stays so.
 func (p *foldProbe) close() {
 	p.d.Close()
-	_ = p.parent.RemoveDir(p.name)
+	if p.parent.RemoveDir(p.name) == nil {
+		p.rec.gone(p.name)
+	}
 	if after, err := p.parent.Stat(); err == nil && after.Mtime != p.before.Mtime {
 		_ = p.parent.AsFile().SetTimes(p.before.Atime, p.before.Mtime)
 	}
@@ -433,7 +451,7 @@ func (pl *foldPlanner) same(a, b string) bool {
 		}
 	}
 	if pl.probe == nil && pl.probeErr == nil && pl.dd != nil && !pl.fi.noProbe {
-		pl.probe, pl.probeErr = openProbe(pl.dd)
+		pl.probe, pl.probeErr = openProbe(pl.dd, nil)
 	}
 	if pl.probe == nil {
 		return true // cannot ask: keep them apart by failing one
