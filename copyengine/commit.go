@@ -63,6 +63,9 @@ type committer struct {
 	oldest  time.Time       // when the first file of batch came
 
 	dirs []dirMeta // the directories the walk made or went through (under e.mu), given their metadata last
+
+	mu        sync.Mutex
+	discarded []*pending // closed by discard, their temporaries removed once the committer stops (removeDiscarded)
 }
 
 // run commits what comes in until the channel is closed and every file
@@ -83,6 +86,7 @@ func (c *committer) run() {
 	defer func() {
 		close(c.verify)
 		wg.Wait()
+		c.removeDiscarded()
 	}()
 
 	tick := time.NewTicker(commitMaxWait / 4)
@@ -208,7 +212,12 @@ func (c *committer) verifyWorkers() int {
 // never passes their file off as the verified copy.
 func (c *committer) commitOne(p *pending, buf []byte) {
 	e := c.e
-	defer p.release()
+	dropped := false
+	defer func() {
+		if !dropped {
+			p.release()
+		}
+	}()
 	dd := p.dst.d
 	if e.opt.Verify != VerifyOff {
 		err := c.readBack(p, buf)
@@ -219,6 +228,15 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 				mm.Path = p.rel
 				err = mm
 			}
+		}
+		if err != nil && errors.Is(err, e.ctx.Err()) {
+			// Stopped while read back: its descriptors were closed just
+			// now, its temporary is removed once the committer has stopped
+			// (discard).
+			dropped = true
+			c.discard(p)
+			e.fail(p.rel, err)
+			return
 		}
 		if err != nil {
 			p.closeTemp()
@@ -510,16 +528,39 @@ func (c *committer) failPending(p *pending, err error) {
 	p.release()
 }
 
-// discard removes the temporary of a run that is stopping, unless the next
-// run can take it up (keepsTemp).
+// discard drops a file of a run that is stopping: it closes every
+// descriptor of its temporary now and leaves the removal of its name to
+// removeDiscarded, once the committer has stopped. A FUSE driver may be
+// told of a close after close returns (ntfs-3g hid temporaries whose name
+// was removed right after the descriptor kept from their write,
+// pending.written, or their read-back's was closed); a name removed while
+// the driver takes its file for open is hidden as ".fuse_hidden...", and
+// left on the drive if the driver dies or the drive is pulled out.
 func (c *committer) discard(p *pending) {
-	e := c.e
 	p.closeTemp()
-	if p.action != ActCopy || !e.copier.keepsTemp(&p.en, p.tmp) {
-		e.staged.unwrite(p.stage, p.dst.d, p.tmp)
-	}
 	c.groupDone(p, false)
-	p.release()
+	c.mu.Lock()
+	c.discarded = append(c.discarded, p)
+	c.mu.Unlock()
+}
+
+// removeDiscarded removes the temporaries of the files discard dropped,
+// unless the next run can take them up (keepsTemp), and releases them: all
+// their descriptors were closed when they were dropped, and every other
+// file has left the committer since. It comes before the staged
+// directories are published (a file released settles its stage).
+func (c *committer) removeDiscarded() {
+	e := c.e
+	c.mu.Lock()
+	ps := c.discarded
+	c.discarded = nil
+	c.mu.Unlock()
+	for _, p := range ps {
+		if p.action != ActCopy || !e.copier.keepsTemp(&p.en, p.tmp) {
+			e.staged.unwrite(p.stage, p.dst.d, p.tmp)
+		}
+		p.release()
+	}
 }
 
 func (c *committer) groupDone(p *pending, ok bool) {
