@@ -249,6 +249,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	if p.stage != nil {
 		// In place already: its directory is renamed once all its files are.
 	} else if err := e.backups.beforeReplace(dd, p.en.dstName, p.rel); err != nil {
+		p.closeTemp() // before the name goes: FUSE hides a file removed while open
 		_ = dd.Remove(p.tmp)
 		c.groupDone(p, false)
 		e.fail(p.rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
