@@ -149,3 +149,30 @@ func TestRotproofScrubKeepsRotFlagged(t *testing.T) {
 		})
 	}
 }
+
+// A --link-dest counterpart found rotten stays marked: the next snapshot
+// that links to the same earlier one names it again (before, its entry
+// was set to the rotten bytes' digest, and the next run took them for
+// the file's own).
+func TestRotproofLinkDestRotNamedAgain(t *testing.T) {
+	src := scratchDir(t)
+	data := pattern(631, 64<<10)
+	writeFile(t, filepath.Join(src, "photo.raw"), data)
+	setTimes(t, filepath.Join(src, "photo.raw"), oldTime)
+	db := filepath.Join(t.TempDir(), "hashes.db")
+	settleSources()
+	fs := scrubSnapshot(t, src, db)
+	rot(t, fs, fs.Path("snap1", "photo.raw"))
+	for _, snap := range []string{"snap2", "snap3"} {
+		sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: fs.Path(snap), LinkDest: []string{"../snap1"}})
+		if err != nil {
+			t.Fatalf("%s: %v (%v)", snap, err, sum.Failures)
+		}
+		if !scrubNamed(sum.Rotten, "snap1/photo.raw") || sum.LinkDest != 0 {
+			t.Errorf("%s: rotten %q, linked %d; want snap1/photo.raw named again, not linked to", snap, sum.Rotten, sum.LinkDest)
+		}
+		if got, err := os.ReadFile(fs.Path(snap, "photo.raw")); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%s/photo.raw does not hold its source's bytes (%v)", snap, err)
+		}
+	}
+}
