@@ -96,11 +96,12 @@ func rotproofScrub(t *testing.T, db, src, dst string, opt copyengine.Options) co
 func TestRotproofScrubKeepsRotFlagged(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		says string // what the warning says was done
 		opt  copyengine.Options
 		prep func(t *testing.T, src string)
 	}{
-		{"exclude", copyengine.Options{Excludes: []string{"k"}}, nil},
-		{"update", copyengine.Options{Update: true}, func(t *testing.T, src string) {
+		{"exclude", "left out of the run): not repaired", copyengine.Options{Excludes: []string{"k"}}, nil},
+		{"update", "left alone by -u", copyengine.Options{Update: true}, func(t *testing.T, src string) {
 			setTimes(t, filepath.Join(src, "k"), oldTime.Add(-time.Hour)) // older than its copy: -u leaves it
 		}},
 	} {
@@ -125,6 +126,9 @@ func TestRotproofScrubKeepsRotFlagged(t *testing.T) {
 				sum := rotproofScrub(t, db, src, dst, tc.opt)
 				if !scrubNamed(sum.Rotten, "k") {
 					t.Fatalf("scrub %d: the rotten dst/k is not named (rotten %q, scrubbed %d, copied %d)", run, sum.Rotten, sum.Scrubbed, sum.Copied)
+				}
+				if !scrubNamed(sum.Rotten, tc.says) || sum.Copied != 0 {
+					t.Errorf("scrub %d: rotten %q, copied %d; want it said %q, nothing copied", run, sum.Rotten, sum.Copied, tc.says)
 				}
 			}
 			// A run that meets it (plain, not excluded, no -u) names it

@@ -184,7 +184,7 @@ func (sc *scrubber) rottenAt(key string) (verify.Sum, bool) {
 	if r.outcome == "" {
 		// settle decides it when both sides are read; otherwise the
 		// source differs in size or mtime, and the file is a changed one.
-		r.outcome = "its source changed since: handled as a changed file, copied unless -u or --ignore-existing left it alone (then it stays marked rotten in the hash cache, named again by every --scrub and every run that meets it)"
+		r.outcome = "its source changed since (another size or mtime): copied again as a changed file"
 	}
 	return r.rec, true
 }
@@ -200,6 +200,16 @@ func (sc *scrubber) note(key, rel string, rec verify.Sum, found string) {
 	}
 	if _, ok := sc.rotten[key]; !ok {
 		sc.rotten[key] = &rotFile{rel: rel, rec: rec, found: found}
+	}
+}
+
+// leftAlone notes that the DEST file of cache key, if found rotten, was
+// left alone by -u or --ignore-existing (keepExisting): not repaired.
+func (sc *scrubber) leftAlone(key string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if r, ok := sc.rotten[key]; ok {
+		r.outcome = "left alone by -u or --ignore-existing: not copied again; it stays marked rotten in the hash cache, named by every --scrub and every run that meets it, until it is copied again or removed"
 	}
 }
 
