@@ -68,6 +68,10 @@ type cached struct {
 	// digest its entry recorded, its stat unchanged (scrub.go).
 	rotten bool
 	rec    verify.Sum
+	// moveRec: --move, and the destination's entry was valid, its digest
+	// in dst: checkEntry reads the file from the device all the same, and
+	// finds it rotten where it does not give dst.
+	moveRec bool
 }
 
 // resolutions sets the resolution the mtimes of one directory's files are
@@ -179,6 +183,16 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		}
 		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
 			en.cache.dst, en.cache.dstOK, en.cache.readAt = r.Entry.Sum, true, r.Entry.ReadAt
+			if e.opt.Move {
+				// A cache entry vouches for a stat, never for bytes: a
+				// source is removed only once its copy was read from the
+				// device in this run (checkEntry), and a copy that does
+				// not give the digest recorded for it is rotten.
+				en.cache.dstOK, en.cache.moveRec = false, true
+			}
+		} else if r.Found && r.Entry.Rotten && r.Entry.Unmarked().Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
+			// An earlier run found it rotten and could not repair it.
+			e.scrub.note(en.cache.dstKey, joinRel(dstRel, en.dstName), r.Entry.Sum, foundEarlier)
 		}
 		if rec, ok := e.scrub.rottenAt(en.cache.dstKey); ok {
 			// Neither side's entry decides: checkEntry reads both.
@@ -494,15 +508,35 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 		hits++
 	} else {
 		started := time.Now()
-		sum, st, err := dc.hashDest(c.dst.d, en.dstName, buf)
+		sum, st, err := dc.hashDest(c.dst.d, en.dstName, buf, e.opt.Move)
 		if err != nil {
 			return false
 		}
 		e.count(func(s *Summary) { s.BytesHashed += st.Size })
 		found, foundAt = &st, started
+		if e.opt.Move {
+			foundRead = deviceRead(started) // read from the device (hashDest)
+		}
 		dstSum, vouched = sum, &st
 	}
 	e.count(func(s *Summary) { s.CacheHits += hits })
+	if ch := en.cache; ch != nil && ch.moveRec && !ch.rotten && dstSum != ch.dst && ch.dst == srcSum {
+		// --move: the copy its source would be removed for is rotten. It
+		// is copied again only from a source that gives the digest
+		// recorded for both (read now if it came from the cache), and
+		// the source is removed once that copy is verified.
+		e.scrub.note(ch.dstKey, rel, ch.dst, foundByMove)
+		e.scrub.rottenAt(ch.dstKey)
+		ch.rotten, ch.rec = true, ch.dst
+		if srcOK {
+			sum, err := e.dedupe.hashSource(c.src.d, en, buf)
+			if err != nil {
+				return false
+			}
+			e.count(func(s *Summary) { s.BytesHashed += en.st.Size; s.CacheHits-- })
+			srcSum = sum
+		}
+	}
 	if en.cache != nil && en.cache.rotten {
 		// --scrub found DEST's file rotten: it is copied again only from
 		// a source that still holds the digest recorded for it.
@@ -535,8 +569,9 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	return true
 }
 
-// hashDest reads a destination file for its digest, failing if it moved.
-func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum, fileio.Stat, error) {
+// hashDest reads a destination file for its digest, failing if it moved;
+// from the device itself, its cached pages dropped first, when device.
+func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte, device bool) (verify.Sum, fileio.Stat, error) {
 	e := dc.e
 	f, err := dd.Open(name, false)
 	if err != nil {
@@ -546,6 +581,9 @@ func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte) (verify.Sum
 	before, err := f.Stat()
 	if err != nil {
 		return verify.Sum{}, fileio.Stat{}, err
+	}
+	if device {
+		_ = f.DropCache() // what is cached must not answer for the device
 	}
 	sum, n, err := verify.Stream(f, before.Size, false, buf, e.readSink)
 	if err != nil {

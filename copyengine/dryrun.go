@@ -416,7 +416,7 @@ func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf
 	if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
 		return "", false
 	}
-	sum, _, err := e.decide.hashDest(td, name, buf)
+	sum, _, err := e.decide.hashDest(td, name, buf, false)
 	if err != nil || sum != me.sum {
 		return "", false
 	}

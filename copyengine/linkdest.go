@@ -218,7 +218,7 @@ func (ld *linkDests) candidate(dir *linkDestDir, dirRel, name string, en *entry)
 // hashed, not that the bytes on the device are still those (bit rot
 // leaves the stat alone). A counterpart whose valid entry records another
 // digest than the one read is rotten: named (rel is the file's in DEST)
-// and not linked to; its entry is brought to what the device holds. It
+// and not linked to; its entry is marked rotten (hashcache.Entry.Rotten). It
 // returns the stat the digest holds for and when the read began.
 func (ld *linkDests) digest(cand linkCand, rel string, buf []byte) (verify.Sum, fileio.Stat, time.Time, bool) {
 	e := ld.e
@@ -238,7 +238,9 @@ func (ld *linkDests) digest(cand linkCand, rel string, buf []byte) (verify.Sum, 
 	vol := e.fs.volumeOf(cand.d, cand.st.Dev)
 	key := cand.dir.side.key(cand.rel)
 	r := e.cache.Lookup([]string{key})
-	if !r[0].Found || !r[0].Entry.Valid(fileState(&st, vol), pol) {
+	// A counterpart marked rotten (by an earlier run) is judged by its
+	// stat and recorded digest as any other: named again while rotten.
+	if !r[0].Found || !r[0].Entry.Unmarked().Valid(fileState(&st, vol), pol) {
 		return sum, st, started, true
 	}
 	ent := r[0].Entry
@@ -248,8 +250,11 @@ func (ld *linkDests) digest(cand linkCand, rel string, buf []byte) (verify.Sum, 
 	where := filepath.Join(cand.dir.d.Path(), filepath.FromSlash(cand.rel))
 	e.scrub.rot(rel, fmt.Sprintf("%q: rotten on the device: --link-dest read bytes that are not the digest %s its hash-cache entry recorded, its stat unchanged; %q copied from the source instead of linked to it", where, verify.Hex(ent.Sum), rel))
 	if !e.opt.DryRun {
-		ent.Sum, ent.ReadAt = sum, started.UnixNano()
-		e.cache.Put(key, ent) // the device's bytes, so that verify with the cache sees them too
+		// Marked rotten, its recorded digest kept: never valid (verify
+		// with the cache reads it), read first by a --scrub of its tree,
+		// and named again by the next --link-dest to it.
+		ent.ReadAt, ent.Rotten = 0, true
+		e.cache.Put(key, ent)
 	}
 	return verify.Sum{}, st, started, false
 }

@@ -39,12 +39,21 @@ type scrubber struct {
 	rotten map[string]*rotFile // by DEST cache key
 }
 
-// rotFile is a DEST file --scrub found rotten.
+// rotFile is a DEST file found rotten.
 type rotFile struct {
 	rel     string
 	rec     verify.Sum // the digest its entry recorded
+	found   string     // how it was found: the start of its sentence, with %s for rec
 	outcome string     // what the run did with it; "" while not met by the walk
 }
+
+// How a rotten file was found (rotFile.found).
+const (
+	foundByScrub   = "--scrub read bytes that are not the digest %s recorded for it, its stat unchanged"
+	foundEarlier   = "a run before this one read bytes that are not the digest %s recorded for it, its stat unchanged, and it was not repaired since (the hash cache keeps it marked rotten)"
+	foundByMove    = "--move read its copy from the device before removing the source, and found bytes that are not the digest %s recorded for it, its stat unchanged"
+	notRepairedYet = "not in the source (or left out of the run): not repaired; it stays marked rotten in the hash cache, named by every --scrub and every run that meets it, until it is copied again or removed"
+)
 
 // scrubCand is a DEST file the cache holds, as a candidate for a re-read.
 type scrubCand struct {
@@ -123,8 +132,8 @@ func (sc *scrubber) scrub(c scrubCand, rel string, buf []byte) (int64, bool) {
 	}
 	pol := e.decide.dstPolicy(d, st.Dev)
 	vol := e.fs.volumeOf(d, st.Dev)
-	if !c.ent.Valid(fileState(&st, vol), pol) {
-		return 0, false // not what a rerun would skip unread
+	if !c.ent.Unmarked().Valid(fileState(&st, vol), pol) {
+		return 0, false // not what a rerun would skip unread (nor a rotten file's stat)
 	}
 	started := time.Now()
 	f, err := d.Open(name, false)
@@ -148,17 +157,14 @@ func (sc *scrubber) scrub(c scrubCand, rel string, buf []byte) (int64, bool) {
 	}
 	e.count(func(s *Summary) { s.Scrubbed++; s.BytesScrubbed += n })
 	ent := c.ent
-	ent.ReadAt = started.UnixNano()
+	ent.ReadAt, ent.Rotten = started.UnixNano(), false
 	if sum != c.ent.Sum {
-		// The entry now says what the device holds, so that `fastcopy
-		// verify` with the cache finds it too, whatever becomes of it.
-		ent.Sum = sum
-		sc.mu.Lock()
-		if sc.rotten == nil {
-			sc.rotten = map[string]*rotFile{}
-		}
-		sc.rotten[c.key] = &rotFile{rel: rel, rec: c.ent.Sum}
-		sc.mu.Unlock()
+		// The entry keeps the digest recorded and is marked rotten (never
+		// valid, read first by the next scrub), until the file is copied
+		// again: a rot this run cannot repair is named by every run that
+		// meets it, and `fastcopy verify` with the cache reads the file.
+		ent.ReadAt, ent.Rotten = 0, true
+		sc.note(c.key, rel, c.ent.Sum, foundByScrub)
 	}
 	if !e.opt.DryRun {
 		e.cache.Put(c.key, ent)
@@ -178,9 +184,33 @@ func (sc *scrubber) rottenAt(key string) (verify.Sum, bool) {
 	if r.outcome == "" {
 		// settle decides it when both sides are read; otherwise the
 		// source differs in size or mtime, and the file is a changed one.
-		r.outcome = "its source changed since: handled as a changed file (copied, unless -u or --ignore-existing leaves it alone)"
+		r.outcome = "its source changed since (another size or mtime): copied again as a changed file"
 	}
 	return r.rec, true
+}
+
+// note records the DEST file of cache key, rel in DEST, as rotten, found
+// as found says, its entry having recorded rec; a file noted already is
+// kept as it was.
+func (sc *scrubber) note(key, rel string, rec verify.Sum, found string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.rotten == nil {
+		sc.rotten = map[string]*rotFile{}
+	}
+	if _, ok := sc.rotten[key]; !ok {
+		sc.rotten[key] = &rotFile{rel: rel, rec: rec, found: found}
+	}
+}
+
+// leftAlone notes that the DEST file of cache key, if found rotten, was
+// left alone by -u or --ignore-existing (keepExisting): not repaired.
+func (sc *scrubber) leftAlone(key string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if r, ok := sc.rotten[key]; ok {
+		r.outcome = "left alone by -u or --ignore-existing: not copied again; it stays marked rotten in the hash cache, named by every --scrub and every run that meets it, until it is copied again or removed"
+	}
 }
 
 // found reports whether any DEST file was found rotten.
@@ -203,7 +233,7 @@ func (sc *scrubber) settle(en *entry, rel string, srcSum verify.Sum) bool {
 	if repair {
 		r.outcome = "the source holds the digest recorded for it: copied again from the source"
 	} else {
-		r.outcome = "the source does not hold that digest either: failed, both left as they are"
+		r.outcome = "the source does not hold that digest either: failed, both left as they are (DEST's stays marked rotten in the hash cache)"
 	}
 	sc.mu.Unlock()
 	if repair {
@@ -229,9 +259,9 @@ func (sc *scrubber) report() {
 	for _, r := range rs {
 		what := r.outcome
 		if what == "" {
-			what = "not in the source (or left out of the run): not repaired"
+			what = notRepairedYet
 		}
-		msg := fmt.Sprintf("%q: rotten on the device: --scrub read bytes that are not the digest %s recorded for it, its stat unchanged; %s", r.rel, verify.Hex(r.rec), what)
+		msg := fmt.Sprintf("%q: rotten on the device: "+r.found+"; %s", r.rel, verify.Hex(r.rec), what)
 		sc.rot(r.rel, msg)
 	}
 }

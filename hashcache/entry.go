@@ -31,6 +31,20 @@ type Entry struct {
 	// unchanged, and only a read from the device for its bytes (--scrub
 	// re-reads the files whose ReadAt is oldest).
 	ReadAt int64
+	// Rotten marks the entry of a file whose bytes were read from the
+	// device and found not to hold Sum, its stat unchanged, and that was
+	// not repaired: Sum stays the digest recorded before the rot, ReadAt
+	// is zero (a --scrub reads it first), and Valid is false, so that
+	// nothing takes Sum for the file's bytes. The engine looks at the
+	// stat of a marked entry (Unmarked().Valid) to name the file rotten
+	// again wherever a run meets it, until it is copied again or gone.
+	Rotten bool
+}
+
+// Unmarked is e without its Rotten mark.
+func (e Entry) Unmarked() Entry {
+	e.Rotten = false
+	return e
 }
 
 // FileState is the current lstat of a file, as the engine sees it before it
@@ -97,7 +111,7 @@ func (p Policy) Vouches() bool { return p.CheckCtime }
 func (e Entry) Valid(cur FileState, p Policy) bool {
 	g := granularity(p)
 	switch {
-	case !p.Vouches():
+	case e.Rotten, !p.Vouches():
 		return false
 	case cur.Volume == 0 || e.Volume != cur.Volume:
 		return false
@@ -212,6 +226,9 @@ func truncate(t, g int64) int64 {
 //	varint   readAt (appended later: a value that ends after the volume
 //	         decodes with ReadAt zero, "never read from the device as far
 //	         as the cache knows"; an older fastcopy skips it)
+//	uvarint  flags, bit 0 Rotten (appended later: a value that ends
+//	         after readAt has none set; an older fastcopy skips it, and
+//	         takes a rotten file's entry for a valid one)
 //	...      fields a later version may append; this version skips them
 //	4 bytes  check: low 32 bits of xxh3(value before the check, seeded with
 //	         xxh3(key)), big endian
@@ -225,7 +242,7 @@ const (
 	checkLen  = 4
 	sumLen    = 16
 	volLen    = 8
-	maxValLen = 6*binary.MaxVarintLen64 + sumLen + volLen + checkLen
+	maxValLen = 7*binary.MaxVarintLen64 + sumLen + volLen + checkLen
 )
 
 // encodeValue appends the encoding of e, stored under key, to dst.
@@ -240,6 +257,11 @@ func encodeValue(dst []byte, key string, e Entry) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, e.Sum.Lo)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(e.Volume))
 	dst = binary.AppendVarint(dst, e.ReadAt)
+	var flags uint64
+	if e.Rotten {
+		flags |= 1
+	}
+	dst = binary.AppendUvarint(dst, flags)
 	return binary.BigEndian.AppendUint32(dst, check(key, dst[start:]))
 }
 
@@ -267,6 +289,9 @@ func decodeValue(key string, v []byte) (Entry, bool) {
 	}
 	if len(r.b) > 0 {
 		e.ReadAt = r.varint()
+	}
+	if len(r.b) > 0 {
+		e.Rotten = r.uvarint()&1 != 0
 	}
 	if r.bad {
 		return Entry{}, false

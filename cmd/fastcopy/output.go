@@ -94,7 +94,7 @@ func (o *output) reportError(err error, code int) {
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 	case code == exitRotten:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
-		o.printf(o.stderr, "fastcopy: hint: the copy is complete and verified; check the destination device (SMART, cables) and run with --scrub again: files not read yet may have rotted too\n")
+		o.printf(o.stderr, "fastcopy: hint: each rotten file above says what became of it: those copied again from the source are verified; those not repaired stay marked rotten in the hash cache and are named by every run that meets them until they are copied again or removed; check the destination device (SMART, cables) and run with --scrub again: files not read yet may have rotted too\n")
 	case code == exitMaxDelete:
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: run again with -n -v to list what would be removed; raise --max-delete if that is right\n")
