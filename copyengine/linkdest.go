@@ -260,32 +260,10 @@ func (ld *linkDests) digest(cand linkCand, rel string, buf []byte) (verify.Sum, 
 }
 
 // readDevice reads the counterpart for its digest past its cached pages,
-// failing if it moved.
+// failing if it moved (as the decider reads a DEST file it may not trust
+// the cache for).
 func (ld *linkDests) readDevice(cand linkCand, buf []byte) (verify.Sum, fileio.Stat, error) {
-	e := ld.e
-	f, err := cand.d.Open(cand.name, false)
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	defer f.Close()
-	before, err := f.Stat()
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	_ = f.DropCache()
-	sum, n, err := verify.Stream(f, before.Size, false, buf, e.readSink)
-	e.stats.BytesRead.Add(n)
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	after, err := f.Stat()
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	if changed(&before, &after) || n != before.Size {
-		return verify.Sum{}, fileio.Stat{}, errChanged
-	}
-	return sum, after, nil
+	return ld.e.decide.hashDest(cand.d, cand.name, buf, true)
 }
 
 // sourceDigest is the source's digest: from its valid hash-cache entry,
