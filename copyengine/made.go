@@ -60,9 +60,57 @@ const madeName = ".fastcopy-made"
 // start with it is not a record of fastcopy's, and is never written to.
 const madeMagic = "fastcopy-made 1\n"
 
+// dropNested removes the record of an earlier run into dirRel, a
+// directory below this run's root, found in its listing names: this run
+// writes in that tree without keeping that record true (a source file it
+// copies onto a name the record holds would be taken, by the next run into
+// dirRel, for that run's leftover and removed). Its proof that the file is
+// such a record: a regular file with one link that starts with the
+// record's first line (a source entry of that name is never copied:
+// errMadeName). The leftovers it named are left alone from then on, and
+// reported (leave-temp), never removed.
+func (m *madeRecord) dropNested(dd *fileio.Dir, dirRel string, names []fileio.DirEntry) {
+	if m == nil || m.root == nil {
+		return
+	}
+	found := false
+	for _, n := range names {
+		if n.Name == madeName {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	st, err := dd.Lstat(madeName)
+	if err != nil || !st.IsRegular() || st.Nlink != 1 {
+		return
+	}
+	f, err := dd.Open(madeName, false)
+	if err != nil {
+		return
+	}
+	head := make([]byte, len(madeMagic))
+	n, _ := f.ReadAt(head, 0)
+	fst, serr := f.Stat()
+	f.Close() // before its name goes: FUSE hides a file removed while open
+	if n != len(head) || string(head) != madeMagic || serr != nil || fst.Ino != st.Ino || fst.Dev != st.Dev {
+		return
+	}
+	rel := joinRel(dirRel, madeName)
+	if m.e.opt.DryRun {
+		m.e.event(ActCleanTmp, rel)
+		return
+	}
+	if cur, err := dd.Lstat(madeName); err == nil && cur.Ino == st.Ino && cur.Dev == st.Dev && dd.Remove(madeName) == nil {
+		m.e.event(ActCleanTmp, rel)
+	}
+}
+
 // errMadeName is the failure of a source file that would be copied onto
 // the record in the destination root.
-var errMadeName = fmt.Errorf("not copied: %q in the destination root is fastcopy's record of the temporaries it made there; rename the source file or exclude it", madeName)
+var errMadeName = fmt.Errorf("not copied: %q is the name of fastcopy's record of the temporaries a run makes in its destination; rename the source file or exclude it", madeName)
 
 // madeEntry is one entry the record names: a directory (a stage) or not.
 type madeEntry struct {

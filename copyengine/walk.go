@@ -558,8 +558,11 @@ func (l *dirList) classify() bool {
 			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.fold.String()})
 			continue
 		}
-		if w.dstRel == "" && l.nameKey(l.dstNames[i]) == l.nameKey(madeName) {
-			e.fail(madeName, errMadeName) // the record of what runs made here
+		if l.nameKey(l.dstNames[i]) == l.nameKey(madeName) {
+			// The record's name, at any depth: a copy of it below the root
+			// would be taken for the record of a later run into that
+			// directory, and its names for that run's leftovers.
+			e.fail(joinRel(w.dstRel, n.Name), errMadeName)
 			continue
 		}
 		en, ok := l.entry(i)
@@ -793,6 +796,9 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	e := wk.e
 	if len(names) == 0 {
 		return nil, nil
+	}
+	if dstRel != "" {
+		e.made.dropNested(dd, dstRel, names)
 	}
 	inSrc := make(map[string]bool, len(src))
 	var tempOf map[string]string // temporary -> destination name of a source file
