@@ -60,7 +60,15 @@ func canon(r rune) rune {
 	u := unicode.ToUpper(r)
 	m := u
 	for f := unicode.SimpleFold(u); f != u; f = unicode.SimpleFold(f) {
-		m = min(m, f)
+		// A combining mark never stands for a letter's orbit (iota's holds
+		// U+0345, the combining ypogegrammeni): normalising would move it
+		// among the marks after it, and the key would not be its own key.
+		if unicode.Is(unicode.Mn, f) && !unicode.Is(unicode.Mn, m) {
+			continue
+		}
+		if unicode.Is(unicode.Mn, m) && !unicode.Is(unicode.Mn, f) || f < m {
+			m = f
+		}
 	}
 	return m
 }
