@@ -293,9 +293,12 @@ func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name 
 			return nil, err
 		}
 		// Opened after st was taken: a driver that renumbers forgotten
-		// inodes may show the same file under another number, so the
-		// version kept is the one opened, of the same type and size.
-		if !cur.IsRegular() || cur.Dev != st.Dev || cur.Size != st.Size || ((devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino}) && cur.Mtime != st.Mtime) {
+		// inodes (DEST's CheckInode false: FAT, exFAT, FUSE) may show the
+		// same file under another number, so there the version kept is
+		// the one opened, of the same type, size and mtime; elsewhere
+		// another number is another file.
+		renumbered := (devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino})
+		if !cur.IsRegular() || cur.Dev != st.Dev || cur.Size != st.Size || renumbered && (e.dstSide.policy.CheckInode || cur.Mtime != st.Mtime) {
 			return nil, fmt.Errorf("%q was replaced by another file as it was kept", name)
 		}
 		st = cur
