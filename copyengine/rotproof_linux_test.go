@@ -159,14 +159,7 @@ func TestRotproofScrubKeepsRotFlagged(t *testing.T) {
 // was set to the rotten bytes' digest, and the next run took them for
 // the file's own).
 func TestRotproofLinkDestRotNamedAgain(t *testing.T) {
-	src := scratchDir(t)
-	data := pattern(631, 64<<10)
-	writeFile(t, filepath.Join(src, "photo.raw"), data)
-	setTimes(t, filepath.Join(src, "photo.raw"), oldTime)
-	db := filepath.Join(t.TempDir(), "hashes.db")
-	settleSources()
-	fs := scrubSnapshot(t, src, db)
-	rot(t, fs, fs.Path("snap1", "photo.raw"))
+	src, db, fs, data := scrubRottenSnapshot(t, 631, 64<<10)
 	for _, snap := range []string{"snap2", "snap3"} {
 		sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: fs.Path(snap), LinkDest: []string{"../snap1"}})
 		if err != nil {

@@ -17,6 +17,22 @@ import (
 
 // scrubSnapshot copies src into a first snapshot snap1 on a loop-mounted
 // ext4 with the cache db, and returns the filesystem.
+// scrubRottenSnapshot makes a source holding photo.raw (size bytes of
+// pattern seed, old times), its first snapshot snap1 on a loop ext4 with
+// the hash cache db, and rots snap1/photo.raw under an unchanged stat.
+func scrubRottenSnapshot(t *testing.T, seed int64, size int) (src, db string, fs *loopfs.FS, data []byte) {
+	t.Helper()
+	src = scratchDir(t)
+	data = pattern(seed, size)
+	writeFile(t, filepath.Join(src, "photo.raw"), data)
+	setTimes(t, filepath.Join(src, "photo.raw"), oldTime)
+	db = filepath.Join(t.TempDir(), "hashes.db")
+	settleSources()
+	fs = scrubSnapshot(t, src, db)
+	rot(t, fs, fs.Path("snap1", "photo.raw"))
+	return src, db, fs, data
+}
+
 func scrubSnapshot(t *testing.T, src, db string) *loopfs.FS {
 	t.Helper()
 	fs := loopfs.Mount(t, loopfs.Config{Type: "ext4", Size: 64 << 20})
@@ -42,14 +58,7 @@ func scrubNamed(notes []string, rel string) bool {
 // its cache entry: the counterpart is read, found to differ, and the file
 // is copied from the source, and the rot is named.
 func TestScrubLinkDestReadsCounterpart(t *testing.T) {
-	src := scratchDir(t)
-	data := pattern(501, 256<<10)
-	writeFile(t, filepath.Join(src, "photo.raw"), data)
-	setTimes(t, filepath.Join(src, "photo.raw"), oldTime)
-	db := filepath.Join(t.TempDir(), "hashes.db")
-	settleSources()
-	fs := scrubSnapshot(t, src, db)
-	rot(t, fs, fs.Path("snap1", "photo.raw"))
+	src, db, fs, data := scrubRottenSnapshot(t, 501, 256<<10)
 
 	sum, err := runCached(t, db, copyengine.Options{Sources: []string{src}, Dest: fs.Path("snap2"), LinkDest: []string{"../snap1"}})
 	if err != nil {
