@@ -252,7 +252,7 @@ func (o *output) startProgress(sts []*copyengine.Stats, labels []string, force, 
 	if never || o.quiet || o.verbose || !(isTerm || force) {
 		return p
 	}
-	tmpl := `{{counters . }} {{bar . }} {{percent . }} {{speed . }} {{string . "files"}} {{rtime . "ETA %s"}}`
+	tmpl := `{{counters . }} {{bar . }} {{percent . }} {{speed . "%s/s" "? B/s"}} {{string . "files"}} {{rtime . "ETA %s"}}`
 	bar := pb.New64(0).SetTemplateString(tmpl).Set(pb.Bytes, true).SetWriter(o.stderr).SetMaxWidth(120)
 	if !isTerm {
 		bar.Set(pb.Terminal, false)
