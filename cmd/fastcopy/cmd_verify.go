@@ -34,7 +34,7 @@ func newVerifyCommand(out *output) *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify [flags] SOURCE DEST\n  fastcopy verify [flags] --manifest FILE DIR\n  fastcopy verify [flags] [--mhl] DIR",
-		Short: "Compare two trees, or a tree and a manifest or ASC MHL history, by content (xxh128)",
+		Short: "Check a copy against its source, a manifest or an ASC MHL history",
 		Long: `verify compares by content. With two directories it hashes every file of
 both and lists what is missing from DEST, what DEST has in addition, and what
 differs. With --manifest it checks the files of DIR against a manifest written
@@ -57,8 +57,8 @@ other formats (md5, sha1, c4, xxh64, xxh3) is reported "unchecked".
 
 A file whose hash-cache entry is still valid (same size, mtime, inode and
 ctime as when fastcopy last read or verified it; never on FAT, exFAT, NTFS,
-SMB or FUSE filesystems, which have no ctime to rely on) is not read again; every
-other file of DEST (or DIR) is read from the device, not the page cache,
+SMB or FUSE filesystems, which have no ctime to rely on) is not read again;
+every other file of DEST (or DIR) is read from the device, not the page cache,
 unless --from-cache is given. --no-cache reads every file: a full scrub
 of the media. A DEST written with 'fastcopy --names=encode' (or decode) is
 compared with --names=encode (or decode): each SOURCE name is looked for
@@ -80,7 +80,7 @@ EXIT STATUS
 		Example: `  fastcopy verify ~/Photos /media/usb/Photos
   fastcopy --manifest photos.xxh128 ~/Photos /media/usb/Photos
   fastcopy verify --manifest photos.xxh128 /media/usb/Photos
-  fastcopy verify /Volumes/RAID/A002R2EC        # has A002R2EC/ascmhl: checked against it
+  fastcopy verify /Volumes/RAID/A002R2EC   # has A002R2EC/ascmhl: checked
   fastcopy verify --mhl --json /Volumes/RAID/A002R2EC > check.json
   fastcopy verify --names=encode ~/notes /media/usb/notes`,
 		SilenceErrors: true,

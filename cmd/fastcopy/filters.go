@@ -118,7 +118,7 @@ func readList(name string, stdin io.Reader, read func(io.Reader) error) error {
 func newFiltersTopic() *cobra.Command {
 	return &cobra.Command{
 		Use:   "filters",
-		Short: "Choosing what is copied: --include, --exclude, --exclude-from, --files-from",
+		Short: "Choosing what is copied: --include, --exclude and the rest",
 		Long:  filtersHelp,
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/dedup"
@@ -75,10 +76,10 @@ Where things land:
   fastcopy FILE DEST       DEST/FILE if DEST is a directory, else DEST
   fastcopy A B C DIR       DIR/A, DIR/B, DIR/C; DIR must exist
 Files in DEST that the source lacks are left alone (--delete removes them).
-Symlinks named on the
-command line are followed; symlinks inside a tree are copied as symlinks.
-A source directory named like a command (verify, cache, filters) is
-written ./verify.
+Symlinks named on the command line are followed; symlinks inside a tree are
+copied as symlinks. A source directory named like a command (verify, cache,
+filters) is written ./verify.
+
 On a destination that ignores case (exFAT, FAT, ext4 casefold, APFS), source
 names that are one name there (README, readme) are not copied over each
 other: the one DEST holds already is copied, else the first in byte order,
@@ -89,12 +90,12 @@ place, other content fails by name (exit 3) and DEST's file stays.
 
 ` + exitHelp,
 		Example: `  fastcopy ~/Photos /media/usb/Photos                # keep one copy up to date
-  fastcopy --names=encode ~/notes /media/usb/notes   # "a:b" is "a：b" on the stick
+  fastcopy --names=encode ~/notes /media/usb/notes   # "a:b" is "a：b" there
   fastcopy --names=decode /media/usb/notes ~/notes   # and "a:b" again here
   fastcopy -v --exclude '*.tmp' --exclude 'cache/' src/ backup/
   fastcopy --json a.iso b.iso /mnt/archive > report.json
   fastcopy --delete --backup-dir /backup/old/$(date +%F) ~/data /backup/data
-  fastcopy --move /media/card/DCIM ~/Photos/2026-11   # each file removed once its copy is durable`,
+  fastcopy --move /media/card/DCIM ~/Photos/2026-11  # removed once copied`,
 		Version:       version(),
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
@@ -108,6 +109,7 @@ place, other content fails by name (exit 3) and DEST's file stays.
 		},
 	}
 	opts.addFlags(cmd)
+	wrapFlagUsages(cmd)
 	cmd.SetVersionTemplate("fastcopy {{.Version}}\n")
 	cmd.InitDefaultVersionFlag() // now, not at Execute, so that docs/cli lists it
 	cmd.Flags().SortFlags = false
@@ -116,6 +118,24 @@ place, other content fails by name (exit 3) and DEST's file stays.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.AddCommand(newVerifyCommand(out), newCacheCommand(out), newFiltersTopic())
 	return cmd
+}
+
+// helpWidth is the width every --help is wrapped at: the running text by
+// hand, the flags' descriptions by wrapFlagUsages.
+const helpWidth = 80
+
+// wrapFlagUsages makes cmd's usage (and its subcommands') list the flags
+// with their descriptions wrapped at helpWidth and aligned under each
+// other, where cobra's default prints each description on one line.
+func wrapFlagUsages(cmd *cobra.Command) {
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string {
+		return fs.FlagUsagesWrapped(helpWidth)
+	})
+	t := cmd.UsageTemplate()
+	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
+		t = strings.ReplaceAll(t, "{{."+set+".FlagUsages ", "{{wrappedFlagUsages ."+set+" ")
+	}
+	cmd.SetUsageTemplate(t)
 }
 
 type copyOptions struct {
