@@ -40,6 +40,7 @@ type config struct {
 	tools     []string
 	conds     []string
 	quick     bool
+	floors    bool
 	slow      bool
 	slowBPS   int64
 	slowIOPS  int64
@@ -109,6 +110,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&toolList, "tools", "", "comma-separated tools (default: every installed one but fastcopy-cache and fastcopy-noverify): "+toolNames())
 	fs.StringVar(&condList, "conditions", "warm,cold", "comma-separated cache conditions: warm, cold")
 	fs.BoolVar(&c.quick, "quick", false, "reduced run: scale 0.1, 3 rounds, tree4k and 1gib, two fastcopy modes and cp, no settling or retries (flags given explicitly win)")
+	fs.BoolVar(&c.floors, "floors", false, "the regression check: tree4k, 1gib, small and large, every fastcopy mode and cp, 5 rounds, side by side with -baseline-rev (default HEAD), with paired ratios (flags given explicitly win)")
 	fs.BoolVar(&c.list, "list", false, "print the workloads (files, bytes at -scale) and the tools, and exit")
 	fs.BoolVar(&c.slow, "slow-source", false, "put the source on a throttled loop device (root, cgroup blkio or io.max)")
 	fs.Int64Var(&c.slowBPS, "slow-bps", 30_000_000, "read bandwidth limit of the slow source, bytes per second")
@@ -129,8 +131,14 @@ func parseFlags(args []string) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	lists := &listFlags{workloads: workloadList, tools: toolList, conds: condList}
+	if c.quick && c.floors {
+		return nil, fmt.Errorf("-quick and -floors are two presets: choose one")
+	}
 	if c.quick {
 		c.quickDefaults(set, lists)
+	}
+	if c.floors {
+		c.floorsDefaults(set, lists)
 	}
 	if c.hdd {
 		if err := c.hddDefaults(set, lists); err != nil {
@@ -190,6 +198,28 @@ func (c *config) quickDefaults(set map[string]bool, l *listFlags) {
 	}
 	if !set["retries"] {
 		c.retries = 0
+	}
+}
+
+// floorsTools are every fastcopy mode and cp: the regression check runs
+// them all, since a change can slow one mode and not another.
+const floorsTools = "fastcopy,fastcopy-cache,fastcopy-noverify,fastcopy-off,fastcopy-nosync-cache,fastcopy-nosync-off,cp"
+
+// floorsDefaults applies -floors to the flags not given explicitly (set):
+// the workloads the copier's speed floors are set on, every fastcopy mode,
+// five rounds, and a baseline to pair each mode with.
+func (c *config) floorsDefaults(set map[string]bool, l *listFlags) {
+	if !set["rounds"] {
+		c.rounds = 5
+	}
+	if !set["workloads"] {
+		l.workloads = "tree4k,1gib,small,large"
+	}
+	if !set["tools"] {
+		l.tools = floorsTools
+	}
+	if !set["baseline-rev"] {
+		c.baseline = "HEAD"
 	}
 }
 
@@ -588,7 +618,7 @@ func (b *bench) selectTools() error {
 		for _, t := range b.tools {
 			if slices.Contains(t.bins, "fastcopy") {
 				c := *t
-				c.name, c.label = "base-"+t.name, t.label+" at "+b.cfg.baseline
+				c.name, c.label = basePrefix+t.name, t.label+" at "+b.cfg.baseline
 				c.bins = []string{"fastcopy-base"}
 				base = append(base, &c)
 			}

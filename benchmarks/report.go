@@ -27,6 +27,14 @@ type cell struct {
 	RatioOff  float64     `json:"ratio_vs_fastcopy_off,omitempty"` // of medians
 	PeakRSS   int64       `json:"peak_rss_kib"`
 	OtherCPU  float64     `json:"other_cpu_median"` // see runResult.OtherCPU
+	// PairedWall and PairedCPU compare a fastcopy mode with the same mode
+	// of the -baseline-rev build: the median over rounds of each round's
+	// ratio, new over base, of wall and of CPU time. A round's two runs
+	// are close in time, so a pair sees about the same machine; a ratio of
+	// the two medians would mix rounds that saw different ones.
+	PairedWall float64 `json:"paired_wall_vs_base,omitempty"`
+	PairedCPU  float64 `json:"paired_cpu_vs_base,omitempty"`
+	Pairs      int     `json:"pairs,omitempty"`
 	// Disk holds the medians, field by field, of the runs' disk counters
 	// (-hdd-source); ModelVsFloor is the median modelled disk time over the
 	// physical-order reader's.
@@ -138,10 +146,36 @@ func (r *report) computeRatios() {
 		if off := find(c.Workload, c.Condition, "fastcopy-off"); off != nil {
 			c.RatioOff = c.Median / off.Median
 		}
+		if base := find(c.Workload, c.Condition, basePrefix+c.Tool); base != nil {
+			c.pairWith(base)
+		}
 		if fl := find(c.Workload, c.Condition, "physread"); fl != nil && fl.Disk != nil && c.Disk != nil && fl.Disk.ModelS > 0 {
 			c.ModelVsFloor = c.Disk.ModelS / fl.Disk.ModelS
 		}
 	}
+}
+
+// basePrefix names the -baseline-rev build's modes: base-fastcopy-off is
+// fastcopy-off built at the baseline.
+const basePrefix = "base-"
+
+// pairWith sets c's paired ratios against base, the same mode at the
+// baseline: round i of one with round i of the other. Runs are appended
+// in round order and a cell stops at its first failure, so the first
+// min(len) rounds of the two are the rounds both completed.
+func (c *cell) pairWith(base *cell) {
+	var wall, cpu []float64
+	for i := 0; i < len(c.Runs) && i < len(base.Runs); i++ {
+		n, b := c.Runs[i], base.Runs[i]
+		if b.Seconds > 0 {
+			wall = append(wall, n.Seconds/b.Seconds)
+		}
+		if b.CPUSeconds > 0 && n.CPUSeconds > 0 {
+			cpu = append(cpu, n.CPUSeconds/b.CPUSeconds)
+		}
+	}
+	c.Pairs = len(wall)
+	c.PairedWall, c.PairedCPU = median(wall), median(cpu)
 }
 
 // medianDisk is the field-by-field median of the runs' disk counters, or
@@ -238,10 +272,48 @@ func (r *report) writeMarkdown(w io.Writer) {
 				c.Median, c.Min, ratio(c.RatioCp), ratio(c.RatioOff), rss, other)
 		}
 	}
+	r.writePaired(w)
 	fmt.Fprintf(w, "\nCommand lines:\n\n")
 	for _, t := range r.Tools {
 		fmt.Fprintf(w, "- %s: `%s`\n", t.Label, t.Command)
 	}
+}
+
+// writePaired prints, when the run had a baseline, each fastcopy mode
+// against the same mode of the baseline build: paired medians of wall and
+// CPU time, new over base (pairWith). A cell is a change only where it
+// lies outside the spread of an A/A run (-rev X -baseline-rev X).
+func (r *report) writePaired(w io.Writer) {
+	var rows []*cell
+	for _, c := range r.Results {
+		if c.Pairs > 0 {
+			rows = append(rows, c)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Side by side with the baseline\n\n")
+	fmt.Fprintf(w, "Each ratio is the median over rounds of the round's new/base ratio; below 1 is faster.\n\n")
+	fmt.Fprintf(w, "| workload | condition | mode | median s | base median s | wall new/base | CPU new/base | rounds |\n")
+	fmt.Fprintf(w, "|---|---|---|---:|---:|---:|---:|---:|\n")
+	for _, c := range rows {
+		base := 0.0
+		for _, x := range r.Results {
+			if x.Workload == c.Workload && x.Condition == c.Condition && x.Tool == basePrefix+c.Tool {
+				base = x.Median
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.3f | %.3f | %.2f | %s | %d |\n", c.Workload, c.Condition, r.label(c.Tool),
+			c.Median, base, c.PairedWall, pairedCPU(c.PairedCPU), c.Pairs)
+	}
+}
+
+func pairedCPU(x float64) string {
+	if x == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", x)
 }
 
 // writeDiskTable prints one workload's table for -hdd-source: beside the
