@@ -257,72 +257,10 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 }
 
 func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, stdin io.Reader) error {
-	eo := copyengine.Options{
-		Sources:      args[:len(args)-1],
-		Dest:         args[len(args)-1],
-		Jobs:         o.jobs,
-		ReadOrder:    o.order,
-		Reflink:      o.reflink,
-		Verify:       o.verify,
-		Dedup:        o.dedup,
-		Dereference:  o.dereference,
-		NoSync:       o.noSync,
-		NoResume:     o.noResume,
-		Force:        o.force,
-		DryRun:       o.dryRun,
-		Manifest:     o.manifest,
-		MHL:          o.mhl,
-		Names:        o.names,
-		Checksum:     o.checksum,
-		NoSpaceCheck: o.noSpace,
-		Stats:        &copyengine.Stats{},
-		BwLimit:      int64(o.bwlimit),
-		Delete:       o.mirror.delete,
-		DeleteForce:  o.mirror.deleteForce,
-		BackupDir:    o.mirror.backupDir,
-		Move:         o.mirror.move,
-	}
-	if o.backup.scrub > 0 && o.cache.off {
-		return usageError{fmt.Errorf("--scrub reads the files whose last read the hash cache records, and --no-cache uses none; drop --no-cache (or use --cache FILE)")}
-	}
-	if o.backup.scrubMax != 0 && o.backup.scrub == 0 {
-		return usageError{fmt.Errorf("--scrub-max bounds --scrub, which was not given; add --scrub AGE (such as --scrub 30d)")}
-	}
-	switch m := o.mirror.maxDelete; {
-	case m < -1:
-		return usageError{fmt.Errorf("--max-delete must be 0 or more, not %d", m)}
-	case m == 0:
-		eo.MaxDelete = -1 // none may go
-	case m > 0:
-		eo.MaxDelete = m
-	}
-	switch o.dedupVerify {
-	case "hash":
-	case "bytes":
-		eo.DedupVerifyBytes = true
-	default:
-		return usageError{fmt.Errorf("--dedup-verify must be hash or bytes, not %q", o.dedupVerify)}
-	}
-	if o.retries < 0 {
-		return usageError{fmt.Errorf("--retries must be 0 or more, not %d", o.retries)}
-	}
-	eo.Retries = o.retries
-	if o.retries == 0 {
-		eo.Retries = -1 // none; 0 would mean the default
-	}
-	if o.quiet && o.verbose {
-		return usageError{errors.New("-q and -v cannot be used together")}
-	}
-	if o.progress && o.noProgress {
-		return usageError{errors.New("--progress and --no-progress cannot be used together")}
-	}
-	if o.mhl {
-		eo.MHLToolVersion = version()
-	}
-	if err := o.filter.apply(&eo, stdin); err != nil {
+	eo, err := o.engineOptions(args, stdin)
+	if err != nil {
 		return err
 	}
-	o.backup.apply(&eo)
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	if len(o.also) > 0 {
 		return runAlso(ctx, out, o, eo)
@@ -336,25 +274,12 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 		}
 		return err
 	}
-	var alog *auditLog
-	if o.log != "" {
-		err := copyengine.CheckLogPath(&eo, o.log)
-		if err == nil {
-			alog, err = openAuditLog(out, o.log, o.noSync || o.dryRun)
+	alog, err := o.openLog(out, &eo)
+	if err != nil {
+		if o.json {
+			out.summary(copyengine.Summary{}, err)
 		}
-		if err != nil {
-			if o.json {
-				out.summary(copyengine.Summary{}, err)
-			}
-			return err
-		}
-		eo.OnEvent = func(ev copyengine.Event) {
-			out.event(ev)
-			alog.event(ev)
-		}
-		eo.OnFlush = alog.flushed
-	} else {
-		eo.OnEvent = out.event
+		return err
 	}
 	if o.verbose {
 		out.info("jobs: %d (%s)", eo.Jobs, eo.JobsReason)
@@ -393,6 +318,104 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	}
 	out.summary(sum, err)
 	return err
+}
+
+// engineOptions is the one place where the copy's flags become the
+// engine's options: each flag's mapping, and the refusals of flags that
+// cannot go together or have no meaning (exit 2), before anything is
+// opened.
+func (o *copyOptions) engineOptions(args []string, stdin io.Reader) (copyengine.Options, error) {
+	eo := copyengine.Options{
+		Sources:      args[:len(args)-1],
+		Dest:         args[len(args)-1],
+		Jobs:         o.jobs,
+		ReadOrder:    o.order,
+		Reflink:      o.reflink,
+		Verify:       o.verify,
+		Dedup:        o.dedup,
+		Dereference:  o.dereference,
+		NoSync:       o.noSync,
+		NoResume:     o.noResume,
+		Force:        o.force,
+		DryRun:       o.dryRun,
+		Manifest:     o.manifest,
+		MHL:          o.mhl,
+		Names:        o.names,
+		Checksum:     o.checksum,
+		NoSpaceCheck: o.noSpace,
+		Stats:        &copyengine.Stats{},
+		BwLimit:      int64(o.bwlimit),
+		Delete:       o.mirror.delete,
+		DeleteForce:  o.mirror.deleteForce,
+		BackupDir:    o.mirror.backupDir,
+		Move:         o.mirror.move,
+	}
+	if o.backup.scrub > 0 && o.cache.off {
+		return eo, usageError{fmt.Errorf("--scrub reads the files whose last read the hash cache records, and --no-cache uses none; drop --no-cache (or use --cache FILE)")}
+	}
+	if o.backup.scrubMax != 0 && o.backup.scrub == 0 {
+		return eo, usageError{fmt.Errorf("--scrub-max bounds --scrub, which was not given; add --scrub AGE (such as --scrub 30d)")}
+	}
+	switch m := o.mirror.maxDelete; {
+	case m < -1:
+		return eo, usageError{fmt.Errorf("--max-delete must be 0 or more, not %d", m)}
+	case m == 0:
+		eo.MaxDelete = -1 // none may go
+	case m > 0:
+		eo.MaxDelete = m
+	}
+	switch o.dedupVerify {
+	case "hash":
+	case "bytes":
+		eo.DedupVerifyBytes = true
+	default:
+		return eo, usageError{fmt.Errorf("--dedup-verify must be hash or bytes, not %q", o.dedupVerify)}
+	}
+	if o.retries < 0 {
+		return eo, usageError{fmt.Errorf("--retries must be 0 or more, not %d", o.retries)}
+	}
+	eo.Retries = o.retries
+	if o.retries == 0 {
+		eo.Retries = -1 // none; 0 would mean the default
+	}
+	if o.quiet && o.verbose {
+		return eo, usageError{errors.New("-q and -v cannot be used together")}
+	}
+	if o.progress && o.noProgress {
+		return eo, usageError{errors.New("--progress and --no-progress cannot be used together")}
+	}
+	if o.mhl {
+		eo.MHLToolVersion = version()
+	}
+	if err := o.filter.apply(&eo, stdin); err != nil {
+		return eo, err
+	}
+	o.backup.apply(&eo)
+	return eo, nil
+}
+
+// openLog opens the audit log --log asks for, if any, and routes the
+// engine's events to it as well as to the output; without --log they go
+// to the output alone.
+func (o *copyOptions) openLog(out *output, eo *copyengine.Options) (*auditLog, error) {
+	if o.log == "" {
+		eo.OnEvent = out.event
+		return nil, nil
+	}
+	err := copyengine.CheckLogPath(eo, o.log)
+	var alog *auditLog
+	if err == nil {
+		alog, err = openAuditLog(out, o.log, o.noSync || o.dryRun)
+	}
+	if err != nil {
+		return nil, err
+	}
+	eo.OnEvent = func(ev copyengine.Event) {
+		out.event(ev)
+		alog.event(ev)
+	}
+	eo.OnFlush = alog.flushed
+	return alog, nil
 }
 
 // afterRun warns of what a run's summary notes (prefix names its
