@@ -7,27 +7,32 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/mhl"
 	"github.com/fastcopy/fastcopy/internal/treeverify"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
 type verifyOptions struct {
-	cache     cacheFlags
-	manifest  string
-	mhl       bool
-	jobs      int
-	fromCache bool
-	names     copyengine.NamesMode
-	json      bool
-	quiet     bool
-	filter    filterOptions
+	cache    cacheFlags
+	manifest string
+	// manifestHash is --manifest-hash: the format of a manifest's digests
+	// (nil: from its tags, its file name or its digests' length).
+	manifestHash *digest.Format
+	mhl          bool
+	jobs         int
+	fromCache    bool
+	names        copyengine.NamesMode
+	json         bool
+	quiet        bool
+	filter       filterOptions
 }
 
 func newVerifyCommand(out *output) *cobra.Command {
@@ -91,6 +96,7 @@ EXIT STATUS
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.manifest, "manifest", "", "check DIR against this manifest instead of a SOURCE tree")
+	f.Var(verifyManifestHash{&o.manifestHash}, "manifest-hash", "the format of --manifest's digests ("+strings.Join(verifyManifestFormats(), ", ")+"); default: from its tags, its file name or its digests' length")
 	f.BoolVar(&o.mhl, "mhl", false, "check DIR against its ASC MHL history (DIR/ascmhl); the default for one DIR that has one")
 	f.IntVarP(&o.jobs, "jobs", "j", 4, "files hashed at once")
 	o.names = copyengine.NamesStrict
@@ -147,6 +153,9 @@ func (o *verifyOptions) checkFlags(args []string, renames bool) (useMHL bool, er
 	if o.manifest != "" && renames {
 		return false, usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
 	}
+	if o.manifestHash != nil && o.manifest == "" {
+		return false, usageError{errors.New("--manifest-hash gives the format of --manifest's digests: give --manifest FILE too")}
+	}
 	if o.mhl && o.manifest != "" {
 		return false, usageError{errors.New("--mhl and --manifest are two ways to check DIR: give one")}
 	}
@@ -201,13 +210,36 @@ func (v *verifyRun) checkManifest(ctx context.Context, dir string) (treeverify.R
 	if ferr != nil {
 		return treeverify.Report{}, &copyengine.RefusalError{Path: path, Msg: "cannot open manifest: " + ferr.Error(), Hint: "check the path"}
 	}
-	entries, perr := verify.ReadManifest(f)
+	listed, perr := verify.ReadDigests(f, path, v.o.manifestHash)
 	f.Close()
 	if perr != nil {
 		return treeverify.Report{}, fmt.Errorf("reading manifest %q: %w", path, perr)
 	}
+	entries := make([]treeverify.DigestEntry, len(listed))
+	var guessed *digest.Format
+	for i, l := range listed {
+		entries[i] = treeverify.DigestEntry{Path: l.Path, Digests: []treeverify.Digest{{Format: l.Format, Value: l.Value}}}
+		if l.Guessed && guessed == nil {
+			guessed = l.Format
+		}
+	}
 	v.topt.Known = copyengine.CacheKnown(v.hc, dir)
-	return treeverify.CheckManifest(ctx, entries, dir, v.topt)
+	rep, err := treeverify.CheckDigests(ctx, entries, dir, v.topt)
+	if err == nil && guessed != nil && hasKind(rep.Diffs, treeverify.Differ) {
+		other := map[string]string{"xxh128": "md5", "sha256": "blake3"}[guessed.Name]
+		v.out.printf(v.out.stderr, "fastcopy: hint: %q names no format, so its digests were read as %s by their length; if it was written by %ssum, give --manifest-hash %s\n", path, guessed.Name, map[string]string{"md5": "md5", "blake3": "b3"}[other], other)
+	}
+	return rep, err
+}
+
+// hasKind reports whether diffs holds one of that kind.
+func hasKind(diffs []treeverify.Diff, kind string) bool {
+	for _, d := range diffs {
+		if d.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // printReport writes rep to stdout: as JSON with --json, else the
