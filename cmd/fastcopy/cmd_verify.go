@@ -14,6 +14,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/copyengine"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/bagit"
 	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/mhl"
 	"github.com/fastcopy/fastcopy/internal/treeverify"
@@ -113,7 +114,7 @@ EXIT STATUS
 
 func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string, stdin io.Reader) error {
 	topt := treeverify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache, DestName: o.names.DestName()}
-	useMHL, err := o.checkFlags(args, topt.DestName != nil)
+	useMHL, useBag, err := o.checkFlags(args, topt.DestName != nil)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 		return err
 	}
 	defer closeCache(out, hc)
-	v := verifyRun{out: out, o: o, hc: hc, topt: topt, useMHL: useMHL}
+	v := verifyRun{out: out, o: o, hc: hc, topt: topt, useMHL: useMHL, useBag: useBag}
 	rep, checked, err := v.check(ctx, args)
 	if err != nil {
 		return err
@@ -144,32 +145,34 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 }
 
 // checkFlags refuses flags that do not go together and says whether DIR
-// is checked against its ASC MHL history: with --mhl, or by default for
-// one DIR that has one. renames is whether --names gives DEST other names.
-func (o *verifyOptions) checkFlags(args []string, renames bool) (useMHL bool, err error) {
+// is checked against its ASC MHL history (with --mhl, or by default for
+// one DIR that has one) or as a BagIt bag (one DIR with a bagit.txt, and
+// no --mhl). renames is whether --names gives DEST other names.
+func (o *verifyOptions) checkFlags(args []string, renames bool) (useMHL, useBag bool, err error) {
 	if o.jobs < 1 {
-		return false, usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
+		return false, false, usageError{fmt.Errorf("--jobs must be 1 or more, not %d", o.jobs)}
 	}
 	if o.manifest != "" && renames {
-		return false, usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
+		return false, false, usageError{errors.New("--names compares SOURCE with DEST; a manifest lists the names as placed already")}
 	}
 	if o.manifestHash != nil && o.manifest == "" {
-		return false, usageError{errors.New("--manifest-hash gives the format of --manifest's digests: give --manifest FILE too")}
+		return false, false, usageError{errors.New("--manifest-hash gives the format of --manifest's digests: give --manifest FILE too")}
 	}
 	if o.mhl && o.manifest != "" {
-		return false, usageError{errors.New("--mhl and --manifest are two ways to check DIR: give one")}
+		return false, false, usageError{errors.New("--mhl and --manifest are two ways to check DIR: give one")}
 	}
 	useMHL = o.mhl
 	if !useMHL && o.manifest == "" && len(args) == 1 {
-		useMHL = mhl.HasHistory(args[0])
+		useBag = bagit.CheckIsBag(args[0])
+		useMHL = !useBag && mhl.HasHistory(args[0])
 	}
-	if useMHL && renames {
-		return false, usageError{errors.New("--names compares SOURCE with DEST; an ASC MHL history lists the names as placed already")}
+	if (useMHL || useBag) && renames {
+		return false, false, usageError{errors.New("--names compares SOURCE with DEST; an ASC MHL history or a bag lists the names as placed already")}
 	}
-	if (o.manifest != "" || useMHL) && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
-		return false, usageError{errors.New("a manifest or an ASC MHL history lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
+	if (o.manifest != "" || useMHL || useBag) && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
+		return false, false, usageError{errors.New("a manifest, an ASC MHL history or a bag lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
 	}
-	return useMHL, nil
+	return useMHL, useBag, nil
 }
 
 // verifyRun is one verify, its flags checked and the hash cache open.
@@ -179,6 +182,7 @@ type verifyRun struct {
 	hc     *hashcache.Cache
 	topt   treeverify.TreeOptions
 	useMHL bool
+	useBag bool
 }
 
 // check compares what args name: a DIR with a manifest or its ASC MHL
@@ -189,16 +193,19 @@ func (v *verifyRun) check(ctx context.Context, args []string) (rep treeverify.Re
 	case o.manifest != "" && len(args) == 1:
 		checked = args[0]
 		rep, err = v.checkManifest(ctx, checked)
+	case v.useBag && len(args) == 1:
+		checked = args[0]
+		rep, err = checkBag(ctx, v.out, checked, v.topt)
 	case v.useMHL && len(args) == 1:
 		checked = args[0]
 		v.topt.Known = copyengine.CacheKnown(v.hc, checked)
 		rep, err = checkMHL(ctx, v.out, checked, v.topt)
-	case !v.useMHL && o.manifest == "" && len(args) == 2:
+	case !v.useMHL && !v.useBag && o.manifest == "" && len(args) == 2:
 		checked = args[1]
 		v.topt.Known = copyengine.CacheKnown(v.hc, args[0], args[1])
 		rep, err = treeverify.CompareTrees(ctx, args[0], args[1], v.topt)
 	default:
-		return rep, "", usageError{errors.New("verify takes SOURCE DEST, --manifest FILE DIR, or one DIR with an ASC MHL history (see 'fastcopy verify --help')")}
+		return rep, "", usageError{errors.New("verify takes SOURCE DEST, --manifest FILE DIR, or one DIR that is a BagIt bag or has an ASC MHL history (see 'fastcopy verify --help')")}
 	}
 	return rep, checked, err
 }

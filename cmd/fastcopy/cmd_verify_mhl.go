@@ -101,7 +101,8 @@ func mhlDigestEntries(dir string, files []mhl.ExpectedFile) (entries []treeverif
 		if len(unknown) > 0 {
 			what = strings.Join(unknown, ", ") + " only"
 		}
-		return nil, nil, fmt.Errorf("the ASC MHL history of %q records its files in %s: fastcopy checks %s, so it can check none of them", dir, what, strings.Join(digest.Names(), ", "))
+		return nil, nil, &copyengine.RefusalError{Path: dir, Msg: "its ASC MHL history records its files in " + what + ", so fastcopy can check none of them (it checks " + strings.Join(digest.Names(), ", ") + ")",
+			Hint: "check the files with the tool that wrote the history, or against another copy ('fastcopy verify SOURCE DEST')"}
 	}
 	return entries, unhashed, nil
 }
