@@ -410,3 +410,20 @@ func TestArchreadMHLStrongest(t *testing.T) {
 		t.Fatalf("a history in sha3 only: %v (exit %d), want a refusal naming sha3", err, exitCode(err))
 	}
 }
+
+// TestArchreadBagUncomputedBeside: a manifest in a format fastcopy does
+// not compute, beside one it does, is named in a warning; its list still
+// counts: a file only it lists and that is gone is missing.
+func TestArchreadBagUncomputedBeside(t *testing.T) {
+	t.Parallel()
+	dir := archreadCopyTree(t, filepath.Join("testdata", "archread", "bagit-sha256"))
+	other := "0000  data/photos/one.jpg\n0000  data/notes with space.txt\n0000  data/photos/two.jpg\n0000  data/gone.jpg\n"
+	if err := os.WriteFile(filepath.Join(dir, "manifest-sha3_256.txt"), []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := archreadVerify(t, dir)
+	if !strings.Contains(stderr, "manifest-sha3_256.txt") || !strings.Contains(stderr, "warning") {
+		t.Errorf("no warning naming manifest-sha3_256.txt:\n%s", stderr)
+	}
+	archreadWantDiff(t, code, stdout, stderr, "missing", "data/gone.jpg", "listed in manifest-sha3_256.txt")
+}

@@ -139,6 +139,7 @@ func Check(ctx context.Context, dir string, opt treeverify.TreeOptions) (*CheckR
 		add(m)
 	}
 	diffs = append(diffs, checkCompleteness(payload, files)...)
+	diffs = append(diffs, checkUnhashedMissing(payload, files, want)...)
 	oxum, oxumDiff, err := checkOxum(d, files)
 	if err != nil {
 		return nil, err
@@ -418,6 +419,28 @@ func checkCompleteness(payload []*checkManifest, files map[string]int64) []treev
 		default:
 			out = append(out, treeverify.Diff{Path: p, Kind: CheckUnlisted, Detail: "payload file not in " + strings.Join(lacking, ", ")})
 		}
+	}
+	return out
+}
+
+// checkUnhashedMissing reports the files that only manifests in formats
+// fastcopy does not compute list and that are not there (the digest check
+// reports those the others list).
+func checkUnhashedMissing(payload []*checkManifest, files map[string]int64, want map[string][]treeverify.Digest) []treeverify.Diff {
+	from := map[string][]string{}
+	for _, m := range payload {
+		if m.format != nil {
+			continue
+		}
+		for p := range m.entries {
+			if _, ok := files[p]; !ok && want[p] == nil {
+				from[p] = append(from[p], m.name)
+			}
+		}
+	}
+	var out []treeverify.Diff
+	for p, names := range from {
+		out = append(out, treeverify.Diff{Path: p, Kind: treeverify.Missing, Detail: "listed in " + strings.Join(names, ", ")})
 	}
 	return out
 }
