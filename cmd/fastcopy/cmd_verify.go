@@ -80,9 +80,9 @@ records for it; a history that fails is reported "tampered" and no file
 is trusted to it. Then every file any generation lists must be there
 with the digest first recorded for it, in the strongest format the
 history records it in (c4, xxh128, sha1, md5, xxh3, xxh64, xxh32,
-strongest first: all the specification has), and every file the history does not list (but
-those its ignore patterns leave out) is a difference too. Histories
-nested in subfolders are read with it. A DIR with both a bagit.txt and
+strongest first: all the specification has), and every file the history
+does not list (but those its ignore patterns leave out) is a difference
+too. Histories nested in subfolders are read with it. A DIR with both a bagit.txt and
 an ascmhl folder is checked as a bag; --mhl checks its history.
 
 What a match proves: xxh128, xxh64, xxh3, xxh32 and md5 (and sha1) catch
