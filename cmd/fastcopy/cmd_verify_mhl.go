@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/fastcopy/fastcopy/copyengine"
+	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/mhl"
 	"github.com/fastcopy/fastcopy/internal/treeverify"
-	"github.com/fastcopy/fastcopy/verify"
 )
 
 // diffTampered is the difference kind of a generation file that does not
@@ -45,17 +47,13 @@ func checkMHL(ctx context.Context, out *output, dir string, topt treeverify.Tree
 	if err != nil {
 		return treeverify.Report{}, fmt.Errorf("reading the ASC MHL history of %q: %w", dir, err)
 	}
-	entries := make([]verify.ManifestEntry, 0, len(exp.Files))
-	topt.Unhashed = map[string]string{}
-	for _, f := range exp.Files {
-		if !f.HasSum {
-			topt.Unhashed[f.Path] = "recorded as " + strings.Join(f.Formats, ", ") + " only; fastcopy checks xxh128"
-			continue
-		}
-		entries = append(entries, verify.ManifestEntry{Path: f.Path, Sum: f.Sum})
+	entries, unhashed, err := mhlDigestEntries(dir, exp.Files)
+	if err != nil {
+		return treeverify.Report{}, err
 	}
+	topt.Unhashed = unhashed
 	topt.Unlisted = func(rel string) bool { return !exp.Ignored(rel, false) }
-	return treeverify.CheckManifest(ctx, entries, dir, topt)
+	return treeverify.CheckDigests(ctx, entries, dir, topt)
 }
 
 // warnUnchained names generation files no chain lists: they were not read.
@@ -66,4 +64,45 @@ func warnUnchained(out *output, h *mhl.History) {
 	for _, c := range h.Children {
 		warnUnchained(out, c)
 	}
+}
+
+// mhlDigestEntries picks, for each file a history records, the strongest
+// of its recorded formats that fastcopy computes (internal/digest's Rank),
+// which alone is checked. A file recorded in no such format is returned in
+// unhashed (reported "unchecked"); when that is every file, the history
+// cannot be checked at all: an error names the formats it uses.
+func mhlDigestEntries(dir string, files []mhl.ExpectedFile) (entries []treeverify.DigestEntry, unhashed map[string]string, err error) {
+	unhashed = map[string]string{}
+	var unknown []string
+	for _, f := range files {
+		var names []string
+		for n := range f.Digests {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		best, ok := digest.Strongest(names)
+		if !ok {
+			why := "recorded without a hash"
+			if len(f.Formats) > 0 {
+				why = "recorded as " + strings.Join(f.Formats, ", ") + " only; fastcopy checks " + strings.Join(digest.Names(), ", ")
+			}
+			unhashed[f.Path] = why
+			for _, n := range f.Formats {
+				if !slices.Contains(unknown, n) {
+					unknown = append(unknown, n)
+				}
+			}
+			continue
+		}
+		entries = append(entries, treeverify.DigestEntry{Path: f.Path, Digests: []treeverify.Digest{{Format: best, Value: f.Digests[best.Name]}}})
+	}
+	if len(entries) == 0 && len(unhashed) > 0 {
+		what := "no hash at all"
+		if len(unknown) > 0 {
+			what = strings.Join(unknown, ", ") + " only"
+		}
+		return nil, nil, &copyengine.RefusalError{Path: dir, Msg: "its ASC MHL history records its files in " + what + ", so fastcopy can check none of them (it checks " + strings.Join(digest.Names(), ", ") + ")",
+			Hint: "check the files with the tool that wrote the history, or against another copy ('fastcopy verify SOURCE DEST')"}
+	}
+	return entries, unhashed, nil
 }

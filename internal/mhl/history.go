@@ -323,6 +323,10 @@ type ExpectedFile struct {
 	Sum     verify.Sum
 	HasSum  bool
 	Formats []string
+	// Digests holds the file's digest in each format recorded for it,
+	// keyed by format name: in each, the first recorded with action
+	// original, else the first recorded.
+	Digests map[string]string
 }
 
 // Expected is what a folder must hold by its histories.
@@ -392,6 +396,7 @@ func (h *History) Expected() (*Expected, error) {
 	var collect func(h *History) error
 	collect = func(h *History) error {
 		originals := h.originals()
+		digests := h.originalDigests()
 		for _, g := range h.Generations {
 			for _, f := range g.Files {
 				p, err := cleanRel(f.Path)
@@ -416,6 +421,9 @@ func (h *History) Expected() (*Expected, error) {
 					if !contains(x.Formats, hs.Format) {
 						x.Formats = append(x.Formats, hs.Format)
 					}
+				}
+				if x.Digests == nil {
+					x.Digests = digests[f.Path]
 				}
 				if o, ok := originals[p]; ok && !x.HasSum {
 					s, err := verify.ParseHex(o)

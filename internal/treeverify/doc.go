@@ -1,11 +1,14 @@
 // Package treeverify compares directory trees by content, the work of
 // `fastcopy verify`: a source tree against its copy (CompareTrees), a tree
-// against a manifest (CheckManifest), and it hashes a list of files into
+// against a manifest (CheckManifest), or against a record in any format of
+// internal/digest (CheckDigests: every format a file is listed with
+// computed in one read of it), and it hashes a list of files into
 // manifest entries (HashFiles).
 //
 // Its contract:
 //
-//   - Every regular file is hashed with verify's xxh128 over its whole
+//   - Every regular file is hashed with verify's xxh128 (or, for
+//     CheckDigests, in the formats its record names) over its whole
 //     logical content, holes read as zeros; a copy is never judged by size
 //     or times alone. A digest is taken without reading only where the
 //     caller's TreeOptions.Known vouches for the file as it is (a valid hash
@@ -24,5 +27,6 @@
 //     cannot be read is a difference of kind Failed, not an error. An error
 //     is returned only when a tree cannot be walked or ctx is done.
 //
-// It imports verify, internal/fileio and internal/namefold of the project.
+// It imports verify, internal/digest, internal/fileio and internal/namefold
+// of the project.
 package treeverify

@@ -203,6 +203,9 @@ type hashJob struct {
 	rel    string
 	dstRel string      // the destination's spelling of rel, when it differs ("" when not)
 	want   *verify.Sum // from a manifest; nil when the source is hashed too
+	// digests, when set, are what the file is checked against instead
+	// of want (records in formats other than xxh128: CheckDigests).
+	digests []Digest
 }
 
 // CompareTrees compares the trees src and dst by content: every regular file
@@ -282,6 +285,16 @@ func listedFile(de map[string]treeEntry, p string) (diff Diff, bad bool) {
 // manifest does not list are counted in Extra but do not fail the check,
 // unless opt.Unlisted says they do.
 func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir string, opt TreeOptions) (Report, error) {
+	jobs := make([]hashJob, len(entries))
+	for i := range entries {
+		jobs[i] = hashJob{rel: strings.TrimPrefix(entries[i].Path, "./"), want: &entries[i].Sum}
+	}
+	return checkListed(ctx, jobs, dir, opt)
+}
+
+// checkListed checks the files below dir that a record lists (listed, each
+// with what it must match) as CheckManifest describes.
+func checkListed(ctx context.Context, listedJobs []hashJob, dir string, opt TreeOptions) (Report, error) {
 	de, err := walkTree(dir, nil)
 	if err != nil {
 		return Report{}, err
@@ -289,13 +302,13 @@ func CheckManifest(ctx context.Context, entries []verify.ManifestEntry, dir stri
 	var r Report
 	listed := map[string]bool{}
 	var jobs []hashJob
-	for i := range entries {
-		p := strings.TrimPrefix(entries[i].Path, "./")
+	for _, j := range listedJobs {
+		p := j.rel
 		listed[p] = true
 		if diff, bad := listedFile(de, p); bad {
 			r.Diffs = append(r.Diffs, diff)
 		} else {
-			jobs = append(jobs, hashJob{rel: p, want: &entries[i].Sum})
+			jobs = append(jobs, j)
 		}
 	}
 	for p, why := range opt.Unhashed {
@@ -380,6 +393,9 @@ type sizedDiff struct {
 }
 
 func compareOne(src, dst *fileio.Dir, j hashJob, opt TreeOptions, buf []byte) sizedDiff {
+	if j.digests != nil {
+		return compareDigests(dst, j, opt, buf)
+	}
 	var want verify.Sum
 	var known int64
 	if j.want != nil {
