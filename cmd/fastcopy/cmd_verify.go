@@ -40,7 +40,7 @@ func newVerifyCommand(out *output) *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify [flags] SOURCE DEST\n  fastcopy verify [flags] --manifest FILE [--manifest-hash FORMAT] DIR\n  fastcopy verify [flags] [--mhl] DIR",
-		Short: "Check a copy against its source, a manifest, an MHL history or a bag",
+		Short: "Check a copy against its source, a manifest, a history or a bag",
 		Long: `verify compares by content. With two directories it hashes every file of
 both (xxh128) and lists what is missing from DEST, what DEST has in
 addition, and what differs. On a DEST that ignores case, names are matched
