@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
 // argPath is the path p a user gave (SOURCE, DEST, a flag's value) as the
@@ -45,6 +47,7 @@ func hasDotDot(p string) bool {
 // not exist yet ("" when the path is that directory).
 type overlapPlace struct {
 	d    *fileio.Dir
+	dir  string // d's path, resolved
 	tail string // slash-separated, resolved: no "." or ".."
 }
 
@@ -59,7 +62,7 @@ func overlapOpen(p string) (overlapPlace, error) {
 	for at := r; ; {
 		d, err := fileio.OpenDir(at)
 		if err == nil {
-			return overlapPlace{d: d, tail: strings.Join(tail, "/")}, nil
+			return overlapPlace{d: d, dir: at, tail: strings.Join(tail, "/")}, nil
 		}
 		// Missing, a file, or not to be opened: the place is below
 		// its parent.
@@ -84,6 +87,9 @@ func (o overlapPlace) close() {
 // directory does; only a place hanging from the same existing directory
 // can lie in a b not made yet, and there its tail decides.
 func overlapWithin(a, b overlapPlace) bool {
+	if overlapFolded(a, b) {
+		return true
+	}
 	if b.tail == "" {
 		ok, _ := fileio.Within(a.d, b.d)
 		return ok
@@ -94,6 +100,53 @@ func overlapWithin(a, b overlapPlace) bool {
 		return false
 	}
 	return a.tail == b.tail || strings.HasPrefix(a.tail, b.tail+"/")
+}
+
+// overlapFolded is the rule for filesystems whose inode numbers do not
+// name a file (exFAT, FAT and NTFS through FUSE): exfat-fuse numbers each
+// spelling of a directory afresh, so dst and DST of one drive are one
+// place with two identities, and identity alone would take DST/old for a
+// place outside dst. There a and b on one device are taken for one place
+// when their paths are one under case folding, component by component,
+// with a's at or below b's. It can only add a refusal: on a FUSE
+// filesystem that keeps case, two directories whose names differ in case
+// alone are refused as one, and the refusal names both.
+func overlapFolded(a, b overlapPlace) bool {
+	as, err1 := a.d.Stat()
+	bs, err2 := b.d.Stat()
+	if err1 != nil || err2 != nil || as.Dev != bs.Dev {
+		return false
+	}
+	t, err := fileio.FSType(b.dir)
+	if err != nil || hashcache.PolicyFor(t).CheckInode {
+		return false
+	}
+	ak, bk := overlapFoldKeys(a), overlapFoldKeys(b)
+	if len(ak) < len(bk) {
+		return false
+	}
+	for i := range bk {
+		if ak[i] != bk[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// overlapFoldKeys is the place's path, components folded as a
+// case-insensitive destination compares names (namefold.Key).
+func overlapFoldKeys(p overlapPlace) []string {
+	full := filepath.ToSlash(p.dir)
+	if p.tail != "" {
+		full += "/" + p.tail
+	}
+	var keys []string
+	for _, c := range strings.Split(full, "/") {
+		if c != "" {
+			keys = append(keys, namefold.Key(c, true))
+		}
+	}
+	return keys
 }
 
 // overlapInside reports whether the path a names the place the path b
