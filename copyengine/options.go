@@ -104,7 +104,23 @@ type Options struct {
 	// tool's.
 	MHL            bool
 	MHLToolVersion string
-	Dedup          dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
+	// Records in other formats than xxh128 (records.go, bag.go): the
+	// digests are computed in the same read of each source as its xxh128.
+	// ManifestHash is the format of Manifest's (and the bag's) digests:
+	// "" or xxh128 for xxhsum -H2 lines, else sha256, sha512, blake3,
+	// md5, sha1, xxh64 or xxh3 in the line format of the coreutils tool.
+	// MHLHashes are the formats of each file of the ASC MHL generation
+	// (nil: xxh128). Bag makes Dest a BagIt bag: the payload is copied to
+	// Dest/data and the bag's manifests and tag files are written once it
+	// is durable; BagHash is its manifest's format (sha256 or sha512; ""
+	// takes ManifestHash when that is one of them, else sha256); BagInfo
+	// are bag-info.txt fields given as "Key: value" or "KEY=VALUE".
+	ManifestHash string
+	MHLHashes    []string
+	Bag          bool
+	BagHash      string
+	BagInfo      []string
+	Dedup        dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 	// DedupVerifyBytes compares a duplicate with the file it will share
 	// byte for byte before sharing it, instead of trusting equal digests.
 	DedupVerifyBytes bool
@@ -550,6 +566,9 @@ func (o *Options) Check() error {
 		return err
 	}
 	if err := o.checkMHL(); err != nil {
+		return err
+	}
+	if err := o.checkRecords(); err != nil { // records.go
 		return err
 	}
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {

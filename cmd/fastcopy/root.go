@@ -131,6 +131,7 @@ type copyOptions struct {
 	filter      filterOptions
 	manifest    string
 	mhl         bool
+	records     recordFlags // --manifest-hash, --mhl-hash, --bag (records.go)
 	dedup       dedup.Mode
 	checksum    bool
 	noSpace     bool
@@ -219,6 +220,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.also, "also", nil, "also copy to DIR, from the same read of the source (repeatable): each destination is staged, flushed, read back and reported on its own, and one that fails does not stop the others; the exit status is the worst of theirs")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file, which must lie outside DEST")
 	f.BoolVar(&o.mhl, "mhl", false, "record the copy as the next generation of DEST's ASC MHL history (DEST/ascmhl): every source file in place, copied or unchanged, with its xxh128 (files whose size matches are read on both sides unless the cache vouches for them); a source's own ascmhl folder is not copied")
+	o.records.addFlags(cmd)
 	// Mirror and verified move.
 	f.BoolVar(&o.mirror.delete, "delete", false, "after the copy is verified and durable, remove from DEST what the source lacks (excluded paths are kept; a directory in which anything failed keeps its extras)")
 	f.BoolVar(&o.mirror.deleteForce, "delete-force", false, "with --delete: go on when the source root is empty, or on another filesystem than the last time, while DEST is not (refused by default: an unmounted drive)")
@@ -299,6 +301,7 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	if o.mhl {
 		eo.MHLToolVersion = version()
 	}
+	o.records.apply(&eo)
 	if err := o.filter.apply(&eo, stdin); err != nil {
 		return err
 	}
