@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/digest"
@@ -126,19 +128,128 @@ func (o *Options) extraFormats() []*digest.Format {
 // extra formats, each byte read is also fed to them, and their digests are
 // kept in en.extra once the whole file was read. Without any, it is
 // verify.Stream.
+//
+// A file read in one piece is hashed in the worker, which the other
+// workers' files keep the other cores busy beside. A larger one is hashed
+// by a teeHasher: one goroutine per extra format, each over a copy of
+// every piece, beside the worker's read, xxh128 and write of the next
+// pieces, so that a slow format (sha512, md5: a few hundred MB/s a core)
+// takes cores of its own instead of holding up the copy of a large file.
 func (e *engine) streamSource(en *entry, f verify.Source, size int64, buf []byte, sink verify.Sink) (verify.Sum, int64, error) {
 	if len(e.extra) == 0 {
 		return verify.Stream(f, size, false, buf, sink)
 	}
-	set := digest.NewSet(e.extra)
+	var tee interface {
+		Write(p []byte) (int, error)
+	}
+	var sums func() map[string]string
+	if size > 0 && size <= int64(len(buf)) {
+		set := digest.NewSet(e.extra)
+		tee, sums = set, set.Sums
+	} else {
+		th := e.newTeeHasher()
+		defer th.close()
+		tee, sums = th, th.sums
+	}
 	sum, n, err := verify.Stream(f, size, false, buf, func(p []byte, off int64) error {
-		_, _ = set.Write(p)
+		_, _ = tee.Write(p)
 		return sink(p, off)
 	})
 	if err == nil {
-		en.extra = set.Sums()
+		en.extra = sums()
 	}
 	return sum, n, err
+}
+
+// teeHashDepth is how many pieces a teeHasher holds copies of: the
+// worker runs that far ahead of its slowest format before it waits.
+const teeHashDepth = 4
+
+// teeHasher hashes what it is given in the extra formats, each in a
+// goroutine of its own, over copies of the pieces (the caller's buffer is
+// reused by the next read as soon as Write returns).
+type teeHasher struct {
+	e     *engine
+	sets  []*digest.Set // one format each
+	ins   []chan *teePiece
+	free  chan *teePiece
+	made  int
+	wg    sync.WaitGroup
+	final map[string]string
+}
+
+// teePiece is one piece's copy, returned to free once every format has
+// hashed it.
+type teePiece struct {
+	buf  *[]byte
+	n    int
+	left atomic.Int32
+}
+
+func (e *engine) newTeeHasher() *teeHasher {
+	th := &teeHasher{e: e, free: make(chan *teePiece, teeHashDepth)}
+	for _, f := range e.extra {
+		set := digest.NewSet([]*digest.Format{f})
+		in := make(chan *teePiece, teeHashDepth)
+		th.sets, th.ins = append(th.sets, set), append(th.ins, in)
+		th.wg.Add(1)
+		go func() {
+			defer th.wg.Done()
+			for p := range in {
+				_, _ = set.Write((*p.buf)[:p.n])
+				if p.left.Add(-1) == 0 {
+					th.free <- p
+				}
+			}
+		}()
+	}
+	return th
+}
+
+// Write hands a copy of p to every format's goroutine, waiting for a
+// free piece when all are taken. p is at most verify.BufSize long.
+func (th *teeHasher) Write(p []byte) (int, error) {
+	var pc *teePiece
+	if th.made < teeHashDepth {
+		th.made++
+		pc = &teePiece{buf: th.e.buf()}
+	} else {
+		pc = <-th.free
+	}
+	pc.n = copy(*pc.buf, p)
+	pc.left.Store(int32(len(th.ins)))
+	for _, in := range th.ins {
+		in <- pc
+	}
+	return len(p), nil
+}
+
+// close waits for the goroutines to hash what they were given and
+// releases the buffers; the digests are then final. It may be called
+// more than once.
+func (th *teeHasher) close() {
+	if th.final != nil {
+		return
+	}
+	for _, in := range th.ins {
+		close(in)
+	}
+	th.wg.Wait()
+	th.final = map[string]string{}
+	for _, s := range th.sets {
+		for k, v := range s.Sums() {
+			th.final[k] = v
+		}
+	}
+	for ; th.made > 0; th.made-- {
+		th.e.putBuf((<-th.free).buf)
+	}
+}
+
+// sums returns the digests of everything written.
+func (th *teeHasher) sums() map[string]string {
+	th.close()
+	return th.final
 }
 
 // cachedExtras says whether a source's valid cache entry ent holds every
