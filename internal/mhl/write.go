@@ -107,39 +107,10 @@ func WriteGenerationIn(rd *fileio.Dir, root string, ng *NewGeneration) (Written,
 	return Written{Seq: g.Seq, Path: filepath.Join(root, historyDir, g.FileName), C4: g.C4}, nil
 }
 
-// writeAtomic writes data to name in d: a temporary file, flushed, renamed
-// over name, the directory flushed. A temporary left by a crash is
-// replaced; on error the temporary is removed.
-func writeAtomic(d *fileio.Dir, name string, data []byte) (err error) {
-	tmp := "." + name + ".fastcopy-tmp"
-	f, err := d.CreateTempMode(tmp, 0o666)
-	if fileio.IsExist(err) {
-		if err = d.Remove(tmp); err == nil {
-			f, err = d.CreateTempMode(tmp, 0o666)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = d.Remove(tmp)
-		}
-	}()
-	err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err = d.Rename(tmp, d, name); err != nil {
-		return err
-	}
-	return d.AsFile().Sync()
+// writeAtomic writes data to name in d, whole or not at all, flushed
+// (fileio.WriteFileAtomic).
+func writeAtomic(d *fileio.Dir, name string, data []byte) error {
+	return fileio.WriteFileAtomic(d, name, data, true)
 }
 
 // next builds the generation that follows h from ng.
