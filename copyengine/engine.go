@@ -160,6 +160,7 @@ type engine struct {
 	manifest []listed         // each file's digests, for the manifest, the ASC MHL generation or the bag (records.go)
 	extra    []*digest.Format // formats the records need besides xxh128, computed as sources are read (records.go)
 	mhlErr   error            // why the ASC MHL generation was not written (mhl.go)
+	bagErr   error            // why the bag's tag files were not written (bag.go)
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
@@ -304,6 +305,8 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 		return e.sum, e.mover.incomplete()
 	case e.mhlErr != nil: // mhl.go
 		return e.sum, e.mhlErr
+	case e.bagErr != nil: // bag.go
+		return e.sum, e.bagErr
 	}
 	return e.sum, nil
 }
@@ -513,7 +516,10 @@ func (e *engine) run(p *plan) error {
 		e.writeMHL() // every file it lists is in place and flushed
 	}
 	if e.ctx.Err() == nil {
-		return e.afterFlush()
+		if err := e.afterFlush(); err != nil {
+			return err
+		}
+		e.writeBag() // after --delete: the bag lists what data/ holds
 	}
 	return e.ctx.Err()
 }

@@ -101,7 +101,7 @@ type Options struct {
 	// history (DEST/ascmhl), once the copy is verified and durable: every
 	// source file in place, copied or found unchanged, with its xxh128
 	// (mhl.go). MHLToolVersion is the version written as the creator
-	// tool's.
+	// tool's (and in a bag's Bag-Software-Agent).
 	MHL            bool
 	MHLToolVersion string
 	// Records in other formats than xxh128 (records.go, bag.go): the
@@ -120,6 +120,7 @@ type Options struct {
 	Bag          bool
 	BagHash      string
 	BagInfo      []string
+	bagRoot      string     // the bag, Dest as given, once Check made Dest its payload (bag.go)
 	Dedup        dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 	// DedupVerifyBytes compares a duplicate with the file it will share
 	// byte for byte before sharing it, instead of trusting equal digests.
@@ -492,6 +493,12 @@ type Summary struct {
 	MHLFiles int      `json:"mhl_files,omitempty"`
 	MHLNotes []string `json:"mhl_notes,omitempty"`
 	MHLError string   `json:"mhl_error,omitempty"`
+	// BagIt bag (--bag; bag.go): the bag written, its Payload-Oxum and
+	// payload manifest; BagError, why its tag files were not written.
+	Bag         string `json:"bag,omitempty"`
+	BagOxum     string `json:"bag_payload_oxum,omitempty"`
+	BagManifest string `json:"bag_manifest,omitempty"`
+	BagError    string `json:"bag_error,omitempty"`
 
 	// The read order used (resolved: disk, inode or listing) and why.
 	ReadOrder       ReadOrder `json:"read_order"`

@@ -308,6 +308,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	o.backup.apply(&eo)
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	if len(o.also) > 0 {
+		if eo.Bag {
+			return usageError{errors.New("--bag makes DEST a bag, and --also copies to further destinations: make one bag per run")}
+		}
 		return runAlso(ctx, out, o, eo)
 	}
 	// The engine's own checks (Run makes them again), before the cache
