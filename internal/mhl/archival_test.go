@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -47,6 +48,11 @@ func TestArchivalFormats(t *testing.T) {
 	}
 	if bytes.Contains(data, []byte("<xxh128")) {
 		t.Errorf("xxh128 recorded though not asked for")
+	}
+	if xmllint, err := exec.LookPath("xmllint"); err != nil {
+		t.Log("xmllint not installed (apt-get install libxml2-utils): the schema is not checked")
+	} else if out, err := exec.Command(xmllint, "--noout", "--nonet", "--schema", filepath.Join("testdata", "xsd", "ASCMHL.xsd"), w.Path).CombinedOutput(); err != nil {
+		t.Errorf("the generation against ASCMHL.xsd: %v\n%s", err, out)
 	}
 	h, err := Load(root)
 	if err != nil {
