@@ -207,7 +207,7 @@ func (e *engine) newTeeHasher() *teeHasher {
 }
 
 // Write hands a copy of p to every format's goroutine, waiting for a
-// free piece when all are taken. p is at most verify.BufSize long.
+// free piece when all are taken.
 func (th *teeHasher) Write(p []byte) (int, error) {
 	var pc *teePiece
 	if th.made < teeHashDepth {
@@ -215,6 +215,10 @@ func (th *teeHasher) Write(p []byte) (int, error) {
 		pc = &teePiece{buf: th.e.buf()}
 	} else {
 		pc = <-th.free
+	}
+	if len(*pc.buf) < len(p) { // not the engine's reads (verify.BufSize)
+		b := make([]byte, len(p))
+		pc.buf = &b
 	}
 	pc.n = copy(*pc.buf, p)
 	pc.left.Store(int32(len(th.ins)))
@@ -242,7 +246,9 @@ func (th *teeHasher) close() {
 		}
 	}
 	for ; th.made > 0; th.made-- {
-		th.e.putBuf((<-th.free).buf)
+		if b := (<-th.free).buf; len(*b) == verify.BufSize {
+			th.e.putBuf(b)
+		}
 	}
 }
 
