@@ -16,6 +16,7 @@ require (
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.28.0
 	golang.org/x/time v0.16.0
+	lukechampine.com/blake3 v1.4.1
 )
 
 require (

@@ -742,7 +742,7 @@ func (b *bench) runWorkload(w workload, d *dataset, src string) error {
 				}
 				if err == nil && r == 1 && !t.noCopy {
 					dst, _ := b.runDirs(w, t)
-					err = checkCopy(dst, files, bytes, !hasLinks && t.name != "rclone")
+					err = checkCopy(filepath.Join(dst, t.payload), files, bytes, !hasLinks && t.name != "rclone")
 				}
 				if err != nil {
 					if b.ctx.Err() != nil {

@@ -30,6 +30,9 @@ type tool struct {
 	// noCopy: the tool only reads the source (the physical-order reader),
 	// so there is no copy to check.
 	noCopy bool
+	// payload: the copy is in this folder of the destination (a bag's
+	// data/), beside the tool's own records.
+	payload string
 }
 
 func fastcopyCmds(flags ...string) func(t *tool, src, dst string) [][]string {
@@ -48,6 +51,10 @@ func allTools() []*tool {
 		{name: "fastcopy-noverify", label: "fastcopy --verify=off", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--verify=off")},
 		{name: "fastcopy-nosync-cache", label: "fastcopy --no-sync --verify=cache", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--no-sync", "--verify=cache")},
 		{name: "fastcopy-nosync-off", label: "fastcopy --no-sync --verify=off", bins: []string{"fastcopy"}, extra: true, cmds: fastcopyCmds("--no-sync", "--verify=off")},
+		{name: "fastcopy-sha256", label: "fastcopy --manifest-hash sha256", bins: []string{"fastcopy"}, extra: true, cmds: func(t *tool, src, dst string) [][]string {
+			return [][]string{{t.path[0], "-q", "--manifest-hash", "sha256", "--manifest", dst + ".sha256", src, dst}}
+		}},
+		{name: "fastcopy-bag", label: "fastcopy --bag (sha256)", bins: []string{"fastcopy"}, extra: true, payload: "data", cmds: fastcopyCmds("--bag")},
 		{name: "fastcopy-off", label: "fastcopy --verify=off --dedup=off --no-cache", bins: []string{"fastcopy"}, cmds: fastcopyCmds("--verify=off", "--dedup=off", "--no-cache")},
 		{name: "cp", label: "cp -a", bins: []string{"cp"}, cmds: func(t *tool, src, dst string) [][]string {
 			return [][]string{{t.path[0], "-a", src + "/.", dst}}

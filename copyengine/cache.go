@@ -178,7 +178,9 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	dstRes := e.cache.Lookup(dstKeys)
 	for j, i := range idx {
 		en := &ens[i]
-		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) {
+		// An entry without a digest a record needs does not vouch: the
+		// source is read for it (records.go).
+		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) && e.cachedExtras(en, r.Entry) {
 			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
 		}
 		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
@@ -261,12 +263,13 @@ func floorDiv(a, b int64) int64 {
 // filesystem (through a directory on it the walk noted: see lookupCache),
 // which costs nothing where nothing is dirty (a read-only or idle source).
 // An entry whose filesystem could not be flushed is dropped.
-func (cr *cacheRecorder) rememberSource(key string, st *fileio.Stat, sum verify.Sum, started time.Time) {
+func (cr *cacheRecorder) rememberSource(key string, st *fileio.Stat, sum verify.Sum, extra map[string]string, started time.Time) {
 	e := cr.e
 	ent, ok := e.decide.entryFor(key, st, sum, started)
 	if !ok {
 		return
 	}
+	ent = withDigests(ent, extra) // records.go
 	e.mu.Lock()
 	cr.held = append(cr.held, heldEntry{key, st.Dev, ent})
 	var batch []heldEntry
@@ -500,7 +503,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 			return false // copied, which reports a real error
 		}
 		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-		e.record.rememberSource(en.srcKey, &en.st, sum, started)
+		e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
 		srcSum = sum
 	}
 	vouched := en.dstSt // the stat the cache entry was found valid with
@@ -561,9 +564,10 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	dc.fixMeta(c.dst, en)
 	if en.group != nil {
 		en.group.ok, en.group.sum, en.group.ino = true, srcSum, devIno{vouched.Dev, vouched.Ino}
+		en.group.extra = en.extra
 		close(en.group.done)
 	}
-	e.recordSum(rel, srcSum)
+	e.recordSum(rel, srcSum, en.extra)
 	dc.skip(rel, en.st.Size, en.fixed, srcSum)
 	e.mover.add(c.src, en, rel, srcSum)
 	return true

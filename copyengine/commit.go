@@ -295,7 +295,7 @@ func (c *committer) reportPlaced(p *pending) {
 		}
 		e.record.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt, readAt)
 	}
-	e.recordSum(p.rel, p.sum)
+	e.recordSum(p.rel, p.sum, p.en.extra)
 	act := p.action
 	if p.en.linkCopy && (act == ActCopy || act == ActClone) {
 		act = ActLinkCopy
@@ -583,7 +583,7 @@ func (c *committer) groupDone(p *pending, ok bool) {
 		t.Done(ok, placed)
 	}
 	if g := p.en.group; g != nil {
-		g.ok, g.sum = ok, p.sum
+		g.ok, g.sum, g.extra = ok, p.sum, p.en.extra
 		if ok {
 			// The inode its further names are linked to: the one read back
 			// and found under the final name, or without a read-back the

@@ -809,7 +809,7 @@ func (fc *fileCopy) transfer() error {
 func (fc *fileCopy) finish() (*pending, error) {
 	e, en, dst := fc.cp.e, fc.en, fc.dst
 	if fc.hashed {
-		e.record.rememberSource(en.srcKey, &en.st, fc.sum, fc.started)
+		e.record.rememberSource(en.srcKey, &en.st, fc.sum, en.extra, fc.started)
 	}
 	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, resumed: fc.rs.resumedAt()}
 	cached := fc.act == ActCopy && fc.hashed && fc.sc == nil && e.opt.Verify == VerifyCache
@@ -939,7 +939,7 @@ func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
 		if e.needSum() {
 			// The clone moved no data through us: read the source once
 			// for its digest, which the read-back is checked against.
-			if fc.sum, fc.n, err = verify.Stream(e.source(fc.src, st), st.Size, false, fc.buf, e.readSink); err != nil {
+			if fc.sum, fc.n, err = e.streamSource(fc.en, e.source(fc.src, st), st.Size, fc.buf, e.readSink); err != nil {
 				return true, err
 			}
 		}
@@ -1013,7 +1013,7 @@ func (fc *fileCopy) stream() (err error) {
 	}
 	// Every byte read is charged to --bwlimit, zeros too: Stream is told
 	// the file is not sparse, and the sink leaves them out.
-	fc.sum, fc.n, err = verify.Stream(e.source(fc.src, st), st.Size, false, fc.buf, func(p []byte, off int64) error {
+	fc.sum, fc.n, err = e.streamSource(fc.en, e.source(fc.src, st), st.Size, fc.buf, func(p []byte, off int64) error {
 		if err := e.readSink(p, off); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}

@@ -80,6 +80,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
 			e.mover.add(src, en, dstRel, unchangedSum(en))
 			g.sum = e.recordUnchanged(dstRel, en)
+			g.extra = en.extra
 			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 			close(g.done)
 			return false

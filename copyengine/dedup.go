@@ -74,7 +74,7 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	if err != nil {
 		return false, dedupWrite{}, nil // copied without dedup; the copy reports a real error
 	}
-	e.record.rememberSource(en.srcKey, &en.st, pre.sum, pre.started)
+	e.record.rememberSource(en.srcKey, &en.st, pre.sum, en.extra, pre.started)
 	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), dp.linkOnly)
 	if mine {
 		return false, dedupWrite{claimed: t}, pre
@@ -182,7 +182,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 			f.Close()
 		}
 	}()
-	sum, n, err := verify.Stream(e.source(f, &en.st), en.st.Size, false, buf, e.readSink)
+	sum, n, err := e.streamSource(en, e.source(f, &en.st), en.st.Size, buf, e.readSink)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/verify"
@@ -79,6 +80,10 @@ type entry struct {
 	// fails with clash (fold.go, respelled).
 	clash *CollisionError
 	equal bool // the destination entry was found to hold the source's content
+	// extra: the source's digests in the formats the records need besides
+	// xxh128, once it was read or its cache entry vouched for them
+	// (records.go).
+	extra map[string]string
 }
 
 // tempName is the name en is written under before it takes dstName: the
@@ -103,9 +108,10 @@ type devIno struct{ dev, ino uint64 }
 type linkGroup struct {
 	leaderRel string // destination path of the first name copied
 	done      chan struct{}
-	ok        bool       // the leader is in place under its final name
-	sum       verify.Sum // the source's digest, when ok and one was needed (needSum)
-	ino       devIno     // when ok: the leader's inode, as verified or found unchanged (zero: not known)
+	ok        bool              // the leader is in place under its final name
+	sum       verify.Sum        // the source's digest, when ok and one was needed (needSum)
+	extra     map[string]string // its digests in the records' other formats (entry.extra)
+	ino       devIno            // when ok: the leader's inode, as verified or found unchanged (zero: not known)
 }
 
 type linkFollower struct {
@@ -151,8 +157,10 @@ type engine struct {
 
 	mu       sync.Mutex
 	sum      Summary
-	manifest []verify.ManifestEntry // each file's digest, for the manifest or the ASC MHL generation
-	mhlErr   error                  // why the ASC MHL generation was not written (mhl.go)
+	manifest []listed         // each file's digests, for the manifest, the ASC MHL generation or the bag (records.go)
+	extra    []*digest.Format // formats the records need besides xxh128, computed as sources are read (records.go)
+	mhlErr   error            // why the ASC MHL generation was not written (mhl.go)
+	bagErr   error            // why the bag's tag files were not written (bag.go)
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
@@ -203,7 +211,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 
 // newEngine makes a run's shared state and its stages.
 func newEngine(opt Options) *engine {
-	e := &engine{opt: opt, stats: opt.Stats, filter: opt.rules}
+	e := &engine{opt: opt, stats: opt.Stats, filter: opt.rules, extra: opt.extraFormats()}
 	e.fs = &fsInfo{e: e}
 	e.drives.e = e
 	e.record = &cacheRecorder{e: e}
@@ -297,6 +305,8 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 		return e.sum, e.mover.incomplete()
 	case e.mhlErr != nil: // mhl.go
 		return e.sum, e.mhlErr
+	case e.bagErr != nil: // bag.go
+		return e.sum, e.bagErr
 	}
 	return e.sum, nil
 }
@@ -506,7 +516,10 @@ func (e *engine) run(p *plan) error {
 		e.writeMHL() // every file it lists is in place and flushed
 	}
 	if e.ctx.Err() == nil {
-		return e.afterFlush()
+		if err := e.afterFlush(); err != nil {
+			return err
+		}
+		e.writeBag() // after --delete: the bag lists what data/ holds
 	}
 	return e.ctx.Err()
 }

@@ -279,7 +279,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	}
 	if e.cache != nil && en.srcKey != "" {
 		pol := ld.srcPolicy(c.src.d, en.st.Dev)
-		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(fileState(&en.st, e.fs.knownVolume(en.st.Dev)), pol) {
+		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(fileState(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.cachedExtras(en, r[0].Entry) {
 			e.count(func(s *Summary) { s.CacheHits++ })
 			return r[0].Entry.Sum, true
 		}
@@ -290,7 +290,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 		return verify.Sum{}, false
 	}
 	e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-	e.record.rememberSource(en.srcKey, &en.st, sum, started)
+	e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
 	return sum, true
 }
 
@@ -400,11 +400,12 @@ func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st 
 	mv.sum = sum
 	if en.group != nil {
 		en.group.ok, en.group.sum, en.group.ino = true, sum, devIno{st.Dev, st.Ino}
+		en.group.extra = en.extra
 		close(en.group.done)
 	}
 	e.staged.report(c.stage, rel, func() {
 		e.done(ActLinkDest, rel, en.st.Size, func(s *Summary) { s.LinkDest++ })
-		e.recordSum(rel, sum)
+		e.recordSum(rel, sum, en.extra)
 		e.mover.addItem(mv)
 	})
 }

@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,16 +21,16 @@ func (e *engine) needSum() bool {
 // finds in place: for a manifest (--manifest) or an ASC MHL generation
 // (--mhl). Such a run decides as --checksum where the cache cannot vouch
 // for a file found unchanged, so that it knows each digest.
-func (e *engine) listsSums() bool { return e.opt.Manifest != "" || e.opt.MHL }
+func (e *engine) listsSums() bool { return e.opt.Manifest != "" || e.opt.MHL || e.opt.Bag }
 
 // recordSum notes a file placed with a known digest, for the manifest and
 // the ASC MHL generation.
-func (e *engine) recordSum(rel string, sum verify.Sum) {
+func (e *engine) recordSum(rel string, sum verify.Sum, extra map[string]string) {
 	if !e.listsSums() {
 		return
 	}
 	e.mu.Lock()
-	e.manifest = append(e.manifest, verify.ManifestEntry{Sum: sum, Path: rel})
+	e.manifest = append(e.manifest, listed{path: rel, sum: sum, extra: extra})
 	e.mu.Unlock()
 }
 
@@ -53,10 +54,11 @@ func (e *engine) recordUnchanged(rel string, en *entry) verify.Sum {
 	switch {
 	case en.st.Size == 0:
 		sum := verify.Bytes(nil)
-		e.recordSum(rel, sum)
+		en.extra = e.emptyExtras()
+		e.recordSum(rel, sum, en.extra)
 		return sum
 	case en.cache != nil && en.cache.srcOK && en.cache.dstOK:
-		e.recordSum(rel, en.cache.src)
+		e.recordSum(rel, en.cache.src, en.extra) // lookupCache took en.extra from the source's entry
 		return en.cache.src
 	}
 	e.fail(rel, errors.New("no digest of the source for the manifest or the ASC MHL history"))
@@ -77,7 +79,7 @@ func (e *engine) writeManifest() error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	err = verify.WriteManifest(f, e.manifest)
+	err = e.writeManifestLines(f)
 	if err == nil && !e.opt.NoSync {
 		err = f.Sync()
 	}
@@ -137,4 +139,39 @@ func manifestDir(p string) string {
 		return string(filepath.Separator)
 	}
 	return p[:i]
+}
+
+// writeManifestLines writes the manifest's lines in its format: xxhsum -H2
+// for xxh128, else the line format of the coreutils tool of that format
+// (sha256sum, md5sum, b3sum), which is the same "<hex>  <path>" with the
+// same escaping. A path listed twice is listed with its last digest.
+func (e *engine) writeManifestLines(w io.Writer) error {
+	format := e.opt.manifestFormat()
+	lines, err := e.listedLines(format)
+	if err != nil {
+		return err
+	}
+	return verify.WriteDigests(w, lines)
+}
+
+// listedLines is each path the run listed with its digest in format,
+// sorted by path; the last digest recorded for a path counts. A path
+// without a digest in that format fails by name and is left out.
+func (e *engine) listedLines(format string) ([]verify.DigestLine, error) {
+	e.mu.Lock()
+	last := make(map[string]listed, len(e.manifest))
+	for _, m := range e.manifest {
+		last[m.path] = m
+	}
+	e.mu.Unlock()
+	lines := make([]verify.DigestLine, 0, len(last))
+	for _, m := range last {
+		d, ok := m.digestOf(format)
+		if !ok {
+			e.fail(m.path, errNoDigest(format))
+			continue
+		}
+		lines = append(lines, verify.DigestLine{Digest: d, Path: m.path})
+	}
+	return lines, nil
 }

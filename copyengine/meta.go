@@ -297,7 +297,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
 		f.mv.sum = f.group.sum
 		e.mover.addItem(f.mv)
-		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
 		return nil
 	}
 	if f.clash != nil && !fileio.IsNotExist(err) {
@@ -333,7 +333,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.stats.FilesDone.Add(1)
 		e.stats.BytesDone.Add(f.st.Size)
 		e.emit(Event{Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum})
-		e.recordSum(f.rel, f.group.sum) // another name of the leader's inode
+		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
 		f.mv.sum = f.group.sum
 		e.mover.addItem(f.mv)
 	})

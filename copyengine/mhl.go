@@ -11,7 +11,6 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/mhl"
-	"github.com/fastcopy/fastcopy/verify"
 )
 
 // mhlFolder is the folder below a history's root that holds its ASC MHL
@@ -148,6 +147,7 @@ func (e *engine) writeGeneration() error {
 	e.mu.Unlock()
 	ng := &mhl.NewGeneration{
 		Creator: mhl.Creator{ToolVersion: e.opt.MHLToolVersion},
+		Formats: e.opt.mhlFormatNames(),
 		Process: mhl.Transfer,
 		Files:   files,
 		Dirs:    dirs,
@@ -193,9 +193,9 @@ func (e *engine) sameDestPath() error {
 // there is an error: something else changed DEST under the run's lock.
 func (e *engine) mhlFiles() ([]mhl.File, error) {
 	e.mu.Lock()
-	sums := make(map[string]verify.Sum, len(e.manifest))
+	sums := make(map[string]listed, len(e.manifest))
 	for _, m := range e.manifest {
-		sums[m.Path] = m.Sum
+		sums[m.path] = m
 	}
 	e.mu.Unlock()
 	byDir := map[string][]string{}
@@ -222,7 +222,7 @@ func (e *engine) mhlFiles() ([]mhl.File, error) {
 // statListed appends to files the names in the directory dir of DEST,
 // each with its digest from sums and its size and modification time as
 // DEST holds it now.
-func (e *engine) statListed(files []mhl.File, dir string, names []string, sums map[string]verify.Sum) ([]mhl.File, error) {
+func (e *engine) statListed(files []mhl.File, dir string, names []string, sums map[string]listed) ([]mhl.File, error) {
 	d := e.dstRoot
 	if dir != "" {
 		var err error
@@ -240,7 +240,22 @@ func (e *engine) statListed(files []mhl.File, dir string, names []string, sums m
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, mhl.File{Path: rel, Size: st.Size, ModTime: time.Unix(0, st.Mtime), Sum: sums[rel]})
+		l := sums[rel]
+		f := mhl.File{Path: rel, Size: st.Size, ModTime: time.Unix(0, st.Mtime), Sum: l.sum}
+		for _, format := range e.opt.mhlFormatNames() {
+			if format == xxh128 {
+				continue
+			}
+			d, ok := l.digestOf(format)
+			if !ok {
+				return nil, fmt.Errorf("%q: %w", rel, errNoDigest(format))
+			}
+			if f.Extra == nil {
+				f.Extra = map[string]string{}
+			}
+			f.Extra[format] = d
+		}
+		files = append(files, f)
 	}
 	return files, nil
 }

@@ -85,6 +85,9 @@ func planAll(opts []Options) ([]*plan, error) {
 		if err := opts[i].Check(); err != nil {
 			return nil, err
 		}
+		if err := opts[i].prepareBag(); err != nil { // bag.go
+			return nil, err
+		}
 		if i > 0 && !slices.Equal(opts[i].Sources, opts[0].Sources) {
 			return nil, refuse(opts[i].Dest, "every destination of one run copies the same sources", "run once per set of sources")
 		}

@@ -101,10 +101,27 @@ type Options struct {
 	// history (DEST/ascmhl), once the copy is verified and durable: every
 	// source file in place, copied or found unchanged, with its xxh128
 	// (mhl.go). MHLToolVersion is the version written as the creator
-	// tool's.
+	// tool's (and in a bag's Bag-Software-Agent).
 	MHL            bool
 	MHLToolVersion string
-	Dedup          dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
+	// Records in other formats than xxh128 (records.go, bag.go): the
+	// digests are computed in the same read of each source as its xxh128.
+	// ManifestHash is the format of Manifest's (and the bag's) digests:
+	// "" or xxh128 for xxhsum -H2 lines, else sha256, sha512, blake3,
+	// md5, sha1, xxh64 or xxh3 in the line format of the coreutils tool.
+	// MHLHashes are the formats of each file of the ASC MHL generation
+	// (nil: xxh128). Bag makes Dest a BagIt bag: the payload is copied to
+	// Dest/data and the bag's manifests and tag files are written once it
+	// is durable; BagHash is its manifest's format (sha256 or sha512; ""
+	// takes ManifestHash when that is one of them, else sha256); BagInfo
+	// are bag-info.txt fields given as "Key: value" or "KEY=VALUE".
+	ManifestHash string
+	MHLHashes    []string
+	Bag          bool
+	BagHash      string
+	BagInfo      []string
+	bagRoot      string     // the bag, Dest as given, once Check made Dest its payload (bag.go)
+	Dedup        dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 	// DedupVerifyBytes compares a duplicate with the file it will share
 	// byte for byte before sharing it, instead of trusting equal digests.
 	DedupVerifyBytes bool
@@ -476,6 +493,12 @@ type Summary struct {
 	MHLFiles int      `json:"mhl_files,omitempty"`
 	MHLNotes []string `json:"mhl_notes,omitempty"`
 	MHLError string   `json:"mhl_error,omitempty"`
+	// BagIt bag (--bag; bag.go): the bag written, its Payload-Oxum and
+	// payload manifest; BagError, why its tag files were not written.
+	Bag         string `json:"bag,omitempty"`
+	BagOxum     string `json:"bag_payload_oxum,omitempty"`
+	BagManifest string `json:"bag_manifest,omitempty"`
+	BagError    string `json:"bag_error,omitempty"`
 
 	// The read order used (resolved: disk, inode or listing) and why.
 	ReadOrder       ReadOrder `json:"read_order"`
@@ -550,6 +573,9 @@ func (o *Options) Check() error {
 		return err
 	}
 	if err := o.checkMHL(); err != nil {
+		return err
+	}
+	if err := o.checkRecords(); err != nil { // records.go
 		return err
 	}
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {

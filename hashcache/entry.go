@@ -2,6 +2,8 @@ package hashcache
 
 import (
 	"encoding/binary"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -39,6 +41,38 @@ type Entry struct {
 	// stat of a marked entry (Unmarked().Valid) to name the file rotten
 	// again wherever a run meets it, until it is copied again or gone.
 	Rotten bool
+	// Digests are the file's digests in formats other than xxh128 that a
+	// record needed (a sha256 manifest, an ASC MHL generation in md5, a
+	// BagIt bag), computed in the same read as Sum: "format:text" pairs,
+	// sorted and separated by spaces (JoinDigests), so that an Entry stays
+	// comparable. Empty in entries written before this field was, and
+	// where no other format was asked for.
+	Digests string
+}
+
+// JoinDigests is the Digests field for digests keyed by format name
+// ("sha256") with the text records write.
+func JoinDigests(ds map[string]string) string {
+	pairs := make([]string, 0, len(ds))
+	for n, v := range ds {
+		pairs = append(pairs, n+":"+v)
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, " ")
+}
+
+// DigestMap is e's Digests keyed by format name (nil when it has none).
+func (e Entry) DigestMap() map[string]string {
+	if e.Digests == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range strings.Fields(e.Digests) {
+		if n, v, ok := strings.Cut(p, ":"); ok {
+			out[n] = v
+		}
+	}
+	return out
 }
 
 // Unmarked is e without its Rotten mark.
@@ -229,6 +263,9 @@ func truncate(t, g int64) int64 {
 //	uvarint  flags, bit 0 Rotten (appended later: a value that ends
 //	         after readAt has none set; an older fastcopy skips it, and
 //	         takes a rotten file's entry for a valid one)
+//	uvarint  length of Digests, then its bytes, zero and none when empty
+//	         (appended later: a value that ends after the flags has none;
+//	         an older fastcopy skips them)
 //	...      fields a later version may append; this version skips them
 //	4 bytes  check: low 32 bits of xxh3(value before the check, seeded with
 //	         xxh3(key)), big endian
@@ -242,7 +279,7 @@ const (
 	checkLen  = 4
 	sumLen    = 16
 	volLen    = 8
-	maxValLen = 7*binary.MaxVarintLen64 + sumLen + volLen + checkLen
+	maxValLen = 8*binary.MaxVarintLen64 + sumLen + volLen + checkLen // and the length of Digests
 )
 
 // encodeValue appends the encoding of e, stored under key, to dst.
@@ -262,6 +299,8 @@ func encodeValue(dst []byte, key string, e Entry) []byte {
 		flags |= 1
 	}
 	dst = binary.AppendUvarint(dst, flags)
+	dst = binary.AppendUvarint(dst, uint64(len(e.Digests)))
+	dst = append(dst, e.Digests...)
 	return binary.BigEndian.AppendUint32(dst, check(key, dst[start:]))
 }
 
@@ -293,10 +332,24 @@ func decodeValue(key string, v []byte) (Entry, bool) {
 	if len(r.b) > 0 {
 		e.Rotten = r.uvarint()&1 != 0
 	}
+	if len(r.b) > 0 {
+		e.Digests = r.str()
+	}
 	if r.bad {
 		return Entry{}, false
 	}
 	return e, true
+}
+
+func (r *reader) str() string {
+	n := r.uvarint()
+	if r.bad || n > uint64(len(r.b)) {
+		r.bad, r.b = true, nil
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
 }
 
 func check(key string, body []byte) uint32 {

@@ -22,7 +22,27 @@ type ManifestEntry struct {
 // and \\ (as sha256sum does). xxhsum 0.8.1 cannot read such lines;
 // ReadManifest can.
 func WriteManifest(w io.Writer, entries []ManifestEntry) error {
-	sorted := append([]ManifestEntry(nil), entries...)
+	lines := make([]DigestLine, len(entries))
+	for i, e := range entries {
+		lines[i] = DigestLine{Digest: Hex(e.Sum), Path: e.Path}
+	}
+	return WriteDigests(w, lines)
+}
+
+// DigestLine is one line of a manifest in any format: a digest as text
+// (lower-case hex) and a path relative to the manifest's root.
+type DigestLine struct {
+	Digest string
+	Path   string
+}
+
+// WriteDigests writes lines, sorted by path, in the line format shared by
+// xxhsum -H2 and the coreutils tools (sha256sum, sha512sum, md5sum, b3sum):
+// "<digest>  <path>\n", a path holding a newline, carriage return or
+// backslash escaped as WriteManifest says, so that `sha256sum -c` reads
+// back every name.
+func WriteDigests(w io.Writer, lines []DigestLine) error {
+	sorted := append([]DigestLine(nil), lines...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	bw := bufio.NewWriter(w)
 	for _, e := range sorted {
@@ -30,7 +50,7 @@ func WriteManifest(w io.Writer, entries []ManifestEntry) error {
 		if escaped {
 			bw.WriteByte('\\')
 		}
-		bw.WriteString(Hex(e.Sum))
+		bw.WriteString(e.Digest)
 		bw.WriteString("  ")
 		bw.WriteString(name)
 		bw.WriteByte('\n')

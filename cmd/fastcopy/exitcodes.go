@@ -11,7 +11,7 @@ import (
 // README and in docs/cli.md.
 const (
 	exitOK          = 0   // everything copied (or nothing needed copying)
-	exitFatal       = 1   // the run could not proceed (I/O error on the destination, ...), or --mhl's generation could not be written
+	exitFatal       = 1   // the run could not proceed (I/O error on the destination, ...), or --mhl's generation or --bag's tag files could not be written
 	exitUsage       = 2   // bad arguments or a refused request; nothing was written
 	exitSomeFailed  = 3   // the run finished, some files failed; the others are in place
 	exitMismatch    = 4   // a file read back different from its source, or was replaced while it was placed; named, not vouched for
@@ -26,7 +26,8 @@ const exitHelp = `EXIT STATUS
   0    done: every file is in place and verified
   1    fatal error: the run could not go on (a drive that went away is named;
        what was already in place is kept); with --mhl, also: the copy is done
-       but its ASC MHL generation could not be written
+       but its ASC MHL generation could not be written; with --bag, its
+       bag's tag files
   2    usage error or refused request: nothing was written
   3    some files failed (listed); all others are in place. A destination
        that fills up stops the run early, at the first file that does not fit.

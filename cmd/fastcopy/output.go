@@ -101,6 +101,9 @@ func (o *output) reportError(err error, code int) {
 	case errors.As(err, new(*copyengine.MHLError)):
 		o.printf(o.stderr, "fastcopy: error: %v\n", err)
 		o.printf(o.stderr, "fastcopy: hint: the copies are in place as the summary says; fix the cause and rerun with --mhl: what is in place is checked, not copied again, and the generation is written\n")
+	case errors.As(err, new(*copyengine.BagError)):
+		o.printf(o.stderr, "fastcopy: error: %v\n", err)
+		o.printf(o.stderr, "fastcopy: hint: the copies are in place under DEST/data as the summary says; fix the cause and rerun with --bag: what is in place is checked, not copied again, and the bag's tag files are written\n")
 	case code == exitSomeFailed || code == exitMismatch:
 		// Each failure was printed as it happened; the summary counts them.
 	default:
@@ -228,6 +231,12 @@ func (o *output) summaryLine(s copyengine.Summary, err error) string {
 		fmt.Fprintf(&b, "; ASC MHL generation %d (%d files) written: %s", s.MHLSeq, s.MHLFiles, s.MHL)
 	case s.MHLError != "":
 		fmt.Fprintf(&b, "; ASC MHL history NOT written: %s", s.MHLError)
+	}
+	switch {
+	case s.Bag != "":
+		fmt.Fprintf(&b, "; bag written: %s (Payload-Oxum %s)", s.Bag, s.BagOxum)
+	case s.BagError != "":
+		fmt.Fprintf(&b, "; bag NOT written: %s", s.BagError)
 	}
 	o.mirrorSummary(&b, s)
 	return b.String()

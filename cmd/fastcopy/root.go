@@ -151,6 +151,7 @@ type copyOptions struct {
 	filter      filterOptions
 	manifest    string
 	mhl         bool
+	records     recordFlags // --manifest-hash, --mhl-hash, --bag (records.go)
 	dedup       dedup.Mode
 	checksum    bool
 	noSpace     bool
@@ -239,6 +240,7 @@ func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.also, "also", nil, "also copy to DIR, from the same read of the source (repeatable): each destination is staged, flushed, read back and reported on its own, and one that fails does not stop the others; the exit status is the worst of theirs")
 	f.StringVar(&o.manifest, "manifest", "", "write an xxhsum -H2 manifest of the source files as placed (digests from the source; files whose size matches are read on both sides) to this file, which must lie outside DEST")
 	f.BoolVar(&o.mhl, "mhl", false, "record the copy as the next generation of DEST's ASC MHL history (DEST/ascmhl): every source file in place, copied or unchanged, with its xxh128 (files whose size matches are read on both sides unless the cache vouches for them); a source's own ascmhl folder is not copied")
+	o.records.addFlags(cmd)
 	// Mirror and verified move.
 	f.BoolVar(&o.mirror.delete, "delete", false, "after the copy is verified and durable, remove from DEST what the source lacks (excluded paths are kept; a directory in which anything failed keeps its extras)")
 	f.BoolVar(&o.mirror.deleteForce, "delete-force", false, "with --delete: go on when the source root is empty, or on another filesystem than the last time, while DEST is not (refused by default: an unmounted drive)")
@@ -263,6 +265,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	}
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	if len(o.also) > 0 {
+		if eo.Bag {
+			return usageError{errors.New("--bag makes DEST a bag, and --also copies to further destinations: make one bag per run")}
+		}
 		return runAlso(ctx, out, o, eo)
 	}
 	// The engine's own checks (Run makes them again), before the cache
@@ -387,6 +392,7 @@ func (o *copyOptions) engineOptions(args []string, stdin io.Reader) (copyengine.
 	if o.mhl {
 		eo.MHLToolVersion = version()
 	}
+	o.records.apply(&eo)
 	if err := o.filter.apply(&eo, stdin); err != nil {
 		return eo, err
 	}

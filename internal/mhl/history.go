@@ -56,16 +56,22 @@ func fileSeq(name string) (int, bool) {
 
 // originals maps each path of h to the xxh128 (hex) it has first: the
 // first one recorded with action original, else the first recorded.
-func (h *History) originals() map[string]string {
+func (h *History) originals() map[string]string { return h.originalsOf(formatXXH) }
+
+// originalsOf is originals for the digests of one format.
+func (h *History) originalsOf(format string) map[string]string {
 	out := map[string]string{}
 	orig := map[string]bool{}
 	for _, g := range h.Generations {
 		for _, f := range g.Files {
 			for _, x := range f.Hashes {
-				if x.Format != formatXXH {
+				if x.Format != format {
 					continue
 				}
-				v := strings.ToLower(x.Value)
+				v := x.Value
+				if format != "c4" {
+					v = strings.ToLower(v)
+				}
 				if _, ok := out[f.Path]; !ok {
 					out[f.Path] = v
 				}

@@ -115,9 +115,14 @@ type File struct {
 	Size    int64
 	ModTime time.Time
 	Sum     verify.Sum
-	// Action is the action to record; "" decides from the history: the
-	// first xxh128 of a path is Original, later ones Verified when they
-	// match that original and Failed when they do not.
+	// Extra are its digests in the generation's other formats
+	// (NewGeneration.Formats), keyed by format name, as the generation
+	// writes them (hex; a C4 ID for c4), computed in the same read as Sum.
+	Extra map[string]string
+	// Action is the action to record; "" decides from the history, for
+	// each format: the first digest of a path in a format is Original,
+	// later ones Verified when they match that original and Failed when
+	// they do not.
 	Action Action
 	// HashDate is when the digest was taken; zero means the generation's
 	// creation date.
@@ -136,6 +141,11 @@ type Dir struct {
 // NewGeneration is what WriteGeneration records.
 type NewGeneration struct {
 	Creator Creator // Tool defaults to "fastcopy"; ToolVersion should be set
+	// Formats are the hash formats each file and directory is recorded
+	// in (xxh128, xxh64, xxh3, md5, sha1, c4), written in the schema's
+	// order whatever the order here; nil means xxh128 alone. A file's
+	// xxh128 is its Sum, any other its Extra.
+	Formats []string
 	Process Process // "" means InPlace
 	// Ignore are patterns added to those of the latest generation (or, in
 	// a new history, to the defaults: .DS_Store, ascmhl, ascmhl/). Files

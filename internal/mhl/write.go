@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
-	"github.com/fastcopy/fastcopy/verify"
 )
 
 const (
@@ -108,39 +107,10 @@ func WriteGenerationIn(rd *fileio.Dir, root string, ng *NewGeneration) (Written,
 	return Written{Seq: g.Seq, Path: filepath.Join(root, historyDir, g.FileName), C4: g.C4}, nil
 }
 
-// writeAtomic writes data to name in d: a temporary file, flushed, renamed
-// over name, the directory flushed. A temporary left by a crash is
-// replaced; on error the temporary is removed.
-func writeAtomic(d *fileio.Dir, name string, data []byte) (err error) {
-	tmp := "." + name + ".fastcopy-tmp"
-	f, err := d.CreateTempMode(tmp, 0o666)
-	if fileio.IsExist(err) {
-		if err = d.Remove(tmp); err == nil {
-			f, err = d.CreateTempMode(tmp, 0o666)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = d.Remove(tmp)
-		}
-	}()
-	err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err = d.Rename(tmp, d, name); err != nil {
-		return err
-	}
-	return d.AsFile().Sync()
+// writeAtomic writes data to name in d, whole or not at all, flushed
+// (fileio.WriteFileAtomic).
+func writeAtomic(d *fileio.Dir, name string, data []byte) error {
+	return fileio.WriteFileAtomic(d, name, data, true)
 }
 
 // next builds the generation that follows h from ng.
@@ -167,8 +137,11 @@ func (h *History) next(rd *fileio.Dir, root string, ng *NewGeneration) (*Generat
 	if err != nil {
 		return nil, err
 	}
-	hashTree(tree, xxh128Bytes)
-	originals := h.originals()
+	formats := ng.formats()
+	dirHashes, err := hashTreeIn(tree, formats)
+	if err != nil {
+		return nil, err
+	}
 	seq := h.lastSeq() + 1
 	folder := filepath.Base(fileio.RealPath(root))
 	g := &Generation{
@@ -178,7 +151,10 @@ func (h *History) next(rd *fileio.Dir, root string, ng *NewGeneration) (*Generat
 		Process:  process,
 		Ignore:   patterns,
 	}
-	gw := genWalker{g: g, rd: rd, originals: originals, date: c.Date}
+	gw := genWalker{g: g, rd: rd, formats: formats, originals: map[string]map[string]string{}, dirHashes: dirHashes, date: c.Date}
+	for _, f := range formats {
+		gw.originals[f] = h.originalsOf(f)
+	}
 	gw.walk(tree)
 	root0 := gw.dirHash(tree)
 	g.Root = &root0
@@ -239,9 +215,11 @@ func keptDirs(ds []Dir, ig *Ignore) ([]Dir, error) {
 // tree.
 type genWalker struct {
 	g         *Generation
-	rd        *fileio.Dir       // the root, for directory times ng did not give
-	originals map[string]string // path -> first xxh128 in the history
-	date      time.Time         // the generation's creation date
+	rd        *fileio.Dir                  // the root, for directory times ng did not give
+	formats   []string                     // the formats each entry is recorded in
+	originals map[string]map[string]string // format -> path -> first digest in the history
+	dirHashes map[*node]*dirPairs          // each directory's hashes, in formats' order
+	date      time.Time                    // the generation's creation date
 }
 
 // walk appends the files and directories below n to the generation, each
@@ -262,39 +240,40 @@ func (w *genWalker) walk(n *node) {
 
 // dirHash is the hashes of the directory n, dated with the generation.
 func (w *genWalker) dirHash(n *node) DirHash {
-	return DirHash{
-		Path:      n.path,
-		ModTime:   n.modTime,
-		Content:   []Hash{{Format: formatXXH, Value: hexOf(n.content), Date: w.date}},
-		Structure: []Hash{{Format: formatXXH, Value: hexOf(n.structure), Date: w.date}},
+	d := DirHash{Path: n.path, ModTime: n.modTime}
+	if p := w.dirHashes[n]; p != nil {
+		for i, f := range p.formats {
+			d.Content = append(d.Content, Hash{Format: f, Value: p.content[i], Date: w.date})
+			d.Structure = append(d.Structure, Hash{Format: f, Value: p.structure[i], Date: w.date})
+		}
 	}
+	return d
 }
 
 // fileHash is f's xxh128 entry: its action decided from the history when f
 // gives none, dated with the generation when f has no hash date.
 func (w *genWalker) fileHash(f *File) FileHash {
-	sum := verify.Hex(f.Sum)
-	action := f.Action
-	if action == "" {
-		switch orig, ok := w.originals[f.Path]; {
-		case !ok:
-			action = Original
-		case orig == sum:
-			action = Verified
-		default:
-			action = Failed
-		}
-	}
 	date := f.HashDate
 	if date.IsZero() {
 		date = w.date
 	}
-	return FileHash{
-		Path:    f.Path,
-		Size:    f.Size,
-		ModTime: f.ModTime,
-		Hashes:  []Hash{{Format: formatXXH, Value: sum, Action: action, Date: date}},
+	fh := FileHash{Path: f.Path, Size: f.Size, ModTime: f.ModTime}
+	for _, format := range w.formats {
+		sum := fileDigest(f, format) // present: hashTreeIn checked
+		action := f.Action
+		if action == "" {
+			switch orig, ok := w.originals[format][f.Path]; {
+			case !ok:
+				action = Original
+			case sameDigest(format, orig, sum):
+				action = Verified
+			default:
+				action = Failed
+			}
+		}
+		fh.Hashes = append(fh.Hashes, Hash{Format: format, Value: sum, Action: action, Date: date})
 	}
+	return fh
 }
 
 // dirModTime is the modification time of the directory rel below rd, or
