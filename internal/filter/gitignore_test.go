@@ -350,5 +350,3 @@ func FuzzGitignore(f *testing.F) {
 		}
 	})
 }
-
-

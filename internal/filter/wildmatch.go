@@ -20,7 +20,7 @@ type wmResult int8
 const (
 	wmMatch wmResult = iota
 	wmNoMatch
-	wmAbortAll       // no later position of the text can match either
+	wmAbortAll        // no later position of the text can match either
 	wmAbortToStarStar // no position up to the next "/" can match
 )
 
