@@ -37,9 +37,17 @@ func (f *filterFlag) Type() string   { return f.meta }
 
 // filterOptions are the flags that choose what is copied.
 type filterOptions struct {
-	args      []filterArg
-	filesFrom string
-	from0     bool
+	args       []filterArg
+	filesFrom  string
+	from0      bool
+	gitignore  bool
+	filterFile string
+	explain    []string // --explain-filter: paths to explain instead of running
+}
+
+// given reports whether any filter flag is given.
+func (o *filterOptions) given() bool {
+	return len(o.args) > 0 || o.filesFrom != "" || o.gitignore || o.filterFile != ""
 }
 
 // addFlags defines the filter flags; verb is what the command does with
@@ -51,6 +59,9 @@ func (o *filterOptions) addFlags(cmd *cobra.Command, verb string) {
 	f.Var(&filterFlag{"exclude-from", "FILE", &o.args}, "exclude-from", "read rules from FILE (- reads standard input), one a line, at this place among the rules: GLOB or '- GLOB' excludes, '+ GLOB' includes; '#' starts a comment")
 	f.StringVar(&o.filesFrom, "files-from", "", verb+" only the paths `FILE` lists (relative to SOURCE, one a line; - reads standard input), the directories leading to them and all below a listed directory")
 	f.BoolVar(&o.from0, "from0", false, "the --files-from list is NUL-separated (find -print0), not one path a line")
+	f.BoolVar(&o.gitignore, "gitignore", false, "leave out what git ignores: the .gitignore files of SOURCE's tree, its repository's .git/info/exclude and core.excludesFile, and .git itself (asked after --include, --exclude and --filter-file; see 'fastcopy help filters')")
+	f.StringVar(&o.filterFile, "filter-file", "", "read rules from the file `NAME` in every directory of SOURCE, for that directory and below, as --exclude-from reads them (patterns relative to that directory; deeper files first)")
+	f.StringArrayVar(&o.explain, "explain-filter", nil, "say whether the filters let `PATH` (relative to SOURCE) through and which rule or file decided, then stop: nothing is "+verb+"d (repeatable)")
 }
 
 // apply reads the pattern files and the files-from list and sets eo's
@@ -89,6 +100,8 @@ func (o *filterOptions) apply(eo *copyengine.Options, stdin io.Reader) error {
 			eo.Filter = append(eo.Filter, rules...)
 		}
 	}
+	eo.GitIgnore = o.gitignore
+	eo.FilterFile = o.filterFile
 	if o.filesFrom != "" {
 		err := readList(o.filesFrom, stdin, func(r io.Reader) (err error) {
 			eo.FilesFrom, err = filter.ReadList(r, o.from0)
@@ -96,6 +109,28 @@ func (o *filterOptions) apply(eo *copyengine.Options, stdin io.Reader) error {
 		})
 		if err != nil {
 			return &copyengine.RefusalError{Path: o.filesFrom, Msg: "cannot read the --files-from list: " + err.Error(), Hint: "name a readable file of paths relative to SOURCE, or - for standard input"}
+		}
+	}
+	return nil
+}
+
+// explainAll prints, for each --explain-filter PATH, what the filters eo
+// decide for it in each directory of sources: one line a path (with the
+// source first when there are several).
+func (o *filterOptions) explainAll(out *output, eo *copyengine.Options, sources []string) error {
+	for _, src := range sources {
+		if st, err := os.Stat(src); err != nil || !st.IsDir() {
+			continue // a file SOURCE is copied as named
+		}
+		for _, p := range o.explain {
+			line, err := copyengine.ExplainFilter(eo, src, p)
+			if err != nil {
+				return err
+			}
+			if len(sources) > 1 {
+				line = src + ": " + line
+			}
+			out.printf(out.stdout, "%s\n", line)
 		}
 	}
 	return nil

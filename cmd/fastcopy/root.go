@@ -302,6 +302,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	if err := o.filter.apply(&eo, stdin); err != nil {
 		return err
 	}
+	if len(o.filter.explain) > 0 {
+		return o.filter.explainAll(out, &eo, eo.Sources)
+	}
 	o.backup.apply(&eo)
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	if len(o.also) > 0 {

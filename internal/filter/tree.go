@@ -101,8 +101,6 @@ type Tree struct {
 	git  *gitRepo // the repository root holds, or one it lies in; nil for none
 	top  *dirRules
 	dirs sync.Map // rel -> *dirRules
-	mu   sync.Mutex
-	errs []error // files that could not be read
 }
 
 // gitRepo is what git reads besides the .gitignore files of the tree.
@@ -120,6 +118,7 @@ type dirRules struct {
 	once sync.Once
 	git  []gitPattern // its .gitignore
 	own  []ownRule    // its filter file
+	err  error        // the first of its files that could not be read or parsed
 }
 
 // ownRule is one rule of a filter file.
@@ -174,22 +173,22 @@ func (t *Tree) load(d *dirRules) {
 		return d.rel + "/" + name
 	}
 	if t.r.gitignore {
-		if data, ok := t.readInTree(d.rel, gitignoreName); ok {
+		if data, ok := t.readInTree(d, gitignoreName); ok {
 			d.git = parseGitignore(data, d.base, &ruleSource{name: show(gitignoreName)})
 		}
 	}
 	if t.r.filterFile != "" {
-		if data, ok := t.readInTree(d.rel, t.r.filterFile); ok {
+		if data, ok := t.readInTree(d, t.r.filterFile); ok {
 			src := &ruleSource{name: show(t.r.filterFile)}
 			rules, lines, err := readRules(strings.NewReader(string(data)), Exclude)
 			if err != nil {
-				t.fail(fmt.Errorf("%s: %w", filepath.Join(t.root, src.name), err))
+				d.fail(fmt.Errorf("%s: %w", filepath.Join(t.root, src.name), err))
 				return
 			}
 			for i, rule := range rules {
 				c, err := compile(rule)
 				if err != nil {
-					t.fail(fmt.Errorf("%s:%d: %w", filepath.Join(t.root, src.name), lines[i], err))
+					d.fail(fmt.Errorf("%s:%d: %w", filepath.Join(t.root, src.name), lines[i], err))
 					continue
 				}
 				d.own = append(d.own, ownRule{c: c, rule: rule, src: src, line: lines[i]})
@@ -201,20 +200,20 @@ func (t *Tree) load(d *dirRules) {
 // readInTree reads the file name of the directory rel, as git reads a
 // .gitignore: a symlink is not followed, and a name that is not a regular
 // file is no file of rules. A missing file is none; any other failure is
-// kept for Errs.
-func (t *Tree) readInTree(rel, name string) ([]byte, bool) {
-	p := filepath.Join(t.root, filepath.FromSlash(rel), name)
+// kept in d (Err).
+func (t *Tree) readInTree(d *dirRules, name string) ([]byte, bool) {
+	p := filepath.Join(t.root, filepath.FromSlash(d.rel), name)
 	f, err := os.Open(p)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
-			t.fail(err)
+			d.fail(err)
 		}
 		return nil, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		t.fail(err)
+		d.fail(err)
 		return nil, false
 	}
 	lst, err := os.Lstat(p)
@@ -223,7 +222,7 @@ func (t *Tree) readInTree(rel, name string) ([]byte, bool) {
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		t.fail(err)
+		d.fail(err)
 		return nil, false
 	}
 	return data, true
@@ -231,18 +230,17 @@ func (t *Tree) readInTree(rel, name string) ([]byte, bool) {
 
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
-func (t *Tree) fail(err error) {
-	t.mu.Lock()
-	t.errs = append(t.errs, err)
-	t.mu.Unlock()
+func (d *dirRules) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
 }
 
-// Errs returns the rule files that could not be read or parsed so far:
-// their rules are not applied.
-func (t *Tree) Errs() []error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]error(nil), t.errs...)
+// Err returns the error met reading or parsing the rule files of the
+// directory rel (relative to the tree's root), whose rules, or those
+// of them that failed, are then not applied; nil when there was none.
+func (t *Tree) Err(rel string) error {
+	return t.dir(rel).err
 }
 
 // Excluded reports whether the path rel of the tree is left out (see
