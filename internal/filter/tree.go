@@ -203,7 +203,10 @@ func (t *Tree) load(d *dirRules) {
 // kept in d (Err).
 func (t *Tree) readInTree(d *dirRules, name string) ([]byte, bool) {
 	p := filepath.Join(t.root, filepath.FromSlash(d.rel), name)
-	f, err := os.Open(p)
+	if lst, err := os.Lstat(p); err == nil && !lst.Mode().IsRegular() {
+		return nil, false // a symlink, a directory, a FIFO (never opened): no file of rules
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
 			d.fail(err)
@@ -269,7 +272,7 @@ func (t *Tree) decide(rel string, isDir bool) Verdict {
 	name := rel[strings.LastIndexByte(rel, '/')+1:]
 	if i := r.ruleFor(rel, name, isDir); i >= 0 {
 		c := r.rules[i]
-		return Verdict{c.kind == Exclude, fmt.Sprintf("%s %s", c.kind, r.given[i])}
+		return Verdict{c.kind == Exclude, r.given[i].String()}
 	}
 	dirRel := ""
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
