@@ -153,13 +153,14 @@ func readList(name string, stdin io.Reader, read func(io.Reader) error) error {
 func newFiltersTopic() *cobra.Command {
 	return &cobra.Command{
 		Use:   "filters",
-		Short: "Choosing what is copied: --include, --exclude, --exclude-from, --files-from",
+		Short: "Choosing what is copied: --include, --exclude, --exclude-from, --files-from, --gitignore, --filter-file",
 		Long:  filtersHelp,
 	}
 }
 
-const filtersHelp = `Which paths of SOURCE are copied: --include, --exclude, --exclude-from
-and --files-from. Patterns match the path relative to SOURCE (a tree's
+const filtersHelp = `Which paths of SOURCE are copied: --include, --exclude, --exclude-from,
+--files-from, and the files a tree holds: --gitignore, --filter-file.
+Patterns match the path relative to SOURCE (a tree's
 root; for SOURCE... DIRECTORY, each SOURCE's), with "/" between names.
 
 PATTERNS
@@ -209,10 +210,60 @@ below it (unlike rsync, which copies only the directory itself without
 listed path SOURCE lacks is skipped. --include and --exclude still apply
 to what the list names.
 
+--gitignore
+Leaves out what git ignores, with git's rules exactly: every .gitignore
+of SOURCE's tree applies to its directory and below, a deeper file's
+patterns before its parent's, the last matching line of a file deciding;
+"!" re-includes, a final "/" matches directories only, a "/" at the start
+or inside anchors at the file's directory, "**" crosses directories, "\"
+quotes ("\#", "\!", a final "\ "), trailing spaces are dropped; a path
+inside an ignored directory cannot be re-included (the directory is not
+walked). The repository SOURCE is in (SOURCE or a directory above it with
+a .git) adds its .git/info/exclude and core.excludesFile, after every
+.gitignore, and the .gitignore files between its root and SOURCE. Every
+entry named .git is left out (--include .git/ keeps the repository; git's
+rules do not apply inside it). A symlink named .gitignore is not followed,
+as git does not. SOURCE itself is always copied. After a --gitignore copy,
+DEST holds what 'git ls-files --cached --others --exclude-standard' lists
+(and directories).
+  fastcopy --gitignore ~/src/project /backup/project
+
+--filter-file NAME
+Reads the file NAME in every directory of SOURCE as --exclude-from reads
+a file ("GLOB" or "- GLOB" excludes, "+ GLOB" includes, "#" comments),
+for that directory and below: its patterns are relative to it ("/x" is
+that directory's x). The deepest directory's file is asked first, each
+file's rules in order, the first match deciding. A file with a malformed
+pattern fails its directory (exit 3; --delete keeps what is there).
+  fastcopy --filter-file .fastcopy-ignore ~/work /backup/work
+
+THE ORDER OF THE STAGES
+A path is asked, in this order, and the first with a verdict decides:
+  1. --files-from: a path the list does not hold is left out;
+  2. --include, --exclude, --exclude-from, in command-line order;
+  3. --filter-file files, the deepest first;
+  4. --gitignore (.git, then the .gitignore files, the deepest first,
+     then .git/info/exclude, then core.excludesFile);
+  5. none: the path is copied.
+So the command line overrides the tree's files (--include .env copies a
+.env git ignores), and a tree's own --filter-file overrides git's rules
+("+ keep.tmp" keeps what a .gitignore's "*.tmp" leaves out). Each file is
+read once a run, when the walk first reaches its directory.
+
+--explain-filter PATH
+Says, for PATH (relative to SOURCE; a final "/" for a directory SOURCE
+lacks), whether it is copied and which rule decided, by flag or by file
+and line, or which directory on the way is left out, then stops: nothing
+is copied. Repeatable.
+  $ fastcopy --gitignore --explain-filter node_modules/x/i.js ~/src/p /b
+  node_modules/x/i.js: left out: its directory "node_modules" is left out by .gitignore:3: node_modules/
+
 Dry runs (-n) list what the rules let through, as the copy would.
 'fastcopy verify SOURCE DEST' takes the same flags and compares what they
 let through, leaving the other paths out of both trees: after a filtered
-copy, verify with the same filters.
+copy, verify with the same filters. --gitignore and --filter-file read
+their files from SOURCE's tree for both trees; --delete keeps what they
+leave out, as it keeps what --exclude leaves out.
 
 docs/filters.md has examples and how these rules differ from rsync's.
 `
