@@ -20,9 +20,13 @@ type gitPattern struct {
 	dirOnly  bool
 	noDir    bool // no "/": matched against the base name
 	endsWith bool // "*literal": the base name ends with literal
-	src      *ruleSource
-	line     int
-	text     string // the line as it stands in the file, trimmed
+	// tail is the literal run that ends the pattern (after its last
+	// glob character or "/"): a name it matches must end with it, which
+	// rules out most names before wildmatch is asked.
+	tail string
+	src  *ruleSource
+	line int
+	text string // the line as it stands in the file, trimmed
 }
 
 // ruleSource names the file a rule was read from, for explanations.
@@ -104,6 +108,7 @@ func newGitPattern(s, base string, src *ruleSource, line int) gitPattern {
 	g.literal = simpleLength(s)
 	g.endsWith = strings.HasPrefix(s, "*") && simpleLength(s[1:]) == len(s)-1
 	g.pattern = s
+	g.tail = s[strings.LastIndexAny(s, `*?[]\/`)+1:]
 	return g
 }
 
@@ -119,22 +124,21 @@ func simpleLength(s string) int {
 }
 
 // matches reports whether the pattern matches the path (relative to the
-// repository root), whose base name is the part after its last "/", as
-// git's last_matching_pattern_from_list asks it: match_basename for a
+// repository root), whose base name name is the part after its last "/",
+// as git's last_matching_pattern_from_list asks it: match_basename for a
 // pattern without a slash, match_pathname for one with one.
-func (g *gitPattern) matches(path string, isDir bool) bool {
+func (g *gitPattern) matches(path, name string, isDir bool) bool {
 	if g.dirOnly && !isDir {
 		return false
 	}
 	if g.noDir {
-		name := path[strings.LastIndexByte(path, '/')+1:]
 		switch {
 		case g.literal == len(g.pattern):
 			return name == g.pattern
 		case g.endsWith:
 			return strings.HasSuffix(name, g.pattern[1:])
 		}
-		return wildmatch(g.pattern, name, false)
+		return strings.HasSuffix(name, g.tail) && wildmatch(g.pattern, name, false)
 	}
 	p, literal := g.pattern, g.literal
 	if strings.HasPrefix(p, "/") {
@@ -143,7 +147,7 @@ func (g *gitPattern) matches(path string, isDir bool) bool {
 	if !strings.HasPrefix(path, g.base) || len(path) == len(g.base) {
 		return false
 	}
-	name := path[len(g.base):]
+	name = path[len(g.base):]
 	if literal > 0 {
 		// The literal part is compared as it is, then the rest is
 		// matched from there (match_pathname): a "**" right after it
@@ -156,5 +160,5 @@ func (g *gitPattern) matches(path string, isDir bool) bool {
 			return true
 		}
 	}
-	return wildmatch(p, name, true)
+	return strings.HasSuffix(name, g.tail) && wildmatch(p, name, true)
 }

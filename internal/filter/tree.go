@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -101,6 +102,9 @@ type Tree struct {
 	git  *gitRepo // the repository root holds, or one it lies in; nil for none
 	top  *dirRules
 	dirs sync.Map // rel -> *dirRules
+	// last is the directory asked about last: the walk asks about a
+	// directory's entries one after another.
+	last atomic.Pointer[dirRules]
 }
 
 // gitRepo is what git reads besides the .gitignore files of the tree.
@@ -144,9 +148,13 @@ func newTree(r *Rules, root string) *Tree {
 
 // dir returns the rules of the directory rel, loaded.
 func (t *Tree) dir(rel string) *dirRules {
+	if d := t.last.Load(); d != nil && d.rel == rel {
+		return d // loaded: it is stored only once loaded
+	}
 	if v, ok := t.dirs.Load(rel); ok {
 		d := v.(*dirRules)
 		d.once.Do(func() { t.load(d) })
+		t.last.Store(d)
 		return d
 	}
 	parent := ""
@@ -161,6 +169,7 @@ func (t *Tree) dir(rel string) *dirRules {
 	v, _ := t.dirs.LoadOrStore(rel, &dirRules{rel: rel, base: base + rel + "/", up: up})
 	d := v.(*dirRules)
 	d.once.Do(func() { t.load(d) })
+	t.last.Store(d)
 	return d
 }
 
@@ -203,12 +212,19 @@ func (t *Tree) load(d *dirRules) {
 // kept in d (Err).
 func (t *Tree) readInTree(d *dirRules, name string) ([]byte, bool) {
 	p := filepath.Join(t.root, filepath.FromSlash(d.rel), name)
-	if lst, err := os.Lstat(p); err == nil && !lst.Mode().IsRegular() {
+	lst, err := os.Lstat(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+			d.fail(err)
+		}
+		return nil, false // most directories have none: one system call
+	}
+	if !lst.Mode().IsRegular() {
 		return nil, false // a symlink, a directory, a FIFO (never opened): no file of rules
 	}
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+		if !errors.Is(err, fs.ErrNotExist) {
 			d.fail(err)
 		}
 		return nil, false
@@ -219,9 +235,8 @@ func (t *Tree) readInTree(d *dirRules, name string) ([]byte, bool) {
 		d.fail(err)
 		return nil, false
 	}
-	lst, err := os.Lstat(p)
-	if err != nil || !st.Mode().IsRegular() || !lst.Mode().IsRegular() || !os.SameFile(st, lst) {
-		return nil, false // a symlink, a directory, or swapped meanwhile
+	if !st.Mode().IsRegular() || !os.SameFile(st, lst) {
+		return nil, false // swapped since the lstat
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
@@ -308,13 +323,13 @@ func (t *Tree) decide(rel string, isDir bool) Verdict {
 			p = t.git.prefix + rel
 		}
 		for l := d; l != nil; l = l.up {
-			if g := lastMatch(l.git, p, isDir); g != nil {
+			if g := lastMatch(l.git, p, name, isDir); g != nil {
 				return g.verdict()
 			}
 		}
 		if t.git != nil {
 			for _, list := range t.git.lists {
-				if g := lastMatch(list, p, isDir); g != nil {
+				if g := lastMatch(list, p, name, isDir); g != nil {
 					return g.verdict()
 				}
 			}
@@ -333,9 +348,9 @@ func ruleText(r Rule) string {
 
 // lastMatch returns the last pattern of list that matches p, which decides
 // for its file as in git.
-func lastMatch(list []gitPattern, p string, isDir bool) *gitPattern {
+func lastMatch(list []gitPattern, p, name string, isDir bool) *gitPattern {
 	for i := len(list) - 1; i >= 0; i-- {
-		if list[i].matches(p, isDir) {
+		if list[i].matches(p, name, isDir) {
 			return &list[i]
 		}
 	}
