@@ -118,10 +118,12 @@ func (o *filterOptions) apply(eo *copyengine.Options, stdin io.Reader) error {
 // decide for it in each directory of sources: one line a path (with the
 // source first when there are several).
 func (o *filterOptions) explainAll(out *output, eo *copyengine.Options, sources []string) error {
+	dirs := 0
 	for _, src := range sources {
 		if st, err := os.Stat(src); err != nil || !st.IsDir() {
 			continue // a file SOURCE is copied as named
 		}
+		dirs++
 		for _, p := range o.explain {
 			line, err := copyengine.ExplainFilter(eo, src, p)
 			if err != nil {
@@ -132,6 +134,9 @@ func (o *filterOptions) explainAll(out *output, eo *copyengine.Options, sources 
 			}
 			out.printf(out.stdout, "%s\n", line)
 		}
+	}
+	if dirs == 0 {
+		return &copyengine.RefusalError{Path: sources[0], Msg: "--explain-filter explains paths inside a SOURCE directory, and no SOURCE is one", Hint: "name the directory the paths are in as SOURCE"}
 	}
 	return nil
 }

@@ -419,11 +419,11 @@ func (t *Tree) findRepo() (*gitRepo, *dirRules) {
 	// info/exclude is asked before core.excludesFile (dir.c, both in
 	// the EXC_FILE group, the later-added first).
 	info := filepath.Join(common, "info", "exclude")
-	if b, err := os.ReadFile(info); err == nil {
+	if b, ok := readRegular(info, true); ok {
 		repo.lists = append(repo.lists, parseGitignore(b, "", &ruleSource{name: info}))
 	}
 	if x := excludesFile(filepath.Join(common, "config")); x != "" {
-		if b, err := os.ReadFile(x); err == nil {
+		if b, ok := readRegular(x, true); ok {
 			repo.lists = append(repo.lists, parseGitignore(b, "", &ruleSource{name: x}))
 		}
 	}
@@ -437,7 +437,7 @@ func (t *Tree) findRepo() (*gitRepo, *dirRules) {
 			l := &dirRules{rel: "", base: base, up: up}
 			l.once.Do(func() {})
 			p := filepath.Join(dir, gitignoreName)
-			if b, ok := readNoFollow(p); ok {
+			if b, ok := readRegular(p, false); ok {
 				l.git = parseGitignore(b, base, &ruleSource{name: p})
 			}
 			up = l
@@ -448,14 +448,26 @@ func (t *Tree) findRepo() (*gitRepo, *dirRules) {
 	return repo, up
 }
 
-// readNoFollow reads the regular file p, not through a symlink at its
-// last component.
-func readNoFollow(p string) ([]byte, bool) {
-	lst, err := os.Lstat(p)
-	if err != nil || !lst.Mode().IsRegular() {
+// readRegular reads p if it is a regular file (through a symlink at its
+// last component only with follow), never blocking on a FIFO.
+func readRegular(p string, follow bool) ([]byte, bool) {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	st, err := stat(p)
+	if err != nil || !st.Mode().IsRegular() {
 		return nil, false
 	}
-	b, err := os.ReadFile(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !fst.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := io.ReadAll(f)
 	return b, err == nil
 }
 
