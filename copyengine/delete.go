@@ -52,6 +52,7 @@ type mirror struct {
 // in full: what the source has there, by the destination's name key.
 type mirrorDir struct {
 	dstRel, srcRel string
+	srcRoot        string // the source root srcRel is in (the filters' root)
 	id             devIno
 	has            map[string]bool
 	fold           *foldInfo // how the destination folds names, when it does
@@ -81,7 +82,7 @@ func (m *mirror) noteDir(l *dirList) {
 	if err != nil {
 		return // not noted: its extras are kept
 	}
-	d := mirrorDir{dstRel: l.w.dstRel, srcRel: l.w.srcRel, id: devIno{st.Dev, st.Ino}, fold: l.fold, has: make(map[string]bool, len(l.dstNames)), respelled: l.w.respelled}
+	d := mirrorDir{dstRel: l.w.dstRel, srcRel: l.w.srcRel, srcRoot: l.w.root.srcDir, id: devIno{st.Dev, st.Ino}, fold: l.fold, has: make(map[string]bool, len(l.dstNames)), respelled: l.w.respelled}
 	for i, n := range l.dstNames {
 		d.has[d.key(n)] = true
 		d.has[d.key(l.names[i].Name)] = true // a name that fails to map keeps what has it
@@ -344,7 +345,7 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 		if d.has[d.key(n.Name)] || m.own(dir, d.dstRel, n.Name) {
 			continue
 		}
-		x, ok := m.planEntry(dir, d.id.dev, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
+		x, ok := m.planEntry(dir, d.id.dev, d.srcRoot, n.Name, joinRel(d.dstRel, n.Name), joinRel(d.srcRel, n.Name))
 		if ok {
 			out.extras = append(out.extras, x)
 		}
@@ -369,13 +370,13 @@ func (m *mirror) own(dir *fileio.Dir, dstRel, name string) bool {
 // (excluded, this run's hash cache with its journals and presence file, a
 // mount point, gone). A directory holding something kept at any depth is
 // emptied of the rest and kept.
-func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string) (delEntry, bool) {
+func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, srcRoot, name, rel, srcRel string) (delEntry, bool) {
 	e := m.e
 	st, err := dir.Lstat(name)
 	if err != nil {
 		return delEntry{}, false
 	}
-	if e.excluded(nil, srcRel, fileio.DirEntry{Name: name, Type: st.Type()}) {
+	if e.excluded(srcRoot, nil, srcRel, fileio.DirEntry{Name: name, Type: st.Type()}) {
 		return delEntry{}, false // excluded paths are kept (rsync's default)
 	}
 	if e.opt.MHL && isMHLFolder(rel) {
@@ -405,7 +406,7 @@ func (m *mirror) planEntry(dir *fileio.Dir, dev uint64, name, rel, srcRel string
 		return x, false
 	}
 	for _, n := range names {
-		k, ok := m.planEntry(sub, x.id.dev, n.Name, rel+"/"+n.Name, srcRel+"/"+n.Name)
+		k, ok := m.planEntry(sub, x.id.dev, srcRoot, n.Name, rel+"/"+n.Name, srcRel+"/"+n.Name)
 		if ok {
 			x.kids = append(x.kids, k)
 		}

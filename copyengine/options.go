@@ -161,8 +161,17 @@ type Options struct {
 	// directory) to copy: only those, the directories leading to them,
 	// and all below a listed directory; Filter still applies to each.
 	FilesFrom []string
+	// GitIgnore leaves out what git ignores in each source tree: its
+	// .gitignore files, and the .git/info/exclude and core.excludesFile
+	// of the repository it is in; ".git" itself at every depth. Filter
+	// and FilterFile's rules are asked first (internal/filter, Config).
+	GitIgnore bool
+	// FilterFile, when not "", names per-directory files of Filter's
+	// syntax ("- GLOB", "+ GLOB"), each applying to its directory and
+	// below, asked after Filter and before GitIgnore.
+	FilterFile string
 
-	rules *filter.Rules // Filter, Excludes and FilesFrom compiled by Check
+	rules *filter.Rules // Filter, Excludes, FilesFrom, GitIgnore and FilterFile compiled by Check
 
 	// hooks are set by tests only (hooks.go): the zero value is every
 	// other run's.

@@ -49,6 +49,7 @@ func (e *engine) checkSpace(p *plan) error {
 			return nil // the walk reports it
 		}
 		dd := openRel(dst, r.dstRel, r.isDir)
+		sz.root = r.srcDir
 		if r.isDir {
 			if dd == nil {
 				sz.need += sz.unit
@@ -136,6 +137,7 @@ type sizer struct {
 	inodes  map[devIno]bool // source files with several names, counted once
 	dirs    map[devIno]bool // directories walked (-L can loop)
 	sizes   map[int64]bool  // sizes met, when dedup may share equal files
+	root    string          // the source root walked (the filters' root)
 }
 
 func (s *sizer) dir(sd, dd *fileio.Dir, rel string) {
@@ -152,7 +154,7 @@ func (s *sizer) dir(sd, dd *fileio.Dir, rel string) {
 	}
 	for _, n := range names {
 		r := joinRel(rel, n.Name)
-		if s.e.excluded(sd, r, n) {
+		if s.e.excluded(s.root, sd, r, n) {
 			continue
 		}
 		var st fileio.Stat

@@ -161,9 +161,18 @@ func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string
 	if err := o.filter.apply(&fo, stdin); err != nil {
 		return err
 	}
-	exclude, err := copyengine.Excluder(fo.Filter, fo.FilesFrom)
-	if err != nil {
-		return err
+	if len(o.filter.explain) > 0 {
+		if len(args) != 2 {
+			return usageError{errors.New("--explain-filter explains SOURCE DEST's filters: give SOURCE DEST")}
+		}
+		return o.filter.explainAll(out, &fo, args[:1])
+	}
+	var exclude func(string, bool) bool
+	if len(args) > 0 {
+		exclude, err = copyengine.Excluder(&fo, args[0]) // the rules SOURCE's tree holds apply to both trees
+		if err != nil {
+			return err
+		}
 	}
 	topt.Exclude = exclude
 	hc, err := o.cache.open(out, true)
@@ -208,8 +217,8 @@ func (o *verifyOptions) checkFlags(args []string, renames bool) (useMHL, useBag 
 	if (useMHL || useBag) && renames {
 		return false, false, usageError{errors.New("--names compares SOURCE with DEST; an ASC MHL history or a bag lists the names as placed already")}
 	}
-	if (o.manifest != "" || useMHL || useBag) && (len(o.filter.args) > 0 || o.filter.filesFrom != "") {
-		return false, false, usageError{errors.New("a manifest, an ASC MHL history or a bag lists the files to check; --include, --exclude and --files-from apply to SOURCE DEST")}
+	if (o.manifest != "" || useMHL || useBag) && o.filter.given() {
+		return false, false, usageError{errors.New("a manifest, an ASC MHL history or a bag lists the files to check; --include, --exclude, --files-from, --gitignore and --filter-file apply to SOURCE DEST")}
 	}
 	return useMHL, useBag, nil
 }

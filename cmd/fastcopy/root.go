@@ -263,6 +263,9 @@ func runCopy(ctx context.Context, out *output, o *copyOptions, args []string, st
 	if err != nil {
 		return err
 	}
+	if len(o.filter.explain) > 0 {
+		return o.filter.explainAll(out, &eo, eo.Sources)
+	}
 	out.verbose, out.quiet, out.json = o.verbose, o.quiet, o.json
 	if len(o.also) > 0 {
 		if eo.Bag {

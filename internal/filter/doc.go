@@ -28,4 +28,15 @@
 // With a files-from list, only the paths listed, the directories leading to
 // them and (for a listed directory) everything below it are copied; the
 // rules still apply to each of those.
+//
+// Build adds the stages a tree holds itself, read per directory as the
+// walk meets it (Tree, one per source root, each file read once): files
+// of a chosen name in the rule syntax above (FilterFile, patterns relative
+// to the file's directory, the deepest file first), and git's .gitignore
+// files with the repository's info/exclude and core.excludesFile
+// (GitIgnore), matched with git's own rules (wildmatch.go, gitignore.go),
+// which differ from the ones above: the last matching line of a file
+// decides, "*" crosses no "/" in any pattern, and a pattern equal to a name
+// matches it only through git's quoting. Config gives the order of the
+// stages.
 package filter

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -113,7 +114,13 @@ func (c *compiled) match(rel, base string, isDir bool) bool {
 // Rules decides which paths a run copies. The nil *Rules copies all.
 type Rules struct {
 	rules []compiled
+	given []Rule // rules as given, for explanations
 	files *fileSet
+
+	// The per-directory stages (Build).
+	gitignore  bool
+	filterFile string
+	trees      sync.Map // source root -> *Tree
 }
 
 // New compiles rules, in the order given (the first that matches a path
@@ -131,6 +138,7 @@ func New(rules []Rule, files []string) (*Rules, error) {
 			return nil, err
 		}
 		r.rules = append(r.rules, c)
+		r.given = append(r.given, rule)
 	}
 	if files != nil {
 		fs, err := newFileSet(files)
@@ -153,16 +161,21 @@ func (r *Rules) Excluded(rel string, isDir bool) bool {
 	if r.files != nil && !r.files.holds(rel, isDir) {
 		return true
 	}
-	base := rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		base = rel[i+1:]
-	}
-	for i := range r.rules {
-		if r.rules[i].match(rel, base, isDir) {
-			return r.rules[i].kind == Exclude
-		}
+	if i := r.ruleFor(rel, rel[strings.LastIndexByte(rel, '/')+1:], isDir); i >= 0 {
+		return r.rules[i].kind == Exclude
 	}
 	return false
+}
+
+// ruleFor returns the index of the first rule that matches rel, whose
+// base name is base, or -1.
+func (r *Rules) ruleFor(rel, base string, isDir bool) int {
+	for i := range r.rules {
+		if r.rules[i].match(rel, base, isDir) {
+			return i
+		}
+	}
+	return -1
 }
 
 // fileSet is a files-from list.
@@ -240,10 +253,17 @@ func (e *PathError) Error() string {
 // (exclude). Blank lines, lines starting with "#", and a final "\r" of a
 // line (a file written on Windows) are ignored.
 func ReadRules(r io.Reader, def Kind) ([]Rule, error) {
+	rules, _, err := readRules(r, def)
+	return rules, err
+}
+
+// readRules is ReadRules, with the line number of each rule.
+func readRules(r io.Reader, def Kind) ([]Rule, []int, error) {
 	var out []Rule
+	var lines []int
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -256,8 +276,9 @@ func ReadRules(r io.Reader, def Kind) ([]Rule, error) {
 			k, line = Exclude, line[2:]
 		}
 		out = append(out, Rule{Kind: k, Pattern: line})
+		lines = append(lines, n)
 	}
-	return out, sc.Err()
+	return out, lines, sc.Err()
 }
 
 // ReadList reads a files-from list: one path a line, or, with nul, paths
