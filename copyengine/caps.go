@@ -203,8 +203,8 @@ type lostKind struct {
 // the change and keep nothing. One that does not is recorded as a
 // permission bits not kept.
 func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32) {
-	if st.Mode&0o7777 == want {
-		return
+	if st.Mode&fileio.ModeBits == want&fileio.ModeBits {
+		return // fileio.ModeBits: on Windows, the read-only attribute alone
 	}
 	fsi.cannotKeep(lostModes, fmt.Errorf("mode %04o set, the file shows %04o: %w", want, st.Mode&0o7777, fileio.ErrUnsupported))
 }
