@@ -147,7 +147,7 @@ func (fsi *fsInfo) noteNotKept() {
 		// A rerun that found them all in place: they are still not links.
 		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files are separate files", fsi.fsName(), n))
 	}
-	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs} {
+	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs, lostBtimes} {
 		l := fsi.lost[kind]
 		if l == nil {
 			continue
@@ -185,6 +185,7 @@ const (
 	lostXattrs   = "extended attributes"
 	lostACLs     = "POSIX ACLs"
 	lostSymlinks = "symlinks"
+	lostBtimes   = "creation times"
 )
 
 // lostKind is one kind of metadata the destination did not keep: how many
