@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -160,5 +161,36 @@ func TestWindowsCreationTimeKept(t *testing.T) {
 		if err != nil || st.Btime != born {
 			t.Errorf("--verify %s: the copy was created at %v (%v); want its source's %v", verify, time.Unix(0, st.Btime).UTC(), err, time.Unix(0, born).UTC())
 		}
+	}
+}
+
+// TestWindowsLongPaths: a source and a destination whose paths are longer
+// than 260 characters (Windows' MAX_PATH, which a path not in its \\?\
+// form may not exceed) are copied and verified.
+func TestWindowsLongPaths(t *testing.T) {
+	work := t.TempDir()
+	deep := func(root string) string {
+		p := root
+		for i := 0; len(p) < 320; i++ {
+			p = filepath.Join(p, fmt.Sprintf("a directory %d with a long name", i))
+		}
+		return p
+	}
+	src, dst := deep(filepath.Join(work, "src")), deep(filepath.Join(work, "dst"))
+	if err := os.MkdirAll(filepath.Join(src, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join("sub", strings.Repeat("n", 80)+".txt")
+	if err := os.WriteFile(filepath.Join(src, name), []byte("deep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--no-cache", src, dst}, {"verify", "--no-cache", src, dst}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", args[0], code, stdout.String(), stderr.String())
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(dst, name)); err != nil || string(got) != "deep\n" {
+		t.Errorf("the copy at %d characters: %q, %v", len(filepath.Join(dst, name)), got, err)
 	}
 }
