@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchmarks runs fastcopy side by side with cp, rsync and rclone on
 // generated datasets and reports the medians as markdown, JSON and SVG
 // charts. Run it from the repository root as root (to drop caches):

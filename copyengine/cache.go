@@ -303,20 +303,37 @@ func (cr *cacheRecorder) rememberHeld() {
 
 // storeHeld flushes each source filesystem of batch once and stores the
 // entries of those that were flushed.
+//
+// Where a filesystem cannot be flushed as a whole but each file can be
+// (Windows without administrator rights: IsFallback), each entry's file is
+// flushed by itself (fileio.FlushPath) and its entry stored if the file
+// flushed is the one it describes.
 func (cr *cacheRecorder) storeHeld(batch []heldEntry) {
 	e := cr.e
 	flushed := map[uint64]bool{}
+	perFile := map[uint64]bool{}
 	for _, h := range batch {
 		ok, done := flushed[h.dev]
 		if !done {
 			d, known := cr.read.dir(h.dev)
-			ok = known && d.Syncfs() == nil
+			if known {
+				err := d.Syncfs()
+				ok = err == nil
+				perFile[h.dev] = fileio.IsFallback(err)
+			}
 			flushed[h.dev] = ok
 		}
-		if ok {
+		if ok || (perFile[h.dev] && flushedAlone(h)) {
 			e.cache.Put(h.key, h.en)
 		}
 	}
+}
+
+// flushedAlone flushes the file of h by its path and reports whether it is
+// the file h describes, as it was when read.
+func flushedAlone(h heldEntry) bool {
+	st, err := fileio.FlushPath(h.key)
+	return err == nil && st.Ino == h.en.Ino && st.Size == h.en.Size && st.Mtime == h.en.Mtime && st.Ctime == h.en.Ctime
 }
 
 func (cr *cacheRecorder) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time, readAt int64) {

@@ -147,7 +147,7 @@ func (fsi *fsInfo) noteNotKept() {
 		// A rerun that found them all in place: they are still not links.
 		e.sum.NotKept = append(e.sum.NotKept, fmt.Sprintf("hard links: %s has none; %d further names of linked source files are separate files", fsi.fsName(), n))
 	}
-	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs} {
+	for _, kind := range []string{lostSymlinks, lostOwners, lostModes, lostACLs, lostXattrs, lostBtimes} {
 		l := fsi.lost[kind]
 		if l == nil {
 			continue
@@ -185,6 +185,7 @@ const (
 	lostXattrs   = "extended attributes"
 	lostACLs     = "POSIX ACLs"
 	lostSymlinks = "symlinks"
+	lostBtimes   = "creation times"
 )
 
 // lostKind is one kind of metadata the destination did not keep: how many
@@ -203,8 +204,8 @@ type lostKind struct {
 // the change and keep nothing. One that does not is recorded as a
 // permission bits not kept.
 func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32) {
-	if st.Mode&0o7777 == want {
-		return
+	if st.Mode&fileio.ModeBits == want&fileio.ModeBits {
+		return // fileio.ModeBits: on Windows, the read-only attribute alone
 	}
 	fsi.cannotKeep(lostModes, fmt.Errorf("mode %04o set, the file shows %04o: %w", want, st.Mode&0o7777, fileio.ErrUnsupported))
 }

@@ -392,7 +392,24 @@ func (c *committer) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fil
 	if runtime.GOOS == "linux" {
 		return f.SetTimes(st.Atime, st.Mtime)
 	}
-	return dd.Lutimes(tmp, st.Atime, st.Mtime)
+	if err := dd.Lutimes(tmp, st.Atime, st.Mtime); err != nil {
+		return err
+	}
+	c.e.keepBtime(dd, tmp, st)
+	return nil
+}
+
+// keepBtime gives the copy tmp in dd its source's creation time, where the
+// platform reports one (Windows: st.Btime; robocopy keeps it too). A
+// destination that refuses it (a network share, a FUSE driver) keeps
+// none: said once per run as not kept, not a failure of the file.
+func (e *engine) keepBtime(dd *fileio.Dir, tmp string, st *fileio.Stat) {
+	if st.Btime == 0 {
+		return
+	}
+	if err := dd.SetBtime(tmp, st.Btime); err != nil {
+		e.fs.cannotKeep(lostBtimes, fmt.Errorf("%v: %w", err, fileio.ErrUnsupported))
+	}
 }
 
 // hashBack reads the temporary back and compares it with the source's

@@ -287,3 +287,21 @@ func runCached(t *testing.T, db string, opt copyengine.Options) (copyengine.Summ
 // is more recent when it is read is read again later, and a duplicate read
 // too early for its digest is copied instead of shared.
 func settleSources() { time.Sleep(80 * time.Millisecond) }
+
+// oldTime is the mtime the dedup tests give their sources: far enough in the
+// past that the hash cache trusts entries of files carrying it.
+var oldTime = time.Date(2021, 6, 1, 10, 0, 0, 123456789, time.UTC)
+
+func setTimes(t testing.TB, path string, mtime time.Time) {
+	t.Helper()
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noErr(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

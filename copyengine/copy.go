@@ -839,6 +839,7 @@ func (fc *fileCopy) finish() (*pending, error) {
 		if err := dst.SetTimesAs(fc.dd, fc.tmp, en.st.Atime, en.st.Mtime); err != nil {
 			return nil, err
 		}
+		e.keepBtime(fc.dd, fc.tmp, &en.st)
 	}
 	if p.checked {
 		// The committer needs the inode that was read back: dst is it. A

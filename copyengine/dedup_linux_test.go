@@ -19,10 +19,6 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// oldTime is the mtime the dedup tests give their sources: far enough in the
-// past that the hash cache trusts entries of files carrying it.
-var oldTime = time.Date(2021, 6, 1, 10, 0, 0, 123456789, time.UTC)
-
 // dupTree is a source tree of which 40% of the files repeat the content of
 // another file.
 type dupTree struct {
@@ -62,13 +58,6 @@ func makeDupTree(t *testing.T, root string) dupTree {
 	}
 	settleSources()
 	return tr
-}
-
-func setTimes(t testing.TB, path string, mtime time.Time) {
-	t.Helper()
-	if err := os.Chtimes(path, mtime, mtime); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // usedBytes is the space the filesystem holding dir has in use (statfs).
@@ -652,13 +641,6 @@ func TestDedupHardlinkLimit(t *testing.T) {
 		if got, _ := os.ReadFile(filepath.Join(dst, rel)); !bytes.Equal(got, data) {
 			t.Errorf("%s does not hold its source's bytes", rel)
 		}
-	}
-}
-
-func noErr(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

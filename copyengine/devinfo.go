@@ -170,7 +170,7 @@ func (fsi *fsInfo) probeResolution(d *fileio.Dir, dev uint64) int64 {
 		// The file was created with mode 0600: a umask or a default ACL
 		// can only take bits away, so one that shows more has modes of
 		// the driver's, not its own.
-		if st.Mode&0o7777&^0o600 != 0 {
+		if st.Mode&fileio.ModeBits&^0o600 != 0 {
 			fsi.devs.get(dev).modesLost.Store(true)
 			fsi.modeKept(&st, 0o600) // said not kept, on reruns too
 		}

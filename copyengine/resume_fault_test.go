@@ -498,7 +498,7 @@ func TestResumeNotWithXattrs(t *testing.T) {
 	scr := scratchDir(t)
 	src, dst := filepath.Join(scr, "src"), filepath.Join(scr, "dst")
 	tmp, data := interruptedCopy(t, src, dst, 16)
-	if err := syscall.Setxattr(tmp, "user.stale", []byte("1"), 0); err != nil {
+	if err := windowsSetxattr(tmp, "user.stale", []byte("1")); err != nil {
 		t.Skipf("skipping: the scratch filesystem takes no user xattr: %v", err)
 	}
 	_, written, at := resumeRun(t, src, dst, nil)
@@ -507,7 +507,7 @@ func TestResumeNotWithXattrs(t *testing.T) {
 	}
 	final := filepath.Join(dst, "sub", "big")
 	sameContent(t, final, data)
-	if n, err := syscall.Getxattr(final, "user.stale", make([]byte, 16)); err == nil {
+	if n, err := windowsGetxattr(final, "user.stale", make([]byte, 16)); err == nil {
 		t.Errorf("the copy carries user.stale (%d bytes), which its source does not have", n)
 	}
 	noTemps(t, dst)

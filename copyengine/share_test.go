@@ -163,6 +163,7 @@ func TestShareRetargetedFileNotShared(t *testing.T) {
 	if err := os.Symlink("a", link); err != nil {
 		t.Fatal(err)
 	}
+	windowsSymlinkMade(t, link)
 	d, err := fileio.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)

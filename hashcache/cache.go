@@ -184,7 +184,7 @@ func Open(path string, opt Options) (*Cache, error) {
 		go c.writer()
 		if c.users != nil {
 			c.watchStop, c.watchDone = make(chan struct{}), make(chan struct{})
-			go c.watch()
+			go c.watch(holdCheck)
 		}
 	}
 	return c, nil
@@ -210,10 +210,11 @@ var holdCheck = 50 * time.Millisecond
 // that it gets its shared lock: until then, this cache keeps the file
 // open for writing from one commit to the next, instead of closing it,
 // opening it alone, committing, closing it and opening it read-only again
-// for each (which cost a tenth of a run of many small files).
-func (c *Cache) watch() {
+// for each (which cost a tenth of a run of many small files). every is
+// holdCheck as Open read it.
+func (c *Cache) watch(every time.Duration) {
 	defer close(c.watchDone)
-	t := time.NewTicker(holdCheck)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -445,8 +446,15 @@ func openDB(path string, opt Options) (o opened) {
 		Timeout:      opt.LockTimeout,
 		ReadOnly:     opt.ReadOnly,
 		NoStatistics: true,
+		// Opened so that other handles may rename or remove the file while
+		// bbolt holds it: a journal is renamed to its final name and
+		// removed once merged while open (and so locked), an unreadable
+		// cache is moved aside, and Clear removes the file of a run still
+		// going on. Windows refuses all of these for a file that
+		// os.OpenFile opened, since it shares no delete access
+		// (fileio.OpenShared); on Unix it is os.OpenFile.
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, perm)
+			f, err := fileio.OpenShared(name, flag, perm)
 			if err != nil {
 				o.openErr = err
 				return nil, err
@@ -607,7 +615,7 @@ func removeCorrupt(path, keep string) {
 // of the file at Open") gives the numbers; BenchmarkColdOpenLookup and
 // BenchmarkOpenWarm measure the read against none again.
 func readAhead(path string) {
-	f, err := os.Open(path)
+	f, err := fileio.OpenShared(path, os.O_RDONLY, 0) // renamed meanwhile: see openDB
 	if err != nil {
 		return
 	}

@@ -107,7 +107,7 @@ func TestCorruptFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "hashes.db")
+			path := filepath.Join(windowsCorruptDir(t), "hashes.db")
 			tt.make(t, path)
 			// A read-only open ignores the file and leaves it alone.
 			before, _ := os.ReadFile(path)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -146,7 +147,7 @@ func (j *journal) write(batch []op) error {
 func (j *journal) close(remove bool) {
 	var err error
 	if remove {
-		err = os.Remove(j.path)
+		err = fileio.RemoveOpen(j.path) // see fileio.RemoveOpen for Windows
 	}
 	_ = protect(func() { _ = j.db.Close() })
 	if remove && err != nil {

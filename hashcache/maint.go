@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -152,13 +153,15 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 // is not an error.
 func Clear(path string) error {
 	c := &Cache{path: path}
-	err := os.Remove(path)
+	// RemoveOpen: a run may hold these files (on Windows a file removed
+	// while open keeps its name until closed; see fileio.RemoveOpen).
+	err := fileio.RemoveOpen(path)
 	for _, p := range c.journalPaths() {
 		o := openDB(p, Options{LockTimeout: time.Nanosecond})
 		if errors.Is(o.err, berrors.ErrTimeout) || (o.openErr != nil && !errors.Is(o.openErr, fs.ErrNotExist)) {
 			continue // still written, or read
 		}
-		rerr := os.Remove(p)
+		rerr := fileio.RemoveOpen(p)
 		o.release()
 		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			_ = os.Remove(p)
@@ -173,7 +176,7 @@ func Clear(path string) error {
 	// of it (see fileio.Presence.Alone), so that runs started since see it.
 	// (With the cache file left, it stays too: two presence files of one
 	// cache file could each look alone.)
-	if rerr := os.Remove(path + usersSuffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+	if rerr := fileio.RemoveOpen(path + usersSuffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		return fmt.Errorf("hash cache: %w", rerr)
 	}
 	return nil

@@ -20,6 +20,8 @@ import (
 //     for comparing mtimes without the cache.
 //   - exfat: the same, 10ms.
 //   - ntfs, ntfs3, cifs, smb3: the same, 100ns.
+//   - NTFS (Windows' own driver, as fileio.FSType names it there): inode
+//     (the file ID) and ctime (its change time) checked, 100ns.
 //   - fuseblk (ntfs-3g, exfat-fuse), fuse and fuse.* (sshfs and the like): the
 //     same, 2s, the coarsest that any of them stores.
 //   - anything else, including "" (not detected): inode and ctime checked, 2s.
@@ -44,6 +46,8 @@ func PolicyFor(fsType string) Policy {
 		return Policy{MtimeGranularity: 10 * time.Millisecond}
 	case "ntfs", "ntfs3", "cifs", "smb3", "smb2":
 		return Policy{MtimeGranularity: 100 * time.Nanosecond}
+	case "NTFS":
+		return Policy{CheckInode: true, CheckCtime: true, MtimeGranularity: 100 * time.Nanosecond}
 	case "fuseblk", "fuse":
 		return Policy{MtimeGranularity: 2 * time.Second}
 	}

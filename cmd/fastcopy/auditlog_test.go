@@ -111,6 +111,7 @@ func xxhOf(t *testing.T, path string) string {
 // sides. Digests are those of the files' bytes (and xxh128sum's, where it
 // is installed).
 func TestAuditLog(t *testing.T) {
+	windowsSkipNonUTF8(t, "caf\xe9") // its Latin-1 name
 	dir := t.TempDir()
 	src, dst, logf, db := filepath.Join(dir, "src"), filepath.Join(dir, "dst"), filepath.Join(dir, "audit.log"), filepath.Join(dir, "hashes.db")
 	a := bytes.Repeat([]byte("fastcopy audit "), 20000)
@@ -282,6 +283,7 @@ func TestAuditLogRefused(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dst, "sub"), filepath.Join(dir, "into-dst")); err != nil {
 		t.Fatal(err)
 	}
+	linked := windowsSymlinkMade(filepath.Join(dir, "into-dst"))
 	for _, c := range []struct{ log, says string }{
 		{filepath.Join(dst, "audit.log"), "inside the destination"},
 		{filepath.Join(dir, "into-dst", "audit.log"), "inside the destination"}, // through a symlink
@@ -289,6 +291,10 @@ func TestAuditLogRefused(t *testing.T) {
 		{filepath.Join(dir, "no", "such", "dir", "audit.log"), "cannot open the --log file"},
 		{src + "/d", "cannot open the --log file"}, // a directory
 	} {
+		if !linked && strings.Contains(c.log, "into-dst") {
+			t.Logf("not checked: --log through a symlink: os.Symlink reported success and made none (Wine makes none)")
+			continue
+		}
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), []string{"--no-cache", "--log", c.log, src, dst}, &stdout, &stderr)
 		if code != exitUsage {

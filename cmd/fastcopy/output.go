@@ -35,6 +35,10 @@ func (o *output) printf(w io.Writer, format string, a ...any) {
 		// Clear the bar's line so the message does not run into it.
 		fmt.Fprint(w, "\r\033[K")
 	}
+	if typedPaths {
+		fmt.Fprint(w, typedQuotes(fmt.Sprintf(format, a...)))
+		return
+	}
 	fmt.Fprintf(w, format, a...)
 }
 

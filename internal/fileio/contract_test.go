@@ -321,6 +321,9 @@ func TestSymlinksAreNotFollowed(t *testing.T) {
 	symlink(t, d, filepath.Join("real", "f"), "flink")
 
 	st, err := d.Lstat("link")
+	if err != nil && runtime.GOOS == "windows" {
+		t.Skipf("skipping: Symlink reported success and made no symlink (Wine makes none): %v", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,10 @@ func (d *Dir) sys(name string) string { return sysPath(filepath.Join(d.abs, name
 
 // Close closes the directory, releasing its lock.
 func (d *Dir) Close() error {
+	if d.closed {
+		return os.ErrClosed
+	}
+	d.closed = true
 	if d.lock == 0 {
 		return nil
 	}

@@ -20,6 +20,9 @@ type Dir struct {
 	path string         // as opened, for messages
 	abs  string         // absolute and clean, for the system calls
 	lock windows.Handle // the named mutex of Lock, or 0
+	// closed: Close was called; a second Close says os.ErrClosed, as the
+	// Unix Dir's does, although no handle of this one could be reused.
+	closed bool
 }
 
 // File is an open file. A File from Dir.AsFile has no handle: its methods

@@ -42,6 +42,20 @@ func (d *Dir) Lutimes(name string, atime, mtime int64) error {
 	return pathErr("utimes", d.join(name), err)
 }
 
+// SetBtime sets the creation time of name, in nanoseconds (kept to 100ns),
+// without following a symlink or junction: what robocopy keeps of a file
+// besides its data, attributes and last write time.
+func (d *Dir) SetBtime(name string, btime int64) error {
+	h, err := createFile(d.sys(name), windows.FILE_WRITE_ATTRIBUTES, windows.OPEN_EXISTING,
+		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT)
+	if err == nil {
+		c := windows.NsecToFiletime(btime)
+		err = windows.SetFileTime(h, &c, nil, nil)
+		windows.CloseHandle(h)
+	}
+	return pathErr("setbtime", d.join(name), err)
+}
+
 func setTimes(h windows.Handle, atime, mtime int64) error {
 	a, m := windows.NsecToFiletime(atime), windows.NsecToFiletime(mtime)
 	return windows.SetFileTime(h, nil, &a, &m)
@@ -126,16 +140,22 @@ func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
 	return f.SetTimes(atime, mtime)
 }
 
-// CopyXattrs returns an error that IsFallback accepts: NTFS extended
-// attributes and alternate data streams are not copied.
-func CopyXattrs(src, dst *File, all bool) error {
-	return pathErr("listxattr", src.path, ErrUnsupported)
+// CopyXattrs copies nothing and says nothing: a Windows file has no
+// extended attributes of the kind the Unix one copies (user.*, POSIX
+// ACLs), so none is lost, and the run must not say "not kept: extended
+// attributes" of every file. NTFS's own extended attributes, alternate
+// data streams and ACLs are not copied either; the README says so.
+func CopyXattrs(src, dst *File, all bool) error { return nil }
+
+// CopyXattrsAt copies nothing; see CopyXattrs.
+func CopyXattrsAt(src *Dir, srcName string, dst *Dir, dstName string, follow, all bool) error {
+	return nil
 }
 
-// CopyXattrsAt returns an error that IsFallback accepts; see CopyXattrs.
-func CopyXattrsAt(src *Dir, srcName string, dst *Dir, dstName string, follow, all bool) error {
-	return pathErr("listxattr", src.join(srcName), ErrUnsupported)
-}
+// ModeBits is the part of a mode a file here keeps: the owner's write bit,
+// which is the read-only attribute. Stat shows 0666 or 0444 for every file
+// whatever was set, so the rest is neither kept nor lost.
+const ModeBits = 0o200
 
 // Xattrs reports no extended attributes on Windows, where none are copied.
 func Xattrs(f *File) (map[string][]byte, error) { return nil, nil }

@@ -28,7 +28,7 @@ func statPath(p string, follow bool) (Stat, error) {
 // are made up from its attributes as the os package does (read-only gives
 // 0444, else 0666; directories add 0111), Dev and Ino are the volume serial
 // number and the 64-bit file index, Ctime is the change time (not the
-// creation time), Uid and Gid are 0. Blocks is the size rounded up to 512
+// creation time, which is Btime), Uid and Gid are 0. Blocks is the size rounded up to 512
 // bytes, so no file looks sparse: NextData cannot find holes here.
 func statHandle(h windows.Handle) (Stat, error) {
 	var fi windows.ByHandleFileInformation
@@ -64,6 +64,7 @@ func statHandle(h windows.Handle) (Stat, error) {
 		Atime:  fi.LastAccessTime.Nanoseconds(),
 		Mtime:  fi.LastWriteTime.Nanoseconds(),
 		Ctime:  ctime,
+		Btime:  fi.CreationTime.Nanoseconds(),
 	}, nil
 }
 

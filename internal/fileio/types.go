@@ -38,6 +38,9 @@ type Stat struct {
 	Atime  int64
 	Mtime  int64
 	Ctime  int64
+	// Btime is the creation time where the platform reports it and
+	// fastcopy keeps it (Windows); 0 elsewhere.
+	Btime int64
 }
 
 // Type returns the file type bits of s.

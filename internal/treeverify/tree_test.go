@@ -21,6 +21,7 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 			if err := os.Symlink(content[2:], p); err != nil {
 				t.Fatal(err)
 			}
+			windowsSymlinkMade(t, p)
 			continue
 		}
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
