@@ -70,6 +70,31 @@ type checkManifest struct {
 	alg     string
 	format  *digest.Format // nil when fastcopy does not compute alg
 	entries map[string]string
+	// literal holds, for a path whose percent-encoding was decoded, the
+	// path as the line spells it: bagit-python (and fastcopy --bag, to be
+	// read by it) writes a name's '%' as it is, so "x%25y" may name the
+	// file x%25y, and "a%0Ab" the file a%0Ab.
+	literal map[string]string
+}
+
+// checkLiterals takes, for each path m decoded from an escape that the
+// payload lacks while it holds the path as spelled, the spelled one: the
+// writers differ on '%', and a lookup under either spelling is a lookup,
+// not a trust (the file's digest is still checked).
+func (m *checkManifest) checkLiterals(files map[string]int64) {
+	for dec, lit := range m.literal {
+		if _, ok := files[dec]; ok {
+			continue
+		}
+		if _, ok := files[lit]; !ok {
+			continue
+		}
+		if _, taken := m.entries[lit]; taken {
+			continue
+		}
+		m.entries[lit] = m.entries[dec]
+		delete(m.entries, dec)
+	}
 }
 
 // Check validates the bag dir. opt's Jobs and FromCache apply; its other
@@ -98,6 +123,9 @@ func Check(ctx context.Context, dir string, opt treeverify.TreeOptions) (*CheckR
 	files, err := checkPayload(d)
 	if err != nil {
 		return nil, err
+	}
+	for _, m := range append(append([]*checkManifest(nil), payload...), tags...) {
+		m.checkLiterals(files)
 	}
 	var diffs []treeverify.Diff
 	want := map[string][]treeverify.Digest{}
@@ -298,6 +326,14 @@ func checkParseManifest(data []byte, m *checkManifest, payload bool) (map[string
 		p, err := checkDecodePath(rest)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %v", i+1, err)
+		}
+		if lit := strings.TrimPrefix(rest, "./"); lit != p {
+			if _, err := checkDecodePath(strings.ReplaceAll(lit, "%", "%25")); err == nil {
+				if m.literal == nil {
+					m.literal = map[string]string{}
+				}
+				m.literal[p] = lit
+			}
 		}
 		if payload && !strings.HasPrefix(p, "data/") {
 			return nil, fmt.Errorf("line %d: %q is not below data/ (a payload manifest lists payload files only)", i+1, p)
