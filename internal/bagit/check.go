@@ -14,6 +14,7 @@ package bagit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -557,22 +558,9 @@ func checkField(fields []checkTagField, label string) string {
 
 // checkReadFile reads the regular file name in d, not following a symlink.
 func checkReadFile(d *fileio.Dir, name string) ([]byte, error) {
-	f, err := d.Open(name, false)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsRegular() {
+	data, err := fileio.ReadRegular(d, name)
+	if errors.Is(err, fileio.ErrNotRegular) {
 		return nil, &CheckError{Path: name, Err: fmt.Errorf("is not a regular file")}
 	}
-	buf := make([]byte, st.Size)
-	n, err := f.ReadFull(buf, 0)
-	if err != nil {
-		return nil, err
-	}
-	return buf[:n], nil
+	return data, err
 }

@@ -296,27 +296,11 @@ func writeDecodePath(p string) string {
 
 // writeReadSmall reads a tag file of the bag (nil, nil when it has none).
 func writeReadSmall(root *fileio.Dir, name string) ([]byte, error) {
-	f, err := root.Open(name, false)
+	data, err := fileio.ReadRegular(root, name)
 	if fileio.IsNotExist(err) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
-	}
-	buf := make([]byte, st.Size)
-	n, err := f.ReadFull(buf, 0)
-	if err != nil {
-		return nil, err
-	}
-	return buf[:n], nil
+	return data, err
 }
 
 // writeAtomic publishes a tag file as the copy's records are published

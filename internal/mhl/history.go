@@ -86,26 +86,7 @@ func (h *History) originalsOf(format string) map[string]string {
 }
 
 // readAll reads the regular file name in d (not following a symlink).
-func readAll(d *fileio.Dir, name string) ([]byte, error) {
-	f, err := d.Open(name, false)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsRegular() {
-		return nil, fmt.Errorf("%q is not a regular file", f.Path())
-	}
-	buf := make([]byte, st.Size)
-	n, err := f.ReadFull(buf, 0)
-	if err != nil {
-		return nil, err
-	}
-	return buf[:n], nil
-}
+func readAll(d *fileio.Dir, name string) ([]byte, error) { return fileio.ReadRegular(d, name) }
 
 // loadHistoryDir reads the history in the ascmhl folder hd: the chain, and
 // each generation it lists, whose C4 ID must match. Generation files no
