@@ -124,13 +124,19 @@ place, other content fails by name (exit 3) and DEST's file stays.
 // hand, the flags' descriptions by wrapFlagUsages.
 const helpWidth = 80
 
+// cobra's template functions are one map for the process: registered
+// once here, not per command tree, so that commands built at once (the
+// in-process tests) do not write it together.
+func init() {
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string {
+		return fs.FlagUsagesWrapped(helpWidth)
+	})
+}
+
 // wrapFlagUsages makes cmd's usage (and its subcommands') list the flags
 // with their descriptions wrapped at helpWidth and aligned under each
 // other, where cobra's default prints each description on one line.
 func wrapFlagUsages(cmd *cobra.Command) {
-	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string {
-		return fs.FlagUsagesWrapped(helpWidth)
-	})
 	t := cmd.UsageTemplate()
 	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
 		t = strings.ReplaceAll(t, "{{."+set+".FlagUsages ", "{{wrappedFlagUsages ."+set+" ")
