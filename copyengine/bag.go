@@ -117,7 +117,9 @@ func (o *Options) BagRoot() string { return o.bagRoot }
 
 // prepareBag makes the bag's folder and its payload folder, so that the
 // copy's sources (several, or a file) land in DEST/data as they would in
-// a directory DEST; and refuses a bag whose manifests are in another
+// a directory DEST; refuses a DEST that is no bag but holds files named
+// as its tag files (the user's, which the bag would replace); and refuses
+// a bag whose manifests are in another
 // format than this run writes (they would keep listing what this run's no
 // longer does). A dry run makes nothing.
 func (o *Options) prepareBag() error {
@@ -125,10 +127,17 @@ func (o *Options) prepareBag() error {
 		return nil
 	}
 	if d, err := fileio.OpenDir(o.bagRoot); err == nil {
+		foreign, ferr := bagit.WriteForeignTags(d)
 		other, err := bagit.WriteOtherManifests(d, o.bagFormat())
 		d.Close()
+		if err == nil {
+			err = ferr
+		}
 		if err != nil {
 			return refuse(o.bagRoot, "cannot read the bag's folder: "+ErrText(err), "check it is a directory you can read")
+		}
+		if len(foreign) > 0 {
+			return refuse(o.bagRoot, "is not a BagIt bag (it has no bagit.txt) but holds "+strings.Join(foreign, ", ")+": the bag's tag files would replace them", "move them out of the destination, or give --bag a new or empty destination")
 		}
 		if len(other) > 0 {
 			return refuse(o.bagRoot, "the bag holds "+strings.Join(other, ", ")+", and this run writes manifest-"+o.bagFormat()+".txt", "rerun with --bag-hash "+bagOtherFormat(other[0]))

@@ -162,6 +162,30 @@ func WriteOtherManifests(root *fileio.Dir, alg string) ([]string, error) {
 	return out, nil
 }
 
+// WriteForeignTags lists the files of root named as a bag's tag files
+// (bag-info.txt, manifest-*.txt, tagmanifest-*.txt) when root is no bag
+// (it has no bagit.txt): they are someone else's, and a bag written there
+// would replace them or read their lines as its own. In a bag, or a root
+// with none of those names, it lists nothing.
+func WriteForeignTags(root *fileio.Dir) ([]string, error) {
+	ents, err := root.ReadDir()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		switch n := e.Name; {
+		case n == "bagit.txt":
+			return nil, nil
+		case n == "bag-info.txt",
+			strings.HasSuffix(n, ".txt") && (strings.HasPrefix(n, "manifest-") || strings.HasPrefix(n, "tagmanifest-")):
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // writeInfo is bag-info.txt: the caller's fields, less those Write
 // computes, then the computed ones. A label or value that would break the
 // file's lines is refused.
