@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -329,7 +328,7 @@ func checkParseManifest(data []byte, m *checkManifest, payload bool) (map[string
 			return nil, fmt.Errorf("line %d: %v", i+1, err)
 		}
 		if lit := strings.TrimPrefix(rest, "./"); lit != p {
-			if _, err := checkDecodePath(strings.ReplaceAll(lit, "%", "%25")); err == nil {
+			if _, err := cleanInBag(lit); err == nil {
 				if m.literal == nil {
 					m.literal = map[string]string{}
 				}
@@ -352,33 +351,7 @@ func checkParseManifest(data []byte, m *checkManifest, payload bool) (map[string
 
 // checkDecodePath undoes the percent-encoding of a manifest path and
 // refuses one that would leave the bag.
-func checkDecodePath(s string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			switch strings.ToUpper(s[i+1 : i+3]) {
-			case "0A":
-				b.WriteByte('\n')
-				i += 2
-				continue
-			case "0D":
-				b.WriteByte('\r')
-				i += 2
-				continue
-			case "25":
-				b.WriteByte('%')
-				i += 2
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	p := strings.TrimPrefix(b.String(), "./")
-	if p == "" || strings.HasPrefix(p, "/") || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") {
-		return "", fmt.Errorf("path %q is not a clean path inside the bag", p)
-	}
-	return p, nil
-}
+func checkDecodePath(s string) (string, error) { return cleanInBag(unescapePath(s, true)) }
 
 // checkPayload lists the regular files below data/ with their sizes, by
 // '/'-separated path relative to the bag ("data/..."). Symlinks and other

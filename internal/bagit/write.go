@@ -288,7 +288,7 @@ func WriteReadManifest(root *fileio.Dir, alg string) (map[string]string, error) 
 		if !ok || p == "" {
 			return nil, fmt.Errorf("manifest-%s.txt line %d: not a digest and a path", alg, i+1)
 		}
-		p = writeDecodePath(p)
+		p = unescapePath(p, false)
 		rel, ok := strings.CutPrefix(p, "data/")
 		if !ok {
 			return nil, fmt.Errorf("manifest-%s.txt line %d: %q is not under data/", alg, i+1, p)
@@ -296,26 +296,6 @@ func WriteReadManifest(root *fileio.Dir, alg string) (map[string]string, error) 
 		out[rel] = strings.ToLower(sum)
 	}
 	return out, nil
-}
-
-func writeDecodePath(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		if p[i] == '%' && i+2 < len(p) {
-			switch strings.ToUpper(p[i+1 : i+3]) {
-			case "0A":
-				b.WriteByte('\n')
-				i += 2
-				continue
-			case "0D":
-				b.WriteByte('\r')
-				i += 2
-				continue
-			}
-		}
-		b.WriteByte(p[i])
-	}
-	return b.String()
 }
 
 // writeReadSmall reads a tag file of the bag (nil, nil when it has none).
