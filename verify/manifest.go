@@ -3,6 +3,7 @@ package verify
 import (
 	"bufio"
 	"fmt"
+	"github.com/fastcopy/fastcopy/internal/digest"
 	"io"
 	"sort"
 	"strings"
@@ -79,67 +80,23 @@ func (e *ManifestError) Error() string { return fmt.Sprintf("line %d: %s", e.Lin
 // of `--tag`: "XXH128 (path) = hex"). Blank lines and lines starting with
 // '#' are ignored.
 func ReadManifest(r io.Reader) ([]ManifestEntry, error) {
-	var out []ManifestEntry
-	br := bufio.NewReader(r)
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadString('\n')
-		if err != nil && err != io.EOF {
-			return nil, err
-		}
-		if line == "" && err == io.EOF {
-			return out, nil
-		}
-		line = strings.TrimSuffix(line, "\n")
-		if line == "" || strings.HasPrefix(line, "#") {
-			if err == io.EOF {
-				return out, nil
-			}
-			continue
-		}
-		e, perr := parseManifestLine(line)
-		if perr != nil {
-			return nil, &ManifestError{Line: lineNo, Msg: perr.Error()}
-		}
-		out = append(out, e)
-		if err == io.EOF {
-			return out, nil
-		}
-	}
-}
-
-func parseManifestLine(line string) (ManifestEntry, error) {
-	if strings.HasPrefix(line, "XXH128 (") {
-		i := strings.LastIndex(line, ") = ")
-		if i < 0 {
-			return ManifestEntry{}, fmt.Errorf("malformed tagged line")
-		}
-		sum, err := ParseHex(line[i+4:])
-		if err != nil {
-			return ManifestEntry{}, err
-		}
-		return ManifestEntry{Sum: sum, Path: line[len("XXH128 ("):i]}, nil
-	}
-	escaped := strings.HasPrefix(line, "\\")
-	if escaped {
-		line = line[1:]
-	}
-	if len(line) < 34 || line[32] != ' ' || (line[33] != ' ' && line[33] != '*') {
-		return ManifestEntry{}, fmt.Errorf("expected 32 hex digits, two spaces and a path")
-	}
-	sum, err := ParseHex(line[:32])
+	xxh128, _ := digest.Lookup("xxh128")
+	listed, err := ReadDigests(r, "", xxh128)
 	if err != nil {
-		return ManifestEntry{}, err
+		return nil, err
 	}
-	name := line[34:]
-	if escaped {
-		if name, err = unescapeName(name); err != nil {
-			return ManifestEntry{}, err
+	out := make([]ManifestEntry, 0, len(listed))
+	for _, l := range listed {
+		if l.Format != xxh128 {
+			return nil, &ManifestError{Line: l.Line, Msg: "a " + l.Format.Name + " digest, where this manifest is xxh128"}
 		}
+		sum, err := ParseHex(l.Value)
+		if err != nil {
+			return nil, &ManifestError{Line: l.Line, Msg: err.Error()}
+		}
+		out = append(out, ManifestEntry{Sum: sum, Path: l.Path})
 	}
-	if name == "" {
-		return ManifestEntry{}, fmt.Errorf("empty path")
-	}
-	return ManifestEntry{Sum: sum, Path: name}, nil
+	return out, nil
 }
 
 func unescapeName(s string) (string, error) {
