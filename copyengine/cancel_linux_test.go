@@ -52,11 +52,10 @@ func TestCancelLargeFile(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run returned %v, want context.Canceled", err)
 	}
-	d := returned.Sub(*at)
-	t.Logf("Run returned %v after the cancel", d)
-	if d > 300*time.Millisecond {
-		t.Errorf("Run returned %v after the cancel: it finished the file first", d)
-	}
+	// How long Run took after the cancel is logged, not asserted (it moves
+	// with the machine's load); that it stopped within the file is: the
+	// temporary it keeps holds less than the file.
+	t.Logf("Run returned %v after the cancel", returned.Sub(*at))
 	if st, err := os.Lstat(tmp); err != nil || st.Size() >= size {
 		t.Errorf("the temporary of the large file is not kept part-written for the next run: %v", err)
 	}
