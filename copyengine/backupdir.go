@@ -121,17 +121,28 @@ func (b *backups) openParent(rel string) (*fileio.Dir, error) {
 // freeName is name, or name.~N~ for the first N not taken in bd (as
 // cp --backup=numbered names them): an older version kept there is never
 // replaced.
-func freeName(bd *fileio.Dir, name string, n int) string {
+//
+// A look-up that fails for another reason than a missing name (EIO on a
+// filesystem shut down, a drive gone) is an error: taken for a name in
+// use, it made this loop go on without end.
+func freeName(bd *fileio.Dir, name string, n int) (string, error) {
+	free := func(c string) (bool, error) {
+		_, err := bd.Lstat(c)
+		if fileio.IsNotExist(err) {
+			return true, nil
+		}
+		return false, err
+	}
 	if n == 0 {
-		if _, err := bd.Lstat(name); fileio.IsNotExist(err) {
-			return name
+		if ok, err := free(name); ok || err != nil {
+			return name, err
 		}
 		n = 1
 	}
 	for ; ; n++ {
 		c := name + ".~" + strconv.Itoa(n) + "~"
-		if _, err := bd.Lstat(c); fileio.IsNotExist(err) {
-			return c
+		if ok, err := free(c); ok || err != nil {
+			return c, err
 		}
 	}
 }
@@ -162,11 +173,15 @@ func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, re
 	base := filepath.Base(rel)
 	var target string
 	if b.noLinks[st.Dev] {
+		if target, err = freeName(bd, base, 0); err != nil {
+			return err
+		}
 		err = fileio.ErrUnsupported
-		target = freeName(bd, base, 0)
 	} else {
 		for n := 0; ; n++ {
-			target = freeName(bd, base, n)
+			if target, err = freeName(bd, base, n); err != nil {
+				return err
+			}
 			err = bd.Link(dir, name, target)
 			if !fileio.IsExist(err) {
 				break
