@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
 // ErrLocked is returned (wrapped) by Open when another process holds the
@@ -16,13 +17,7 @@ import (
 var ErrLocked = fileio.ErrLocked
 
 // errCacheLocked is ErrLocked in the words the cache's messages use.
-var errCacheLocked error = lockedMsg("hash cache is in use by another fastcopy that holds it alone (an older fastcopy, or one stopped while it commits)")
-
-// lockedMsg is ErrLocked with a message of its own.
-type lockedMsg string
-
-func (m lockedMsg) Error() string { return string(m) }
-func (m lockedMsg) Unwrap() error { return ErrLocked }
+var errCacheLocked error = refusal.Locked("hash cache is in use by another fastcopy that holds it alone (an older fastcopy, or one stopped while it commits)")
 
 // ErrCorrupt wraps the warnings (Cache.Warnings) about a cache file that could
 // not be read: garbage, truncated, the wrong format, or a page that made the
