@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -46,29 +45,15 @@ func RunAll(ctx context.Context, opts []Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := make([]Result, len(opts))
-	if len(opts) == 1 { // nothing to share: the run reads alone (copy_file_range too)
-		sum, err := newEngine(opts[0]).runPlan(ctx, plans[0], start)
-		return []Result{{sum, err}}, nil
-	}
-	share := newSourceShare(len(opts), shareBudget())
-	var wg sync.WaitGroup
+	dests := make([]destination, len(opts))
 	for i := range opts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			id := uint64(1) << i
-			defer share.leave(id)
-			o := opts[i]
-			o.share, o.shareID = share, id
-			sum, err := newEngine(o).runPlan(ctx, plans[i], start)
-			sum.BytesShared = share.handedTo(id)
-			sum.BytesRead -= sum.BytesShared
-			res[i] = Result{sum, err}
-		}()
+		dests[i] = &localDest{opt: opts[i], plan: plans[i]}
 	}
-	wg.Wait()
-	return res, nil
+	var share *sourceShare
+	if len(dests) > 1 {
+		share = newSourceShare(len(dests), shareBudget())
+	}
+	return runDestinations(ctx, dests, newSourceSide(&opts[0], plans[0], start), share), nil
 }
 
 // planAll checks every destination's options and plan, and that no
