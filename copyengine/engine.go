@@ -473,55 +473,7 @@ func (e *engine) run(p *plan) error {
 	}
 	e.stats.ScanDone.Store(true)
 
-	// Duplicates and further hard-link names are placed before the new
-	// directories they are in are published (each stage counts them), so
-	// that a directory appears whole.
-	e.dedupe.placeDups() // with a cancelled run, only releases them
-	e.dedupe.releaseDry()
-	e.dedupe.linkFollowers()
-	e.staged.publishAll() // what is left staged is complete: the copy has stopped
-	if e.ctx.Err() != nil || e.drives.halted() {
-		// The directories already under their own names get their mode
-		// and times now, not 0700 and the time of their last write until
-		// the next run.
-		e.commit.applyDirMeta()
-		e.record.rememberHeld()
-		e.commit.flushForLog()
-		if g := e.drives.goneErr(); g != nil {
-			return e.drives.stopGone(g)
-		}
-		if e.ctx.Err() == nil {
-			return e.drives.stopFull()
-		}
-		return e.ctx.Err()
-	}
-	e.record.rememberHeld()
-	e.fs.noteNotKept()
-	e.scrub.report()
-	if err := e.writeManifest(); err != nil {
-		return err
-	}
-	e.commit.applyDirMeta()
-	// --delete and --move remove only what the final flush made safe to
-	// remove: they flush with --no-sync too.
-	if (!e.opt.NoSync || e.removes()) && !e.opt.DryRun && e.dstRoot != nil {
-		at := time.Now()
-		if err := e.commit.flushDirs(); err != nil {
-			return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
-		}
-		e.record.rememberFlushed()
-		e.flushed(at)
-	}
-	if e.ctx.Err() == nil {
-		e.writeMHL() // every file it lists is in place and flushed
-	}
-	if e.ctx.Err() == nil {
-		if err := e.afterFlush(); err != nil {
-			return err
-		}
-		e.writeBag() // after --delete: the bag lists what data/ holds
-	}
-	return e.ctx.Err()
+	return e.finishRun(e.endScript())
 }
 
 func (e *engine) buf() *[]byte     { return e.bufs.Get().(*[]byte) }

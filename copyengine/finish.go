@@ -1,0 +1,123 @@
+package copyengine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+)
+
+// The end of a run is one script (endScript): its steps in order, the same
+// list for a run that copied everything and for one that was stopped
+// (cancelled, a drive gone, DEST full). Each step says when it runs and
+// whether it belongs after the final flush; finishRun runs the list. A
+// step that needs the flush is skipped once the run is cancelled: what it
+// does (an ASC MHL generation, removals, the bag's tag files) vouches for
+// copies a cancelled run no longer stands behind.
+
+// endWhen says which runs take a step of the end of a run.
+type endWhen uint8
+
+const (
+	endAlways  endWhen = iota // every run
+	endDone                   // a run that was not stopped
+	endStopped                // a run that was stopped: it reports the stop
+)
+
+// endStep is one step of the end of a run.
+type endStep struct {
+	name  string // what it does, for a misordered script's panic
+	when  endWhen
+	flush bool // runs after the final flush (which is a step of its own, isFlush)
+	// isFlush marks the final flush of what the run wrote.
+	isFlush bool
+	do      func() error
+}
+
+// step makes a step of a call that cannot fail.
+func step(name string, when endWhen, f func()) endStep {
+	return endStep{name: name, when: when, do: func() error { f(); return nil }}
+}
+
+// endScript is the end of a run, in order.
+func (e *engine) endScript() []endStep {
+	return []endStep{
+		// Duplicates and further hard-link names are placed before the
+		// new directories they are in are published (each stage counts
+		// them), so that a directory appears whole. A stopped run only
+		// releases the duplicates.
+		step("place duplicates", endAlways, e.dedupe.placeDups),
+		step("release a dry run's duplicates", endAlways, e.dedupe.releaseDry),
+		step("link further hard-link names", endAlways, e.dedupe.linkFollowers),
+		step("publish staged directories", endAlways, e.staged.publishAll), // the copy has stopped: what is staged is complete
+		step("remember what the run holds in the cache", endAlways, e.record.rememberHeld),
+		step("note metadata not kept", endDone, e.fs.noteNotKept),
+		step("report the scrub", endDone, e.scrub.report),
+		{name: "write the manifest", when: endDone, do: e.writeManifest},
+		// The directories get their mode and times now (a stopped run's
+		// too: not 0700 and the time of their last write until the next
+		// run).
+		step("directory metadata", endAlways, e.commit.applyDirMeta),
+		step("flush for the audit log", endStopped, e.commit.flushForLog),
+		{name: "stop", when: endStopped, do: e.stopErr},
+		{name: "final flush", when: endDone, isFlush: true, do: e.finalFlush},
+		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.writeMHL(); return nil }}, // every file it lists is in place and flushed
+		{name: "removals (--delete, --move)", when: endDone, flush: true, do: e.afterFlush},
+		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.writeBag(); return nil }}, // after --delete: the bag lists what data/ holds
+	}
+}
+
+// finishRun runs the end of a run's script and returns the run's error:
+// the stop's, the first step's that failed, or the context's.
+func (e *engine) finishRun(steps []endStep) error {
+	var stopped, known bool
+	flushed := false
+	for _, s := range steps {
+		if s.when != endAlways && !known {
+			// Asked once the copy's own last writes (the steps every
+			// run takes first) are done: a drive that went meanwhile
+			// stops the run too.
+			stopped, known = e.ctx.Err() != nil || e.drives.halted(), true
+		}
+		switch {
+		case s.when == endDone && stopped, s.when == endStopped && !stopped:
+			continue
+		case s.flush && !flushed && fileio.FaultsEnabled:
+			panic(fmt.Sprintf("copyengine: the end of a run's step %q comes before the final flush", s.name))
+		case s.flush && e.ctx.Err() != nil:
+			return e.ctx.Err()
+		}
+		if err := s.do(); err != nil {
+			return err
+		}
+		flushed = flushed || s.isFlush
+	}
+	return e.ctx.Err()
+}
+
+// stopErr is the error a stopped run returns: the drive that went, the
+// destination that filled up, or the interruption.
+func (e *engine) stopErr() error {
+	if g := e.drives.goneErr(); g != nil {
+		return e.drives.stopGone(g)
+	}
+	if e.ctx.Err() == nil {
+		return e.drives.stopFull()
+	}
+	return e.ctx.Err()
+}
+
+// finalFlush makes what the run wrote durable. --delete and --move remove
+// only what this flush made safe to remove: they flush with --no-sync too.
+func (e *engine) finalFlush() error {
+	if (e.opt.NoSync && !e.removes()) || e.opt.DryRun || e.dstRoot == nil {
+		return nil
+	}
+	at := time.Now()
+	if err := e.commit.flushDirs(); err != nil {
+		return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
+	}
+	e.record.rememberFlushed()
+	e.flushed(at)
+	return nil
+}
