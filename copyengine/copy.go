@@ -105,7 +105,7 @@ func (b *aheadBudget) give() { b.n.Add(-1) }
 // warm file costs one fadvise call. It returns the new ahead.
 func (cp *copier) prefetch(c *chunk, i, ahead int) int {
 	e := cp.e
-	if e.opt.DryRun || !fileio.CanPrefetch {
+	if e.skipWrite() || !fileio.CanPrefetch {
 		return ahead
 	}
 	for ; ahead < len(c.entries) && ahead <= i+prefetchAhead; ahead++ {
@@ -172,7 +172,7 @@ func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
 	rel := joinRel(c.dstRel(), en.dstName)
 	var err error
 	switch {
-	case cp.e.opt.DryRun:
+	case cp.e.skipWrite():
 		cp.wouldCopy(c, en, rel, buf)
 	case en.st.IsRegular():
 		cp.copyFile(c, en, rel, buf)

@@ -19,10 +19,15 @@ import (
 // fixTimes only say that they would change something, no cache entry is
 // stored, nothing is created, linked or renamed.
 
-// skipWrite is the dry run's gate, asked at the moment of a write or a
-// removal that the real run's decisions lead to: true in a dry run, whose
-// caller then counts and reports what the write would have done (the
-// event says "would", see emit) and writes nothing.
+// skipWrite is the dry run's gate, the one place the engine asks whether
+// this is a dry run. It is asked at the moment of a write or a removal
+// that the real run's decisions lead to, and where the real run prepares
+// for its writes only (the destination's lock and creation, the probes
+// that write in DEST, the space check, the read window and prefetching of
+// the data it copies, the index that places duplicates by link or clone):
+// true in a dry run, whose caller then counts and reports what the write
+// would have done (the event says "would", see emit) and writes nothing.
+// Everything before such a moment, every decision, is the real run's.
 func (e *engine) skipWrite() bool { return e.opt.DryRun }
 
 // wouldRead counts, in a dry run, what the real run reads to write a

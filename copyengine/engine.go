@@ -236,10 +236,10 @@ func newEngine(opt Options) *engine {
 	e.root = e.euid == 0
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
 	e.sum.Verify = opt.Verify
-	if opt.Dedup != dedup.Off && !opt.DryRun {
+	if opt.Dedup != dedup.Off && !e.skipWrite() {
 		e.dedupe.ix = dedup.NewIndex()
 	}
-	e.sum.DryRun = opt.DryRun
+	e.sum.DryRun = e.skipWrite()
 	e.sum.Jobs, e.sum.JobsReason = opt.Jobs, opt.JobsReason // chosen by Check
 	e.bw, e.sum.BwLimit = throttleFor(&opt), opt.BwLimit
 	e.sum.ReadOrder, e.sum.ReadOrderReason = opt.ReadOrder, opt.ReadOrderReason
@@ -256,7 +256,7 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	if err := e.checkMHLPlan(p); err != nil {
 		return Summary{}, err
 	}
-	if !opt.DryRun && !opt.NoSpaceCheck {
+	if !e.skipWrite() && !opt.NoSpaceCheck {
 		e.ctx = ctx
 		if err := e.checkSpace(p); err != nil {
 			return Summary{}, err
@@ -285,7 +285,7 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	if g := e.drives.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
 		err = e.drives.stopGone(g) // found gone after the copy had stopped
 	}
-	if err == nil && ctx.Err() == nil && !opt.DryRun {
+	if err == nil && ctx.Err() == nil && !e.skipWrite() {
 		err = e.drives.destStillThere()
 	}
 	e.sum.Elapsed = time.Since(start)
@@ -328,7 +328,7 @@ func (c *closers) close() {
 func (e *engine) openDest(p *plan, undo *closers) error {
 	opt := e.opt
 	var made *fileio.Dir // the destination root, when this run made it
-	if p.create && !opt.DryRun {
+	if p.create && !e.skipWrite() {
 		d, release, err := makeDest(p.dstRoot, opt.openRoot)
 		if errors.Is(err, ErrLocked) {
 			return err
@@ -341,7 +341,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.dstRootPath = p.dstRoot
 	e.cacheSides(p)
 	e.linkDest.open(p.dstRoot, undo)
-	if p.create && opt.DryRun {
+	if p.create && e.skipWrite() {
 		return nil
 	}
 	d := made
@@ -353,7 +353,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		}
 	}
 	undo.add(func() { d.Close() })
-	if !opt.DryRun {
+	if !e.skipWrite() {
 		// A destination that existed when the run was planned, without
 		// --delete (whose guards looked at DEST before the lock), may wait
 		// out a lock held an instant: nothing the run decided depends on
@@ -369,10 +369,10 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		undo.add(release)
 	}
 	e.dstRoot = d
-	e.made.load(d, p.dstRoot, opt.DryRun)
+	e.made.load(d, p.dstRoot, e.skipWrite())
 	undo.add(e.made.finish)
 	e.walker.destDir(d)
-	e.fs.probeCaps(d, !opt.DryRun)
+	e.fs.probeCaps(d, !e.skipWrite())
 	e.drives.watch("destination", p.dstRoot, d)
 	if st, err := d.Stat(); err == nil {
 		e.dstDev = st.Dev
@@ -403,7 +403,7 @@ func (e *engine) cacheSides(p *plan) {
 			d.Close()
 		}
 	}
-	if !opt.DryRun || !p.create {
+	if !e.skipWrite() || !p.create {
 		e.dstSide = newCacheSide(p.dstRoot)
 	}
 	for i := range p.roots {
@@ -436,7 +436,7 @@ func ChooseJobs(jobs int, src string) (int, string) {
 func (e *engine) run(p *plan) error {
 	jobs := e.sum.Jobs
 	queued := jobs * 2
-	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.opt.DryRun {
+	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite() {
 		queued = max(queued, readQueueChunks) // opened ahead in the read window's order (readorder.go)
 	}
 	e.copier.in = make(chan *chunk, queued)

@@ -110,7 +110,7 @@ func (e *engine) stopErr() error {
 // finalFlush makes what the run wrote durable. --delete and --move remove
 // only what this flush made safe to remove: they flush with --no-sync too.
 func (e *engine) finalFlush() error {
-	if (e.opt.NoSync && !e.removes()) || e.opt.DryRun || e.dstRoot == nil {
+	if (e.opt.NoSync && !e.removes()) || e.skipWrite() || e.dstRoot == nil {
 		return nil
 	}
 	at := time.Now()

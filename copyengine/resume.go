@@ -193,7 +193,7 @@ func (cp *copier) removeKept(dst *handle, tmp string) {
 	if dst == nil {
 		return
 	}
-	if e.opt.DryRun {
+	if e.skipWrite() {
 		e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
 		e.event(ActCleanTmp, joinRel(dst.rel, tmp))
 		return

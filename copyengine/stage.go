@@ -403,7 +403,7 @@ func removeTree(d *fileio.Dir, name string) error {
 // is empty. ok is false when it failed.
 func (sg *stager) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bool) {
 	e := sg.e
-	if !fileio.CanStageDirs || e.opt.DryRun || !sg.dirRenameKeeps(parent) {
+	if !fileio.CanStageDirs || e.skipWrite() || !sg.dirRenameKeeps(parent) {
 		return nil, true
 	}
 	e.made.before(stageParent(rel), tmp, true)

@@ -115,7 +115,7 @@ func (wk *walker) walk(p *plan) {
 	q := &walkQueue{}
 	q.cond = sync.NewCond(&q.mu)
 	wk.q = q
-	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.opt.DryRun {
+	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite() {
 		wk.reads = newReadQueue(e, o)
 		q.byIno = &dirQueue{}
 	}
@@ -241,7 +241,7 @@ func (wk *walker) rootName(r *rootSpec) bool {
 
 func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	e := wk.e
-	if e.opt.DryRun {
+	if e.skipWrite() {
 		return
 	}
 	sd, err := e.opt.openRoot(r.srcDir)
@@ -262,7 +262,7 @@ func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 // when the entry failed.
 func (wk *walker) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, ok bool) {
 	e := wk.e
-	if e.opt.DryRun {
+	if e.skipWrite() {
 		if e.dstRoot == nil {
 			return true, true
 		}
@@ -302,7 +302,7 @@ func (wk *walker) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, o
 // back with the directory's times, after its contents (applyDirMeta).
 func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 	e := wk.e
-	if e.root || e.opt.DryRun || st.Mode&0o300 == 0o300 {
+	if e.root || e.skipWrite() || st.Mode&0o300 == 0o300 {
 		return
 	}
 	_ = dir.Chmod(name, st.Mode&0o7777|0o700)
@@ -415,7 +415,7 @@ func (l *dirList) openSource() bool {
 // made) and lists it when it existed.
 func (l *dirList) openDest() bool {
 	e, w := l.wk.e, l.w
-	if e.dstRoot == nil || (e.opt.DryRun && w.created) {
+	if e.dstRoot == nil || (e.skipWrite() && w.created) {
 		return true
 	}
 	dd, err := e.staged.openDst(w.dstRel)
@@ -499,7 +499,7 @@ func (l *dirList) foldNames() {
 	l.lost = make([]string, len(names))
 	l.contested = make([]bool, len(names))
 	l.respelled = make([]bool, len(names))
-	if l.dd == nil && !l.wk.e.opt.DryRun { // a dry run judges a directory it would make (dryFold)
+	if l.dd == nil && !l.wk.e.skipWrite() { // a dry run judges a directory it would make (dryFold)
 		return
 	}
 	fi := l.wk.e.decide.foldOf(l.dd, l.listing)
@@ -587,7 +587,7 @@ func (l *dirList) classify() bool {
 // made, and drops out of the record.
 func (l *dirList) intendStages() {
 	e, w := l.wk.e, l.w
-	if l.dst == nil || e.opt.DryRun || !fileio.CanStageDirs {
+	if l.dst == nil || e.skipWrite() || !fileio.CanStageDirs {
 		return
 	}
 	for i, n := range l.names {
@@ -670,7 +670,7 @@ func (l *dirList) subdir(en *entry) {
 	created := en.dstSt == nil
 	respelled := !created && en.clash != nil
 	var stg *stage
-	if dst != nil && !e.opt.DryRun {
+	if dst != nil && !e.skipWrite() {
 		var ok bool
 		if created {
 			if stg, ok = e.staged.stageDir(dst.d, dstRel, en.tempName()); !ok {
@@ -689,7 +689,7 @@ func (l *dirList) subdir(en *entry) {
 		e.count(func(s *Summary) { s.Dirs++ })
 		e.event(ActMkdir, dstRel)
 	}
-	if !e.opt.DryRun {
+	if !e.skipWrite() {
 		e.mu.Lock()
 		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 		e.mu.Unlock()
@@ -753,7 +753,7 @@ func (l *dirList) send() {
 // recorded itself.
 func (l *dirList) intendTemps(stg *stage, batch []entry) {
 	e := l.wk.e
-	if stg != nil || l.dst == nil || e.opt.DryRun {
+	if stg != nil || l.dst == nil || e.skipWrite() {
 		return
 	}
 	for i := range batch {
@@ -850,7 +850,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			kept[of] = n.Name
 			continue
 		}
-		if e.opt.DryRun {
+		if e.skipWrite() {
 			e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
 			e.event(ActCleanTmp, joinRel(dstRel, n.Name))
 		} else {
