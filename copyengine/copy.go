@@ -420,15 +420,15 @@ func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, dirRel string, en *entry, c
 	e := cp.e
 	tmp := en.tempName()
 	e.clearLeftover(dd, dirRel, tmp)
-	e.made.before(dirRel, tmp, false)
+	e.made.Before(dirRel, tmp, false)
 	if err := create(tmp); err != nil {
-		e.made.after(dd, dirRel, tmp, nil, err)
+		e.made.After(dd, dirRel, tmp, nil, err)
 		if fileio.IsExist(err) {
 			return errNameTaken(tmp, err)
 		}
 		return err
 	}
-	e.made.after(dd, dirRel, tmp, nil, nil)
+	e.made.After(dd, dirRel, tmp, nil, nil)
 	var n *fileio.Node
 	err := func() error {
 		var err error
@@ -747,7 +747,7 @@ func (fc *fileCopy) create() (err error) {
 	}
 	recorded := tmp != fc.en.dstName // in a staged directory, the stage is recorded
 	if recorded {
-		e.made.before(fc.dirRel, tmp, false)
+		e.made.Before(fc.dirRel, tmp, false)
 		defer func() {
 			var st *fileio.Stat
 			if err == nil {
@@ -755,7 +755,7 @@ func (fc *fileCopy) create() (err error) {
 					st = &cur
 				}
 			}
-			e.made.after(dd, fc.dirRel, tmp, st, err)
+			e.made.After(dd, fc.dirRel, tmp, st, err)
 		}()
 	}
 	fc.dst, err = dd.CreateTempMode(tmp, perm)

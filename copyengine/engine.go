@@ -16,6 +16,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
+	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -181,8 +182,8 @@ type engine struct {
 	decide *decider
 	copier *copier
 	commit *committer
-	staged *stager     // directories made under temporary names, not yet in place
-	made   *madeRecord // what runs made in the destination root (made.go)
+	staged *stager      // directories made under temporary names, not yet in place
+	made   *made.Record // what runs made in the destination root (internal/made)
 	dedupe *deduper
 	record *cacheRecorder
 
@@ -216,7 +217,6 @@ func newEngine(opt Options) *engine {
 	e.drives.e = e
 	e.record = &cacheRecorder{e: e}
 	e.staged = &stager{e: e}
-	e.made = &madeRecord{e: e}
 	e.dedupe = &deduper{e: e}
 	e.copier = &copier{e: e}
 	e.walker = &walker{e: e}
@@ -369,8 +369,8 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		undo.add(release)
 	}
 	e.dstRoot = d
-	e.made.load(d, p.dstRoot, opt.DryRun)
-	undo.add(e.made.finish)
+	e.loadMade(d, p.dstRoot)
+	undo.add(e.made.Finish)
 	e.walker.destDir(d)
 	e.fs.probeCaps(d, !opt.DryRun)
 	e.drives.watch("destination", p.dstRoot, d)

@@ -348,9 +348,9 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 	tmp := en.tempName()
 	e.clearLeftover(dd, c.dst.rel, tmp)
 	want := devIno{est.Dev, est.Ino}
-	e.made.before(c.dst.rel, tmp, false)
+	e.made.Before(c.dst.rel, tmp, false)
 	err = linkChecked(dd, tmp, cand.d, cand.name, want)
-	e.made.after(dd, c.dst.rel, tmp, nil, err)
+	e.made.After(dd, c.dst.rel, tmp, nil, err)
 	if err != nil {
 		wrote()
 		switch {

@@ -308,9 +308,9 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		tmp = f.tmp
 	}
 	e.clearLeftover(fd, fdir, tmp)
-	e.made.before(fdir, tmp, false)
+	e.made.Before(fdir, tmp, false)
 	err = linkChecked(fd, tmp, ld, lname, want)
-	e.made.after(fd, fdir, tmp, nil, err)
+	e.made.After(fd, fdir, tmp, nil, err)
 	if err != nil {
 		if errors.Is(err, errLinkReplaced) {
 			return replaced
