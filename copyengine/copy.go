@@ -223,7 +223,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 			}
 		})
 		e.wouldRead(en.st.Size)
-		e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
+		e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
 	}
 	act := ActCopy
@@ -266,7 +266,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(en.st.Size)
 	e.emit(Event{Action: act, Path: rel, Size: en.st.Size})
-	e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
+	e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
 }
 
 // copyFile copies a regular file (or finds it equal, or leaves it to the
@@ -357,9 +357,9 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 		return made
 	})
 	if err == nil {
-		mv := e.mover.item(c.src, en, rel)
+		mv := e.moveItem(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
-			e.mover.addItem(mv)
+			e.mover.Note(mv, verify.Sum{})
 			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
 		})
 	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
@@ -379,9 +379,9 @@ func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 	})
 	if err == nil {
-		mv := e.mover.item(c.src, en, rel)
+		mv := e.moveItem(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
-			e.mover.addItem(mv)
+			e.mover.Note(mv, verify.Sum{})
 			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
 		})
 	} else if fileio.IsPermission(err) && !e.root {
@@ -654,7 +654,7 @@ func changed(before, after *fileio.Stat) bool {
 // are two lookups, and may see two numbers for one file. The size and
 // times still tell a file rewritten or replaced meanwhile, and what was
 // read is what its digest is of: a --move removes the source only if it
-// reads back to that digest (mover.sameAsCopied).
+// reads back to that digest (internal/move: the removal rule).
 func (en *entry) changedSince(after *fileio.Stat) bool {
 	before := en.st
 	if en.srcInoLoose {

@@ -634,11 +634,11 @@ func (e *engine) afterFlush() error {
 	if !e.removes() {
 		return nil
 	}
-	defer e.mover.removed.close()
+	defer e.mover.Close()
 	err := e.mirror.finish()
 	if err == nil {
 		e.mirror.record()
-		e.mover.finish()
+		e.finishMove()
 	}
 	if e.sum.Deleted > 0 && !e.opt.DryRun {
 		// Removing entries moved their directories' times: put the
@@ -658,7 +658,7 @@ func (e *engine) afterFlush() error {
 		// What --move removed is flushed on the sources' filesystems too:
 		// exit 0 says the sources are gone, and a power cut must not bring
 		// them back.
-		if ferr := e.mover.flushSources(); ferr != nil && flushErr == nil {
+		if ferr := e.mover.Flush(); ferr != nil && flushErr == nil {
 			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
 		}
 		if flushErr == nil {

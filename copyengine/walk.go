@@ -7,6 +7,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
+	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
@@ -424,7 +425,7 @@ func (l *dirList) openDest() bool {
 		e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 		return false
 	}
-	if err := sameDirAsSource(l.sd, dd); err != nil { // move.go
+	if err := move.SameDirAsSource(l.sd, dd); err != nil {
 		dd.Close()
 		e.fail(w.dstRel, err)
 		return false
@@ -695,7 +696,7 @@ func (l *dirList) subdir(en *entry) {
 		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 		e.mu.Unlock()
 	} else {
-		e.mover.noteDryDir(dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel}) // move.go
+		e.mover.NoteDryDir(move.Dir{SrcRoot: w.root.srcDir, SrcRel: srcRel, DstRel: dstRel})
 	}
 	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino, respelled: respelled})
 }
