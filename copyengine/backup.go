@@ -32,7 +32,7 @@ func (dc *decider) keepsExisting(en *entry) bool {
 // are left alone themselves.
 func (dc *decider) keepExisting(en *entry, rel string, g *linkGroup) {
 	dc.skip(rel, en.st.Size, false, verify.Sum{}) // left alone: its content is not known
-	dc.e.mover.keptInPlace()                      // --move: not moved
+	dc.e.mover.KeptInPlace()                      // --move: not moved
 	if dc.e.scrub.found() {
 		dc.e.scrub.leftAlone(dc.e.dstSide.key(rel)) // a rotten one is not repaired
 	}

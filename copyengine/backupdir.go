@@ -277,7 +277,7 @@ func (b *backups) kept(rel string, removed bool) {
 func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name string, st fileio.Stat) (held *fileio.File, err error) {
 	e := b.e
 	// Whatever holds the temporary's name is left alone: a name proves
-	// nothing (made.go), and what a backup directory holds is kept
+	// nothing (internal/made), and what a backup directory holds is kept
 	// versions. The copy takes a name that is free.
 	exists := func(t string) bool { _, err := bd.Lstat(t); return err == nil }
 	tmp := tempName(target)

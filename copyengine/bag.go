@@ -9,6 +9,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/bagit"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
 )
 
 // --bag: DEST becomes a BagIt bag (RFC 8493) as it is copied.
@@ -258,7 +259,7 @@ func (e *engine) bagWalk(d *fileio.Dir, rel string, found func(rel string, st *f
 		return err
 	}
 	for _, ent := range ents {
-		if rel == "" && ent.Name == madeName {
+		if rel == "" && ent.Name == made.Name {
 			continue
 		}
 		p := joinRel(rel, ent.Name)

@@ -586,7 +586,7 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	}
 	e.recordSum(rel, srcSum, en.extra)
 	dc.skip(rel, en.st.Size, en.fixed, srcSum)
-	e.mover.add(c.src, en, rel, srcSum)
+	e.noteMove(c.src, en, rel, srcSum)
 	return true
 }
 

@@ -279,9 +279,8 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 		}
 	}
 	c.groupDone(p, true)
-	mv := e.mover.item(p.src, &p.en, p.rel) // --move: noted once placed
-	mv.sum = p.sum
-	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p); e.mover.addItem(mv) })
+	mv, sum := e.moveItem(p.src, &p.en, p.rel), p.sum // --move: noted once placed
+	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p); e.mover.Note(mv, sum) })
 }
 
 // reportPlaced reports p as placed: in the hash cache, the manifest, the

@@ -223,7 +223,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 			}
 		})
 		e.wouldRead(en.st.Size)
-		e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
+		e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
 	}
 	act := ActCopy
@@ -266,7 +266,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(en.st.Size)
 	e.emit(Event{Action: act, Path: rel, Size: en.st.Size})
-	e.mover.add(c.src, en, rel, verify.Sum{}) // --move: would be removed
+	e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
 }
 
 // copyFile copies a regular file (or finds it equal, or leaves it to the
@@ -357,9 +357,9 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 		return made
 	})
 	if err == nil {
-		mv := e.mover.item(c.src, en, rel)
+		mv := e.moveItem(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
-			e.mover.addItem(mv)
+			e.mover.Note(mv, verify.Sum{})
 			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
 		})
 	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
@@ -379,9 +379,9 @@ func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 	})
 	if err == nil {
-		mv := e.mover.item(c.src, en, rel)
+		mv := e.moveItem(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
-			e.mover.addItem(mv)
+			e.mover.Note(mv, verify.Sum{})
 			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
 		})
 	} else if fileio.IsPermission(err) && !e.root {
@@ -420,15 +420,15 @@ func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, dirRel string, en *entry, c
 	e := cp.e
 	tmp := en.tempName()
 	e.clearLeftover(dd, dirRel, tmp)
-	e.made.before(dirRel, tmp, false)
+	e.made.Before(dirRel, tmp, false)
 	if err := create(tmp); err != nil {
-		e.made.after(dd, dirRel, tmp, nil, err)
+		e.made.After(dd, dirRel, tmp, nil, err)
 		if fileio.IsExist(err) {
 			return errNameTaken(tmp, err)
 		}
 		return err
 	}
-	e.made.after(dd, dirRel, tmp, nil, nil)
+	e.made.After(dd, dirRel, tmp, nil, nil)
 	var n *fileio.Node
 	err := func() error {
 		var err error
@@ -654,7 +654,7 @@ func changed(before, after *fileio.Stat) bool {
 // are two lookups, and may see two numbers for one file. The size and
 // times still tell a file rewritten or replaced meanwhile, and what was
 // read is what its digest is of: a --move removes the source only if it
-// reads back to that digest (mover.sameAsCopied).
+// reads back to that digest (internal/move: the removal rule).
 func (en *entry) changedSince(after *fileio.Stat) bool {
 	before := en.st
 	if en.srcInoLoose {
@@ -747,7 +747,7 @@ func (fc *fileCopy) create() (err error) {
 	}
 	recorded := tmp != fc.en.dstName // in a staged directory, the stage is recorded
 	if recorded {
-		e.made.before(fc.dirRel, tmp, false)
+		e.made.Before(fc.dirRel, tmp, false)
 		defer func() {
 			var st *fileio.Stat
 			if err == nil {
@@ -755,7 +755,7 @@ func (fc *fileCopy) create() (err error) {
 					st = &cur
 				}
 			}
-			e.made.after(dd, fc.dirRel, tmp, st, err)
+			e.made.After(dd, fc.dirRel, tmp, st, err)
 		}()
 	}
 	fc.dst, err = dd.CreateTempMode(tmp, perm)

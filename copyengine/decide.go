@@ -55,7 +55,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			dc.keepExisting(en, dstRel, nil)
 			return false
 		} else {
-			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp, mv: e.mover.item(src, en, dstRel), clash: en.clash}
+			f := linkFollower{rel: dstRel, group: g, st: *st, tmp: en.tmp, mv: e.moveItem(src, en, dstRel), clash: en.clash}
 			if dst != nil && dst.stage != nil {
 				// Its directory is published once the name is placed.
 				f.stage = dst.stage
@@ -78,7 +78,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		}
 		if dc.unchanged(dst, en) {
 			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
-			e.mover.add(src, en, dstRel, unchangedSum(en))
+			e.noteMove(src, en, dstRel, unchangedSum(en))
 			g.sum = e.recordUnchanged(dstRel, en)
 			g.extra = en.extra
 			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
@@ -96,7 +96,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	}
 	if dc.unchanged(dst, en) {
 		dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
-		e.mover.add(src, en, dstRel, unchangedSum(en))
+		e.noteMove(src, en, dstRel, unchangedSum(en))
 		if st.IsRegular() {
 			e.recordUnchanged(dstRel, en)
 		}

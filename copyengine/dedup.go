@@ -372,9 +372,9 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		return nil, nil // one inode cannot carry two sets of metadata
 	}
 	// linkat names the target: the new name must be the inode checked.
-	e.made.before(d.dst.rel, tmp, false)
+	e.made.Before(d.dst.rel, tmp, false)
 	err := linkChecked(dd, tmp, td, tname, devIno{cur.Dev, cur.Ino})
-	e.made.after(dd, d.dst.rel, tmp, nil, err)
+	e.made.After(dd, d.dst.rel, tmp, nil, err)
 	if errors.Is(err, errLinkReplaced) {
 		return nil, nil // copied instead
 	} else if err != nil {
@@ -401,14 +401,14 @@ func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur 
 			return nil, nil // replaced since its check: copied instead
 		}
 	}
-	dp.e.made.before(d.dst.rel, tmp, false)
+	dp.e.made.Before(d.dst.rel, tmp, false)
 	f, err := dd.CreateTemp(tmp)
 	if err != nil {
-		dp.e.made.after(dd, d.dst.rel, tmp, nil, err)
+		dp.e.made.After(dd, d.dst.rel, tmp, nil, err)
 		return nil, err
 	}
 	if st, serr := f.Stat(); serr == nil {
-		dp.e.made.after(dd, d.dst.rel, tmp, &st, nil)
+		dp.e.made.After(dd, d.dst.rel, tmp, &st, nil)
 	}
 	defer func() {
 		f.Close()

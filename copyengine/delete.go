@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
@@ -212,7 +213,7 @@ func (m *mirror) checkLinkDests(p *plan) error {
 }
 
 // dirHasEntries reports whether the directory at p exists and holds
-// anything but the record of what fastcopy made there (made.go). A name
+// anything but the record of what fastcopy made there (internal/made). A name
 // like a temporary's counts: it may be the user's.
 func dirHasEntries(p string) bool {
 	d, err := fileio.OpenDir(p)
@@ -225,7 +226,7 @@ func dirHasEntries(p string) bool {
 		return true // cannot tell: treat as holding something
 	}
 	for _, n := range names {
-		if n.Name != madeName {
+		if n.Name != made.Name {
 			return true
 		}
 	}
@@ -355,14 +356,14 @@ func (m *mirror) plan(d *mirrorDir) (delDir, error) {
 
 // own reports whether name in dir (at dstRel) is fastcopy's own, which
 // --delete leaves to the walk: a temporary or staged directory that the
-// record of what runs made names (made.go), which the walk removes or
+// record of what runs made names (internal/made), which the walk removes or
 // takes up, or that record itself. Anything else named like a temporary
 // is an entry the source lacks, like any other.
 func (m *mirror) own(dir *fileio.Dir, dstRel, name string) bool {
-	if dstRel == "" && name == madeName && !m.e.made.foreign {
+	if dstRel == "" && name == made.Name && !m.e.made.Foreign() {
 		return true
 	}
-	return isTempName(name) && m.e.made.oursByName(dir, dstRel, name)
+	return isTempName(name) && m.e.made.OursByName(dir, dstRel, name)
 }
 
 // planEntry plans the removal of name in dir (on device dev), and of what
@@ -633,11 +634,11 @@ func (e *engine) afterFlush() error {
 	if !e.removes() {
 		return nil
 	}
-	defer e.mover.removed.close()
+	defer e.mover.Close()
 	err := e.mirror.finish()
 	if err == nil {
 		e.mirror.record()
-		e.mover.finish()
+		e.finishMove()
 	}
 	if e.sum.Deleted > 0 && !e.opt.DryRun {
 		// Removing entries moved their directories' times: put the
@@ -657,7 +658,7 @@ func (e *engine) afterFlush() error {
 		// What --move removed is flushed on the sources' filesystems too:
 		// exit 0 says the sources are gone, and a power cut must not bring
 		// them back.
-		if ferr := e.mover.flushSources(); ferr != nil && flushErr == nil {
+		if ferr := e.mover.Flush(); ferr != nil && flushErr == nil {
 			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
 		}
 		if flushErr == nil {

@@ -110,7 +110,7 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 		cur, err := e.dstRoot.Lstat(f.rel)
 		if want := f.group.ino; err == nil && want != (devIno{}) && (devIno{cur.Dev, cur.Ino}) == want {
 			e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
-			e.mover.addItem(f.mv)
+			e.mover.Note(f.mv, verify.Sum{})
 			return nil
 		}
 		if err == nil && e.backups.on() {
@@ -133,7 +133,7 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 	e.stats.FilesDone.Add(1)
 	e.stats.BytesDone.Add(f.st.Size)
 	e.event(ActLink, f.rel)
-	e.mover.addItem(f.mv)
+	e.mover.Note(f.mv, verify.Sum{})
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
+	"github.com/fastcopy/fastcopy/internal/made"
+	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -120,7 +122,7 @@ type linkFollower struct {
 	st    fileio.Stat
 	tmp   string          // the temporary name, when not tempName of the name
 	stage *stage          // the new directory it is placed in, held back until it is
-	mv    moveItem        // --move: the source name, removed once the link is durable
+	mv    move.Item       // --move: the source name, removed once the link is durable
 	clash *CollisionError // the destination holds this name under another spelling (entry.clash)
 }
 
@@ -181,8 +183,8 @@ type engine struct {
 	decide *decider
 	copier *copier
 	commit *committer
-	staged *stager     // directories made under temporary names, not yet in place
-	made   *madeRecord // what runs made in the destination root (made.go)
+	staged *stager      // directories made under temporary names, not yet in place
+	made   *made.Record // what runs made in the destination root (internal/made)
 	dedupe *deduper
 	record *cacheRecorder
 
@@ -192,7 +194,7 @@ type engine struct {
 	// --delete, --backup-dir, --move (delete.go, backup.go, move.go)
 	mirror  *mirror
 	backups *backups
-	mover   *mover
+	mover   *move.Journal
 	// --scrub (scrub.go)
 	scrub *scrubber
 }
@@ -216,14 +218,13 @@ func newEngine(opt Options) *engine {
 	e.drives.e = e
 	e.record = &cacheRecorder{e: e}
 	e.staged = &stager{e: e}
-	e.made = &madeRecord{e: e}
 	e.dedupe = &deduper{e: e}
 	e.copier = &copier{e: e}
 	e.walker = &walker{e: e}
 	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}
 	e.commit = &committer{e: e}
 	e.linkDest = &linkDests{e: e}
-	e.mirror, e.backups, e.mover = &mirror{e: e}, &backups{e: e}, &mover{e: e}
+	e.mirror, e.backups = &mirror{e: e}, &backups{e: e}
 	e.scrub = &scrubber{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
@@ -234,6 +235,7 @@ func newEngine(opt Options) *engine {
 	e.ahead.max = aheadLimit(fileio.OpenLimit())
 	e.egid = fileio.Getegid()
 	e.root = e.euid == 0
+	e.mover = e.newMover() // --move, nil without
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
 	e.sum.Verify = opt.Verify
 	if opt.Dedup != dedup.Off && !e.skipWrite() {
@@ -301,8 +303,8 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 		return e.sum, ErrMismatch
 	case e.sum.Failed > 0:
 		return e.sum, ErrSomeFailed
-	case e.mover.incomplete() != nil: // move.go
-		return e.sum, e.mover.incomplete()
+	case e.mover.Incomplete() != nil: // internal/move
+		return e.sum, e.mover.Incomplete()
 	case e.mhlErr != nil: // mhl.go
 		return e.sum, e.mhlErr
 	case e.bagErr != nil: // bag.go
@@ -369,8 +371,8 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		undo.add(release)
 	}
 	e.dstRoot = d
-	e.made.load(d, p.dstRoot, e.skipWrite())
-	undo.add(e.made.finish)
+	e.loadMade(d, p.dstRoot)
+	undo.add(e.made.Finish)
 	e.walker.destDir(d)
 	e.fs.probeCaps(d, !e.skipWrite())
 	e.drives.watch("destination", p.dstRoot, d)

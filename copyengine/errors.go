@@ -7,8 +7,9 @@ import (
 )
 
 // ErrSomeFailed is returned by Run when the run finished but at least one
-// entry could not be copied; Summary.Failures names them.
-var ErrSomeFailed = errors.New("some files could not be copied")
+// entry could not be copied; Summary.Failures names them
+// (refusal.ErrSomeFailed).
+var ErrSomeFailed = refusal.ErrSomeFailed
 
 // ErrMismatch is returned by Run when at least one file read back different
 // from its source twice; nothing was renamed into place for it.

@@ -60,6 +60,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
@@ -130,7 +131,7 @@ func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 		if e.dstRoot != nil && st.Dev == e.dstDev && i == 0 && !e.dstRoot.CaseFoldAttr() {
 			pd = e.dstRoot
 		}
-		var rec *madeRecord
+		var rec *made.Record
 		if pd == e.dstRoot {
 			rec = e.made // a cut run's probe is then a leftover the next run may remove
 		}
@@ -254,7 +255,7 @@ func otherForm(s string) string {
 // probeFold creates names in a private directory in dd and looks up their
 // case-swapped and decomposed forms. A filesystem that cannot hold "é"
 // (a FAT mount with an ASCII character set) is taken as not normalising.
-func probeFold(dd *fileio.Dir, rec *madeRecord) (foldInfo, error) {
+func probeFold(dd *fileio.Dir, rec *made.Record) (foldInfo, error) {
 	p, err := openProbe(dd, rec)
 	if err != nil {
 		return foldInfo{}, err
@@ -276,8 +277,8 @@ type foldProbe struct {
 	parent *fileio.Dir
 	name   string
 	d      *fileio.Dir
-	before fileio.Stat // parent's, to put its times back
-	rec    *madeRecord // where it is recorded as made (the destination root's probe), or nil
+	before fileio.Stat  // parent's, to put its times back
+	rec    *made.Record // where it is recorded as made (the destination root's probe), or nil
 }
 
 // openProbe makes the probe directory in dd. With rec (dd is the
@@ -286,17 +287,17 @@ type foldProbe struct {
 // off while probing leaves a leftover the next run can prove its own and
 // remove; a probe elsewhere is not recorded, and one a cut leaves is left
 // alone (leave-temp).
-func openProbe(dd *fileio.Dir, rec *madeRecord) (*foldProbe, error) {
+func openProbe(dd *fileio.Dir, rec *made.Record) (*foldProbe, error) {
 	before, err := dd.Stat()
 	if err != nil {
 		return nil, err
 	}
 	for i := 0; i < 8; i++ {
 		name := digestTemp("case-probe", xxh3.HashString("case-probe\x00"+strconv.Itoa(i)))
-		rec.before("", name, true)
+		rec.Before("", name, true)
 		err := dd.Mkdir(name, 0o700)
 		if err != nil {
-			rec.after(dd, "", name, nil, err)
+			rec.After(dd, "", name, nil, err)
 		}
 		if fileio.IsExist(err) {
 			continue // a source entry of that name, copied already
@@ -304,7 +305,7 @@ func openProbe(dd *fileio.Dir, rec *madeRecord) (*foldProbe, error) {
 		if err != nil {
 			return nil, err
 		}
-		rec.after(dd, "", name, nil, nil)
+		rec.After(dd, "", name, nil, nil)
 		d, err := dd.OpenSub(name)
 		if err != nil {
 			_ = dd.RemoveDir(name)
@@ -340,7 +341,7 @@ func (p *foldProbe) same(a, b string) (bool, error) {
 func (p *foldProbe) close() {
 	p.d.Close()
 	if p.parent.RemoveDir(p.name) == nil {
-		p.rec.gone(p.name)
+		p.rec.Gone(p.name)
 	}
 	if after, err := p.parent.Stat(); err == nil && after.Mtime != p.before.Mtime {
 		_ = p.parent.AsFile().SetTimes(p.before.Atime, p.before.Mtime)
@@ -598,7 +599,7 @@ func (dc *decider) respelled(dst *handle, en *entry, dstRel string) bool {
 
 // ownLeftover reports whether name in dd, which an exclusive create found
 // taken, is a leftover of fastcopy's own that may be removed: a
-// temporary's name that the record of what runs made names (made.go), an
+// temporary's name that the record of what runs made names (internal/made), an
 // entry of type want (0: anything but a directory),
 // listed under exactly that spelling, not another entry whose name folds
 // to it (a source file ".A.fastcopy-tmp" copied beside the temporary
@@ -614,8 +615,8 @@ func (e *engine) ownLeftover(dd *fileio.Dir, dirRel, name string, want uint32) b
 	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
 		return false
 	}
-	if !e.made.ours(dirRel, name, &st) {
-		return false // named like one, but no record shows a run made it (made.go)
+	if !e.made.Ours(dirRel, name, &st) {
+		return false // named like one, but no record shows a run made it (internal/made)
 	}
 	names, err := dd.ReadDir()
 	if err != nil {
@@ -640,7 +641,7 @@ func errNameTaken(name string, err error) error {
 func (e *engine) clearLeftover(dd *fileio.Dir, dirRel, name string) {
 	if _, err := dd.Lstat(name); err == nil && e.ownLeftover(dd, dirRel, name, 0) {
 		if dd.Remove(name) == nil {
-			e.made.gone(joinRel(dirRel, name))
+			e.made.Gone(joinRel(dirRel, name))
 		}
 	}
 }

@@ -348,9 +348,9 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 	tmp := en.tempName()
 	e.clearLeftover(dd, c.dst.rel, tmp)
 	want := devIno{est.Dev, est.Ino}
-	e.made.before(c.dst.rel, tmp, false)
+	e.made.Before(c.dst.rel, tmp, false)
 	err = linkChecked(dd, tmp, cand.d, cand.name, want)
-	e.made.after(dd, c.dst.rel, tmp, nil, err)
+	e.made.After(dd, c.dst.rel, tmp, nil, err)
 	if err != nil {
 		wrote()
 		switch {
@@ -387,17 +387,16 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 // it, and its destination entry is stored once the run's final flush made
 // the link durable (placed, nil in a dry run).
 //
-// Under --move its source is then removed like that of any copy (mover):
+// Under --move its source is then removed like that of any copy (internal/move):
 // the link is a copy in DEST whose bytes were read from the device and
 // found to hold the source's digest before it took the name, and the
-// mover checks the source is still the file that digest is of.
+// --move checks the source is still the file that digest is of.
 func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st fileio.Stat, placed *fileio.Stat, readAt time.Time) {
 	e := ld.e
 	if placed != nil && e.cache != nil && st.Size > 0 {
 		e.record.rememberDestLater(e.dstSide.key(rel), placed, sum, time.Now(), deviceRead(readAt))
 	}
-	mv := e.mover.item(c.src, en, rel) // --move: noted once placed
-	mv.sum = sum
+	mv := e.moveItem(c.src, en, rel) // --move: noted once placed
 	if en.group != nil {
 		en.group.ok, en.group.sum, en.group.ino = true, sum, devIno{st.Dev, st.Ino}
 		en.group.extra = en.extra
@@ -406,7 +405,7 @@ func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st 
 	e.staged.report(c.stage, rel, func() {
 		e.done(ActLinkDest, rel, en.st.Size, func(s *Summary) { s.LinkDest++ })
 		e.recordSum(rel, sum, en.extra)
-		e.mover.addItem(mv)
+		e.mover.Note(mv, sum)
 	})
 }
 

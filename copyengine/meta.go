@@ -295,8 +295,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	cur, err := fd.Lstat(fname)
 	if err == nil && (devIno{cur.Dev, cur.Ino}) == want {
 		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
-		f.mv.sum = f.group.sum
-		e.mover.addItem(f.mv)
+		e.mover.Note(f.mv, f.group.sum)
 		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
 		return nil
 	}
@@ -308,9 +307,9 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		tmp = f.tmp
 	}
 	e.clearLeftover(fd, fdir, tmp)
-	e.made.before(fdir, tmp, false)
+	e.made.Before(fdir, tmp, false)
 	err = linkChecked(fd, tmp, ld, lname, want)
-	e.made.after(fd, fdir, tmp, nil, err)
+	e.made.After(fd, fdir, tmp, nil, err)
 	if err != nil {
 		if errors.Is(err, errLinkReplaced) {
 			return replaced
@@ -334,8 +333,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.stats.BytesDone.Add(f.st.Size)
 		e.emit(Event{Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum})
 		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
-		f.mv.sum = f.group.sum
-		e.mover.addItem(f.mv)
+		e.mover.Note(f.mv, f.group.sum)
 	})
 	return nil
 }

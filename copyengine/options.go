@@ -290,7 +290,7 @@ const (
 	ActNotKept    Action = "not-kept"   // a symlink the destination cannot hold (see Summary.NotKept)
 	ActWouldDo    Action = "would-copy" // dry run: ActCopy.Would() (see Would)
 	ActCleanTmp   Action = "remove-temp"
-	ActLeaveTemp  Action = "leave-temp" // named like a temporary, but no record shows a run made it: left alone (made.go)
+	ActLeaveTemp  Action = "leave-temp" // named like a temporary, but no record shows a run made it: left alone (internal/made)
 	ActOwnCache   Action = "own-cache"  // this run's own hash cache, left out of the source
 	ActResume     Action = "resume"     // the copy takes up an interrupted run's temporary at Event.Resumed
 	ActRetry      Action = "retry"      // a source read failed: the file is read again (Err says why)

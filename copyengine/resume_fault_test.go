@@ -157,7 +157,7 @@ func TestResumeCorruptPrefix(t *testing.T) {
 // link to another file, is neither followed nor written through, nor taken
 // up, though what it leads to holds the very bytes of the source: the file
 // is copied whole. The name is another inode than the one the run made and
-// recorded, so it is not the run's to remove (made.go): it is left alone.
+// recorded, so it is not the run's to remove (internal/made): it is left alone.
 func TestResumeNotThrough(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []string{"symlink", "hardlink"} {

@@ -406,12 +406,12 @@ func (sg *stager) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bo
 	if !fileio.CanStageDirs || e.skipWrite() || !sg.dirRenameKeeps(parent) {
 		return nil, true
 	}
-	e.made.before(stageParent(rel), tmp, true)
+	e.made.Before(stageParent(rel), tmp, true)
 	if err := parent.Mkdir(tmp, 0o700); err != nil {
-		e.made.after(parent, stageParent(rel), tmp, nil, err)
+		e.made.After(parent, stageParent(rel), tmp, nil, err)
 		return nil, true
 	}
-	e.made.after(parent, stageParent(rel), tmp, nil, nil)
+	e.made.After(parent, stageParent(rel), tmp, nil, nil)
 	e.count(func(s *Summary) { s.Dirs++ })
 	e.event(ActMkdir, rel)
 	sd, err := parent.OpenSub(tmp)

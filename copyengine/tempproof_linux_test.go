@@ -17,7 +17,7 @@ import (
 // copied like any other, and neither its copy in DEST nor a file of that
 // name already there is ever taken for a leftover (removed, taken up,
 // left out of --delete). fastcopy removes only what a record shows a run
-// made (made.go).
+// made (internal/made).
 
 // tempproofDests are the destinations the tests run on: the test's scratch
 // directory (tmpfs or ext4), and real exFAT and FAT through FUSE where this

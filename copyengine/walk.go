@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
+	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
@@ -423,7 +425,7 @@ func (l *dirList) openDest() bool {
 		e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 		return false
 	}
-	if err := sameDirAsSource(l.sd, dd); err != nil { // move.go
+	if err := move.SameDirAsSource(l.sd, dd); err != nil {
 		dd.Close()
 		e.fail(w.dstRel, err)
 		return false
@@ -475,9 +477,9 @@ func (l *dirList) mapNames() {
 		}
 	}
 	// So are the destination's own entries named like temporaries that no
-	// record shows a run made (made.go): the user's, whatever their name.
+	// record shows a run made (internal/made): the user's, whatever their name.
 	for _, n := range l.listing {
-		if isTempName(n.Name) && !l.wk.e.made.oursByName(l.dd, l.w.dstRel, n.Name) {
+		if isTempName(n.Name) && !l.wk.e.made.OursByName(l.dd, l.w.dstRel, n.Name) {
 			l.takeTempName(n.Name)
 		}
 	}
@@ -561,11 +563,11 @@ func (l *dirList) classify() bool {
 			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.fold.String()})
 			continue
 		}
-		if l.nameKey(l.dstNames[i]) == l.nameKey(madeName) {
+		if l.nameKey(l.dstNames[i]) == l.nameKey(made.Name) {
 			// The record's name, at any depth: a copy of it below the root
 			// would be taken for the record of a later run into that
 			// directory, and its names for that run's leftovers.
-			e.fail(joinRel(w.dstRel, n.Name), errMadeName)
+			e.fail(joinRel(w.dstRel, n.Name), made.ErrName)
 			continue
 		}
 		en, ok := l.entry(i)
@@ -582,7 +584,7 @@ func (l *dirList) classify() bool {
 }
 
 // intendStages records the staged directories the new subdirectories may
-// be made under (made.go) before the first is made, so that one flush of
+// be made under (internal/made) before the first is made, so that one flush of
 // the record covers them all. One that is not staged after all is not
 // made, and drops out of the record.
 func (l *dirList) intendStages() {
@@ -602,7 +604,7 @@ func (l *dirList) intendStages() {
 		if l.taken(tempName(name)) {
 			en.tmp = freeTempName(name, l.taken)
 		}
-		e.made.intend(w.dstRel, en.tempName(), true)
+		e.made.Intend(w.dstRel, en.tempName(), true)
 	}
 }
 
@@ -694,7 +696,7 @@ func (l *dirList) subdir(en *entry) {
 		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 		e.mu.Unlock()
 	} else {
-		e.mover.noteDryDir(dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel}) // move.go
+		e.mover.NoteDryDir(move.Dir{SrcRoot: w.root.srcDir, SrcRel: srcRel, DstRel: dstRel})
 	}
 	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino, respelled: respelled})
 }
@@ -747,7 +749,7 @@ func (l *dirList) send() {
 }
 
 // intendTemps records the temporaries the files of batch will be written
-// under before the workers create them (made.go), so that one flush of
+// under before the workers create them (internal/made), so that one flush of
 // the record covers them all: those of new files (a rerun that finds the
 // others unchanged writes no record); none in a staged directory, which is
 // recorded itself.
@@ -758,7 +760,7 @@ func (l *dirList) intendTemps(stg *stage, batch []entry) {
 	}
 	for i := range batch {
 		if batch[i].dstSt == nil { // one that exists may need no temporary: recorded when it does
-			e.made.intend(l.w.dstRel, batch[i].tempName(), false)
+			e.made.Intend(l.w.dstRel, batch[i].tempName(), false)
 		}
 	}
 }
@@ -801,7 +803,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 		return nil, nil
 	}
 	if dstRel != "" {
-		e.made.dropNested(dd, dstRel, names)
+		e.made.DropNested(dd, dstRel, names)
 	}
 	inSrc := make(map[string]bool, len(src))
 	var tempOf map[string]string // temporary -> destination name of a source file
@@ -810,7 +812,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	for i, n := range src {
 		name := dstNames[i]
 		inSrc[name] = true
-		if e.made.recorded(joinRel(rel, name)) {
+		if e.made.Recorded(joinRel(rel, name)) {
 			disown = append(disown, joinRel(rel, name))
 		}
 		if n.Type == fileio.ModeRegular && !e.opt.NoResume {
@@ -824,7 +826,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 			tempOf[en.tempName()] = name
 		}
 	}
-	e.made.disown(disown)
+	e.made.Disown(disown)
 	out = make(map[string]fileio.Stat)
 	for _, n := range names {
 		if inSrc[n.Name] {
@@ -836,7 +838,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 		if !isTempName(n.Name) {
 			continue
 		}
-		if !e.made.oursByName(dd, dstRel, n.Name) {
+		if !e.made.OursByName(dd, dstRel, n.Name) {
 			// Named like a temporary, but not one a run recorded: the
 			// user's, or one whose record a crash lost. Never removed
 			// or taken up as a leftover.
@@ -859,7 +861,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 				remove = func(name string) error { return removeTree(dd, name) }
 			}
 			if err := remove(n.Name); err == nil {
-				e.made.gone(joinRel(rel, n.Name))
+				e.made.Gone(joinRel(rel, n.Name))
 				e.count(func(s *Summary) { s.TempsRemoved++ })
 				e.event(ActCleanTmp, joinRel(dstRel, n.Name))
 			}

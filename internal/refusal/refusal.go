@@ -28,6 +28,11 @@ var ErrTooLarge = errors.New("file too large for the destination")
 // ctime moved while it was read, twice.
 var ErrSourceChanged = errors.New("source changed during copy")
 
+// ErrSomeFailed is returned when the run finished but at least one entry
+// could not be copied (or, under --move, was kept): the summary names
+// them. It is the exit status 3 of the command line.
+var ErrSomeFailed = errors.New("some files could not be copied")
+
 // Error is a request refused before anything was written: a missing
 // source, a destination inside its source, an option the checks do not
 // accept, and the like.
