@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"github.com/fastcopy/fastcopy/internal/source"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -640,10 +641,7 @@ func (cp *copier) mayClone(st *fileio.Stat) bool {
 }
 
 // changed reports whether a file moved between two stats of it.
-func changed(before, after *fileio.Stat) bool {
-	return before.Ino != after.Ino || before.Dev != after.Dev || before.Size != after.Size ||
-		before.Mtime != after.Mtime || before.Ctime != after.Ctime
-}
+func changed(before, after *fileio.Stat) bool { return source.Changed(before, after) }
 
 // changedSince reports whether the source en changed between the walk's
 // stat of it (en.st) and after, the stat of the descriptor opened later

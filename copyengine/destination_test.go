@@ -3,7 +3,6 @@ package copyengine
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -32,10 +32,10 @@ func newMemDest() *memDest {
 
 func (m *memDest) where() string { return "mem:" }
 
-func (m *memDest) run(ctx context.Context, src *sourceSide) (Summary, error) {
+func (m *memDest) run(ctx context.Context, src *source.Side) (Summary, error) {
 	var sum Summary
 	buf := make([]byte, verify.BufSize)
-	err := src.walk(ctx, func(f *sourceFile) error {
+	err := src.Walk(ctx, func(f *source.File) error {
 		switch {
 		case f.Err != nil:
 			sum.Failed++
@@ -53,7 +53,7 @@ func (m *memDest) run(ctx context.Context, src *sourceSide) (Summary, error) {
 		}
 		return nil
 	})
-	sum.Elapsed = time.Since(src.start)
+	sum.Elapsed = time.Since(src.Start)
 	if err == nil && sum.Failed > 0 {
 		err = ErrSomeFailed
 	}
@@ -63,22 +63,22 @@ func (m *memDest) run(ctx context.Context, src *sourceSide) (Summary, error) {
 // file takes f: left alone when the cache vouches that the copy held
 // already is f's content, else read through the share, checked against
 // the digest taken as it was read and recorded.
-func (m *memDest) file(src *sourceSide, f *sourceFile, buf []byte, sum *Summary) {
+func (m *memDest) file(src *source.Side, f *source.File, buf []byte, sum *Summary) {
 	if held, ok := m.files[f.Rel]; ok && f.Stat.Size == 0 && len(held) == 0 {
 		sum.Skipped++ // nothing to vouch for
 		return
 	}
-	if d, ok := src.cached(f); ok {
+	if d, ok := src.Cached(f); ok {
 		sum.CacheHits++
 		if held, ok := m.sums[f.Rel]; ok && held == d && int64(len(m.files[f.Rel])) == f.Stat.Size {
-			src.pass(f)
+			src.Pass(f)
 			sum.Skipped++
 			return
 		}
 	}
 	data := make([]byte, f.Stat.Size)
 	started := time.Now()
-	d, n, err := src.read(f, func(p []byte, off int64) error { copy(data[off:], p); return nil }, buf)
+	d, n, err := src.Read(f, func(p []byte, off int64) error { copy(data[off:], p); return nil }, buf)
 	sum.BytesRead += n
 	if err == nil && verify.Bytes(data) != d {
 		err = &MismatchError{Path: f.Rel, Want: verify.Hex(d), Got: verify.Hex(verify.Bytes(data))}
@@ -88,7 +88,7 @@ func (m *memDest) file(src *sourceSide, f *sourceFile, buf []byte, sum *Summary)
 		sum.Failures = append(sum.Failures, newFailure(f.Rel, err))
 		return
 	}
-	src.remember(f, d, started)
+	src.Remember(f, d, started)
 	m.files[f.Rel], m.sums[f.Rel] = data, d
 	sum.Copied++
 	sum.Bytes += f.Stat.Size
@@ -132,7 +132,7 @@ func writeSeamFile(t *testing.T, p string, data []byte) {
 
 // seamPlan plans opts as RunAll does and returns the local destinations
 // and the source side.
-func seamPlan(t *testing.T, opts []Options) ([]destination, sourceSide) {
+func seamPlan(t *testing.T, opts []Options) ([]destination, source.Side) {
 	t.Helper()
 	plans, err := planAll(opts)
 	if err != nil {
@@ -173,7 +173,7 @@ func TestSeamDestinationBesideLocal(t *testing.T) {
 	files, total := seamTree(t, src)
 	dests, side := seamPlan(t, []Options{{Sources: []string{src}, Dest: dst, Excludes: []string{"*.tmp"}}})
 	mem := newMemDest()
-	share := newSourceShare(2, 64<<20)
+	share := source.NewShare(2, 64<<20)
 	res := runDestinations(context.Background(), append(dests, mem), side, share)
 	for i, r := range res {
 		if r.Err != nil {
@@ -198,7 +198,7 @@ func TestSeamDestinationBesideLocal(t *testing.T) {
 		t.Errorf("the other destination has no directory sub/d: %v", mem.dirs)
 	}
 	shared := res[0].Summary.BytesShared + res[1].Summary.BytesShared
-	if dropped := share.dropped.Load(); shared+dropped != total {
+	if dropped := share.Dropped(); shared+dropped != total {
 		t.Errorf("bytes handed from one destination's read to the other: %d (local took %d, the other %d), dropped %d; want the %d source bytes read once",
 			shared, res[0].Summary.BytesShared, res[1].Summary.BytesShared, dropped, total)
 	}
@@ -257,63 +257,5 @@ func TestSeamDestinationCacheSourceHalf(t *testing.T) {
 	}
 	if got := string(mem.files["sub/b.txt"]); got != "BEE" {
 		t.Errorf("sub/b.txt holds %q after the rerun, want the rewritten %q", got, "BEE")
-	}
-}
-
-// TestSeamDestinationChangedSource: a source file that changes while the
-// destination of another kind reads it is a failure of that file, never a
-// copy of bytes the file did not hold as one version.
-func TestSeamDestinationChangedSource(t *testing.T) {
-	tmp := t.TempDir()
-	src := filepath.Join(tmp, "src")
-	seamTree(t, src)
-	_, side := seamPlan(t, []Options{{Sources: []string{src}, Dest: filepath.Join(tmp, "dst")}})
-	var got error
-	err := side.walk(context.Background(), func(f *sourceFile) error {
-		if f.Rel != "a.bin" {
-			return nil
-		}
-		_, _, got = side.read(f, func(p []byte, off int64) error {
-			if off == 0 {
-				return os.WriteFile(filepath.Join(src, "a.bin"), []byte("changed"), 0o644)
-			}
-			return nil
-		}, make([]byte, verify.BufSize))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !errors.Is(got, ErrSourceChanged) {
-		t.Errorf("a.bin rewritten while it was read: %v, want %v", got, ErrSourceChanged)
-	}
-}
-
-// TestSeamDestinationReplacedSource: a source name that leads to another
-// file by the time it is read (renamed over after the walk saw it) is a
-// failure, not a copy of the other file under the walk's stat.
-func TestSeamDestinationReplacedSource(t *testing.T) {
-	tmp := t.TempDir()
-	src := filepath.Join(tmp, "src")
-	seamTree(t, src)
-	_, side := seamPlan(t, []Options{{Sources: []string{src}, Dest: filepath.Join(tmp, "dst")}})
-	var got error
-	read := false
-	err := side.walk(context.Background(), func(f *sourceFile) error {
-		if f.Rel != "sub/b.txt" {
-			return nil
-		}
-		writeSeamFile(t, filepath.Join(src, "sub", "b.new"), []byte("bee"))
-		if err := os.Rename(filepath.Join(src, "sub", "b.new"), filepath.Join(src, "sub", "b.txt")); err != nil {
-			t.Fatal(err)
-		}
-		_, _, got = side.read(f, func(p []byte, off int64) error { read = true; return nil }, make([]byte, verify.BufSize))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !errors.Is(got, ErrSourceChanged) || read {
-		t.Errorf("sub/b.txt renamed over after the walk: %v (bytes given to the sink: %v), want %v and none", got, read, ErrSourceChanged)
 	}
 }

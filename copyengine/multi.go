@@ -3,7 +3,6 @@ package copyengine
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,10 +11,11 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/namefold"
+	"github.com/fastcopy/fastcopy/internal/source"
 )
 
 // MaxDestinations is the most destinations one RunAll copies to.
-const MaxDestinations = 16
+const MaxDestinations = source.MaxRuns
 
 // Result is one destination's outcome of RunAll: what Run would have
 // returned for it alone.
@@ -25,7 +25,7 @@ type Result struct {
 }
 
 // RunAll copies the same sources to several destinations at once, reading
-// each source byte once (see sourceShare). opts holds one Options per
+// each source byte once (see source.Share). opts holds one Options per
 // destination; they differ in Dest and in what is the destination's own
 // (Stats, Manifest, OnEvent, OnFlush) and agree in Sources. Each
 // destination is a run of its own, with everything Run gives it alone: its
@@ -49,9 +49,9 @@ func RunAll(ctx context.Context, opts []Options) ([]Result, error) {
 	for i := range opts {
 		dests[i] = &localDest{opt: opts[i], plan: plans[i]}
 	}
-	var share *sourceShare
+	var share *source.Share
 	if len(dests) > 1 {
-		share = newSourceShare(len(dests), shareBudget())
+		share = source.NewShare(len(dests), source.Budget())
 	}
 	return runDestinations(ctx, dests, newSourceSide(&opts[0], plans[0], start), share), nil
 }
@@ -176,9 +176,4 @@ func below(dir, p string) bool {
 func inside(dir, p string) bool {
 	sep := string(filepath.Separator)
 	return strings.HasPrefix(p, strings.TrimSuffix(dir, sep)+sep)
-}
-
-// handedTo returns the bytes run id took from another run's read.
-func (s *sourceShare) handedTo(id uint64) int64 {
-	return s.handed[bits.TrailingZeros64(id)].Load()
 }

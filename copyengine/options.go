@@ -3,6 +3,7 @@ package copyengine
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fastcopy/fastcopy/internal/source"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -178,8 +179,8 @@ type Options struct {
 	hooks hooks
 	// share and shareID: a run of RunAll reads the source through the
 	// share, as run shareID (a bit), with the runs to the other
-	// destinations (share.go).
-	share   *sourceShare
+	// destinations (internal/source).
+	share   *source.Share
 	shareID uint64
 
 	// The audit log (--log): when set, OnFlush is called each time every

@@ -1,4 +1,4 @@
-package copyengine
+package source
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package copyengine
+package source
 
 import (
 	"math/bits"
@@ -10,7 +10,10 @@ import (
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// sourceShare lets the runs of a copy to several destinations (RunAll)
+// MaxRuns is the most runs one Share serves (a bit each).
+const MaxRuns = 16
+
+// Share lets the runs of a copy to several destinations (RunAll)
 // read each source byte once. Every run walks the source and decides for
 // its own destination; when one of them reads a file's next bytes (its
 // frontier), it keeps a copy of them for the other runs that may still
@@ -26,7 +29,7 @@ import (
 // stallAfter (a run busy flushing, or one that will never read what is
 // kept), the oldest bytes are dropped instead and whoever wanted them reads
 // them from the source (counted in dropped).
-type sourceShare struct {
+type Share struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	running uint64 // the runs not yet ended, a bit each
@@ -40,22 +43,22 @@ type sourceShare struct {
 	stalled bool  // nobody took anything for stall: drop, do not wait
 	stall   time.Duration
 
-	handed  [MaxDestinations]atomic.Int64 // per run: bytes it took instead of reading them
-	dropped atomic.Int64                  // bytes dropped before every run that wanted them took them
+	handed  [MaxRuns]atomic.Int64 // per run: bytes it took instead of reading them
+	dropped atomic.Int64          // bytes dropped before every run that wanted them took them
 }
 
 // stallAfter is how long a run waits for the slower destinations to take
 // some of what is kept for them before it drops the oldest instead.
 const stallAfter = 3 * time.Second
 
-// shareBudget is how many bytes of the source a multi-destination copy
+// Budget is how many bytes of the source a multi-destination copy
 // keeps for its slower destinations: an eighth of the machine's memory,
 // between 256 MiB and 1 GiB. Two destinations of one speed drift apart by
 // a flush batch or two (commitBatchBytes each: a run writes a batch into
 // the page cache, then waits for its device), and what drifts apart beyond
 // the budget is waited for: with 256 MiB, two 100 MB/s drives took 1.4x
 // the time of one, with 1 GiB 1.06x (docs/benchmarks.md, Offload).
-func shareBudget() int64 {
+func Budget() int64 {
 	return min(max(fileio.MemTotal()/8, 256<<20), 1<<30)
 }
 
@@ -68,8 +71,8 @@ func shareBudget() int64 {
 // which the stall check drops.
 const maxKnown = 1 << 16
 
-func newSourceShare(runs int, budget int64) *sourceShare {
-	s := &sourceShare{running: 1<<runs - 1, files: map[shareKey]*sharedFile{}, budget: budget, stall: stallAfter}
+func NewShare(runs int, budget int64) *Share {
+	s := &Share{running: 1<<runs - 1, files: map[shareKey]*sharedFile{}, budget: budget, stall: stallAfter}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -112,18 +115,18 @@ type shareChunk struct {
 // never changes, and a change of the file in place moves the times every
 // run holding it checks. A descriptor that is not st's file fails its
 // run's check anyway; it reads alone.
-func (s *sourceShare) reader(id uint64, f *fileio.File, st *fileio.Stat) verify.Source {
+func (s *Share) Reader(id uint64, f *fileio.File, st *fileio.Stat) verify.Source {
 	if s == nil || st.Size <= 0 {
 		return f
 	}
-	if cur, err := f.Stat(); err != nil || changed(st, &cur) {
+	if cur, err := f.Stat(); err != nil || Changed(st, &cur) {
 		return f
 	}
 	return &sharedRead{s: s, id: id, key: keyOf(st), f: f}
 }
 
 type sharedRead struct {
-	s   *sourceShare
+	s   *Share
 	id  uint64
 	key shareKey
 	f   *fileio.File
@@ -195,7 +198,7 @@ func (r *sharedRead) ReadFull(p []byte, off int64) (int, error) {
 // waits a while for the other runs to take some and returns false, and the
 // caller looks again; once nobody has taken anything for stallAfter it
 // drops the oldest kept bytes to make room instead.
-func (s *sourceShare) room(n int64) bool {
+func (s *Share) room(n int64) bool {
 	if s.held+n <= s.budget || s.held == 0 {
 		return true
 	}
@@ -219,7 +222,7 @@ func (s *sourceShare) room(n int64) bool {
 }
 
 // drop frees the oldest kept chunks until n more bytes fit.
-func (s *sourceShare) drop(n int64) {
+func (s *Share) drop(n int64) {
 	for len(s.queue) > 0 && s.held+n > s.budget {
 		c := s.queue[0] // kept: free trims what is freed off the head
 		s.dropped.Add(int64(len(c.data)))
@@ -228,7 +231,7 @@ func (s *sourceShare) drop(n int64) {
 }
 
 // take gives run id its copy of c.
-func (s *sourceShare) take(c *shareChunk, id uint64) {
+func (s *Share) take(c *shareChunk, id uint64) {
 	c.need &^= id
 	if c.need == 0 {
 		s.free(c)
@@ -238,7 +241,7 @@ func (s *sourceShare) take(c *shareChunk, id uint64) {
 	s.cond.Broadcast()
 }
 
-func (s *sourceShare) free(c *shareChunk) {
+func (s *Share) free(c *shareChunk) {
 	s.held -= int64(len(c.data))
 	c.data = nil
 	delete(c.f.chunks, c.off)
@@ -265,7 +268,7 @@ func (s *sourceShare) free(c *shareChunk) {
 
 // record starts the share's record of a file, forgetting the oldest ones
 // that hold nothing once there are more than maxKnown.
-func (s *sourceShare) record(k shareKey) *sharedFile {
+func (s *Share) record(k shareKey) *sharedFile {
 	sf := &sharedFile{key: k, chunks: map[int64]*shareChunk{}}
 	s.files[k] = sf
 	s.known = append(s.known, sf)
@@ -290,7 +293,7 @@ func (s *sourceShare) record(k shareKey) *sharedFile {
 }
 
 // forget drops what the share knows of a file no run still wants.
-func (s *sourceShare) forget(sf *sharedFile) {
+func (s *Share) forget(sf *sharedFile) {
 	if len(sf.chunks) == 0 && !sf.reading && s.running&^sf.passed == 0 && s.files[sf.key] == sf {
 		delete(s.files, sf.key)
 	}
@@ -299,7 +302,7 @@ func (s *sourceShare) forget(sf *sharedFile) {
 // pass tells the share that run id is done with st's file: it read it, or
 // decided not to (unchanged on its destination, failed, left out), so that
 // nothing is kept for it.
-func (s *sourceShare) pass(id uint64, st *fileio.Stat) {
+func (s *Share) Pass(id uint64, st *fileio.Stat) {
 	if s == nil || st.Size <= 0 {
 		return
 	}
@@ -325,7 +328,7 @@ func (s *sourceShare) pass(id uint64, st *fileio.Stat) {
 
 // leave tells the share that run id has ended: nothing is kept for it
 // any more.
-func (s *sourceShare) leave(id uint64) {
+func (s *Share) Leave(id uint64) {
 	if s == nil {
 		return
 	}
@@ -343,16 +346,25 @@ func (s *sourceShare) leave(id uint64) {
 	s.cond.Broadcast()
 }
 
-// source returns what the run reads st's source file through (see
-// sourceShare).
-func (e *engine) source(f *fileio.File, st *fileio.Stat) verify.Source {
-	return e.opt.share.reader(e.opt.shareID, f, st)
+// HandedTo returns the bytes run id took from another run's read.
+func (s *Share) HandedTo(id uint64) int64 {
+	if s == nil {
+		return 0
+	}
+	return s.handed[bits.TrailingZeros64(id)].Load()
 }
 
-// passSource tells the share, if any, that this run is done with a source
-// file.
-func (e *engine) passSource(st *fileio.Stat) {
-	if st.IsRegular() {
-		e.opt.share.pass(e.opt.shareID, st)
+// Dropped returns the bytes dropped before every run that wanted them took
+// them (those runs read them from the source again).
+func (s *Share) Dropped() int64 {
+	if s == nil {
+		return 0
 	}
+	return s.dropped.Load()
+}
+
+// Changed reports whether a file moved between two stats of it.
+func Changed(before, after *fileio.Stat) bool {
+	return before.Ino != after.Ino || before.Dev != after.Dev || before.Size != after.Size ||
+		before.Mtime != after.Mtime || before.Ctime != after.Ctime
 }

@@ -1,4 +1,4 @@
-package copyengine
+package source
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func shareFile(t *testing.T, n int) (*fileio.File, fileio.Stat, []byte) {
 func TestShareHandsOn(t *testing.T) {
 	t.Parallel()
 	f, st, data := shareFile(t, 5<<20+123)
-	s := newSourceShare(2, 64<<20)
+	s := NewShare(2, 64<<20)
 	var wg sync.WaitGroup
 	sums := make([]verify.Sum, 2)
 	for i := range 2 {
@@ -53,12 +53,12 @@ func TestShareHandsOn(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			buf := make([]byte, verify.BufSize)
-			sum, n, err := verify.Stream(s.reader(1<<i, f, &st), st.Size, false, buf, nil)
+			sum, n, err := verify.Stream(s.Reader(1<<i, f, &st), st.Size, false, buf, nil)
 			if err != nil || n != st.Size {
 				t.Errorf("run %d: %d bytes, %v", i, n, err)
 			}
 			sums[i] = sum
-			s.pass(1<<i, &st)
+			s.Pass(1<<i, &st)
 		}()
 	}
 	wg.Wait()
@@ -66,7 +66,7 @@ func TestShareHandsOn(t *testing.T) {
 	if sums[0] != want || sums[1] != want {
 		t.Errorf("digests %v %v, want %v", sums[0], sums[1], want)
 	}
-	if got := s.handedTo(1) + s.handedTo(2); got != st.Size {
+	if got := s.HandedTo(1) + s.HandedTo(2); got != st.Size {
 		t.Errorf("%d bytes handed on, want the file's %d once", got, st.Size)
 	}
 	if s.held != 0 || len(s.files) != 0 {
@@ -81,11 +81,11 @@ func TestShareHandsOn(t *testing.T) {
 func TestShareBounded(t *testing.T) {
 	t.Parallel()
 	f, st, data := shareFile(t, 12<<20)
-	s := newSourceShare(2, 3<<20)
+	s := NewShare(2, 3<<20)
 	s.stall = 50 * time.Millisecond
 	buf := make([]byte, verify.BufSize)
 	var peak int64
-	r := s.reader(1, f, &st)
+	r := s.Reader(1, f, &st)
 	var got bytes.Buffer
 	_, _, err := verify.Stream(r, st.Size, false, buf, func(p []byte, _ int64) error {
 		s.mu.Lock()
@@ -107,8 +107,8 @@ func TestShareBounded(t *testing.T) {
 		t.Error("nothing dropped, yet the other run never took anything")
 	}
 	// The other run ends: nothing is kept for it any more.
-	s.leave(2)
-	s.pass(1, &st)
+	s.Leave(2)
+	s.Pass(1, &st)
 	if s.held != 0 || len(s.files) != 0 {
 		t.Errorf("%d bytes and %d files held after the other run ended", s.held, len(s.files))
 	}
@@ -119,17 +119,17 @@ func TestShareBounded(t *testing.T) {
 func TestShareChangedFileNotShared(t *testing.T) {
 	t.Parallel()
 	f, st, _ := shareFile(t, 2<<20)
-	s := newSourceShare(2, 64<<20)
+	s := NewShare(2, 64<<20)
 	later := st
 	later.Ctime++
 	buf := make([]byte, verify.BufSize)
-	if _, _, err := verify.Stream(s.reader(1, f, &st), st.Size, false, buf, nil); err != nil {
+	if _, _, err := verify.Stream(s.Reader(1, f, &st), st.Size, false, buf, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := verify.Stream(s.reader(2, f, &later), later.Size, false, buf, nil); err != nil {
+	if _, _, err := verify.Stream(s.Reader(2, f, &later), later.Size, false, buf, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.handedTo(2); got != 0 {
+	if got := s.HandedTo(2); got != 0 {
 		t.Errorf("%d bytes of the file as it was handed to a run that saw it changed", got)
 	}
 }
@@ -190,8 +190,8 @@ func TestShareRetargetedFileNotShared(t *testing.T) {
 	}
 	defer newF.Close()
 
-	s := newSourceShare(2, 64<<20)
-	r1, r2 := s.reader(1, oldF, &st), s.reader(2, newF, &st)
+	s := NewShare(2, 64<<20)
+	r1, r2 := s.Reader(1, oldF, &st), s.Reader(2, newF, &st)
 	got := make([]byte, 2*half)
 	p := make([]byte, half)
 	if _, err := r1.ReadFull(got[:half], 0); err != nil { // run 1 reads the first half
@@ -210,12 +210,12 @@ func TestShareRetargetedFileNotShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if changed(&st, &after) {
+	if Changed(&st, &after) {
 		t.Fatal("run 1's own check sees its file changed: this scenario does not need the share to go wrong")
 	}
 	if !bytes.Equal(got, oldData) {
 		t.Errorf("run 1, whose source held still by its own check, got %d bytes of another file (%d handed to it)",
-			bytes.Count(got, []byte{'n'}), s.handedTo(1))
+			bytes.Count(got, []byte{'n'}), s.HandedTo(1))
 	}
 }
 
@@ -227,11 +227,11 @@ func TestShareRetargetedFileNotShared(t *testing.T) {
 // must not cost the share a record per file.
 func TestSharePassedBounded(t *testing.T) {
 	t.Parallel()
-	s := newSourceShare(2, 64<<20)
+	s := NewShare(2, 64<<20)
 	const n = 1 << 18
 	for i := range n {
 		st := fileio.Stat{Dev: 1, Ino: uint64(i + 1), Size: 4096, Mtime: 1, Ctime: 1}
-		s.pass(1, &st)
+		s.Pass(1, &st)
 	}
 	const bound = 1 << 16 // a few megabytes of records
 	if len(s.files) > bound {
@@ -248,9 +248,9 @@ func TestSharePassedBounded(t *testing.T) {
 func TestShareQueueBounded(t *testing.T) {
 	t.Parallel()
 	f, st, _ := shareFile(t, 4096)
-	s := newSourceShare(2, 64<<20)
+	s := NewShare(2, 64<<20)
 	p := make([]byte, 4096)
-	if _, err := s.reader(1, f, &st).ReadFull(p, 0); err != nil { // kept for run 2, not taken
+	if _, err := s.Reader(1, f, &st).ReadFull(p, 0); err != nil { // kept for run 2, not taken
 		t.Fatal(err)
 	}
 	const n = 1 << 17
@@ -261,8 +261,8 @@ func TestShareQueueBounded(t *testing.T) {
 		if _, err := r.ReadFull(p, 0); err != nil {
 			t.Fatal(err)
 		}
-		s.pass(1, &other)
-		s.pass(2, &other) // run 2 leaves it alone
+		s.Pass(1, &other)
+		s.Pass(2, &other) // run 2 leaves it alone
 	}
 	if s.held != 4096 {
 		t.Fatalf("%d bytes held, want the first file's 4096", s.held)
