@@ -37,10 +37,9 @@ type queue struct {
 	kick    chan struct{} // capacity 1: wake the writer
 }
 
-// writer is the goroutine that stores what Put and Delete queue, with the
-// queue it takes them from: the only one that writes to the database, to
-// the main file (mainFile, under its lock) or to this process's journal
-// (journals).
+// writer is the goroutine that commits what Put and Delete queue, with the
+// queue it takes it from: to the main file (mainFile, under its lock) or to
+// this process's journal (journals).
 type writer struct {
 	path     string
 	readOnly bool
