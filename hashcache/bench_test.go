@@ -206,11 +206,12 @@ func BenchmarkShared(b *testing.B) {
 }
 
 // BenchmarkOpenPerOperation measures what opening the file for each
-// operation would cost, the design not taken for lookups (see
-// docs/benchmarks.md, "Hash cache: runs that share it"): bbolt Open and
-// Close of a warm cache of 100k (HASHCACHE_BIG=1: 1M) entries, read-only
-// and for writing, and a directory's lookup (100 paths) with and without
-// an Open and Close around it.
+// operation would cost, the design not taken for lookups (see "Hash
+// cache: runs that share it" in the history of docs/benchmarks.md, `git
+// show 90fc376:docs/benchmarks.md`): bbolt Open and Close of a warm cache
+// of 100k (HASHCACHE_BIG=1: 1M) entries, read-only and for writing, and a
+// directory's lookup (100 paths) with and without an Open and Close
+// around it.
 func BenchmarkOpenPerOperation(b *testing.B) {
 	n := 100_000
 	if os.Getenv("HASHCACHE_BIG") == "1" {

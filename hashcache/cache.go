@@ -11,11 +11,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // DefaultLockTimeout is how long Open waits for another process's lock when
@@ -60,41 +58,26 @@ type Options struct {
 }
 
 // Cache is an open hash cache. Its methods are safe for concurrent use.
+// Its parts are components of their own: the main file's handle and its
+// lifecycle (mainFile), the journals read with it (journals, under the
+// main file's lock), the writer goroutine and its queue (writer), and
+// what the cache met on the way (report).
 type Cache struct {
-	path        string
-	readOnly    bool
-	lockTimeout time.Duration
+	path     string
+	readOnly bool
 
-	// dbMu guards db, jn and others: lookups hold it for reading, the
-	// writer for writing while it swaps the main file's handle for a
-	// commit.
-	dbMu   sync.RWMutex
-	db     *bolt.DB   // the main file, read-only (shared lock) unless holding; nil when there is nothing to read
-	jn     *journal   // this process's journal, while it holds entries not in the main file
-	others []*journal // finished journals of other processes, read-only, newest first
-	// holding: db is the main file open for writing, had alone since a
-	// commit found no other user (users), and kept for the next commits
-	// until one comes (see watch).
-	holding bool
+	main     mainFile
+	journals journals
+	writer   writer
+	report   report
+}
 
-	// users is held shared by every open cache of this file, so that one
-	// can tell it is alone (nil where that cannot be told: never alone).
-	users     *fileio.Presence
-	watchStop chan struct{}
-	watchDone chan struct{}
-
-	writing    bool // a writer runs: not read-only, not unused
-	q          queue
-	writerDone chan struct{}
-
+// report gathers what a cache met: the warnings (problems worked around)
+// and the first commit error. Its lock is its own.
+type report struct {
 	mu       sync.Mutex
 	warnings []error
 	err      error // first commit error, or ErrReadOnly
-
-	broken  atomic.Bool  // a transaction failed on a bad page
-	commits atomic.Int64 // write transactions, for tests
-	reopens atomic.Int64 // read-only opens of the main file after a commit, for tests
-	merged  atomic.Int64 // journals merged into the main file, for tests
 }
 
 // LookupResult is the answer of Lookup for one path.
@@ -148,8 +131,11 @@ func Open(path string, opt Options) (*Cache, error) {
 		}
 		path = r
 	}
-	c := &Cache{path: path, readOnly: opt.ReadOnly, lockTimeout: opt.LockTimeout}
-	c.q.room.L = &c.q.mu
+	c := &Cache{path: path, readOnly: opt.ReadOnly}
+	c.journals = journals{path: path}
+	c.main = mainFile{path: path, readOnly: opt.ReadOnly, lockTimeout: opt.LockTimeout, rep: &c.report, js: &c.journals}
+	c.writer = writer{path: path, readOnly: opt.ReadOnly, rep: &c.report, main: &c.main, js: &c.journals}
+	c.writer.q.room.L = &c.writer.q.mu
 	if !opt.ReadOnly {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("hash cache: %w", err)
@@ -160,38 +146,33 @@ func Open(path string, opt Options) (*Cache, error) {
 	// only once the cache file is there, so that it creates nothing before
 	// any run.
 	if !opt.ReadOnly {
-		c.users, _ = fileio.OpenPresence(path + usersSuffix)
+		c.main.users, _ = fileio.OpenPresence(path + usersSuffix)
 	}
 	for attempt := 1; ; attempt++ {
-		done, err := c.open(attempt == 1)
+		done, err := c.main.open(attempt == 1)
 		if err != nil {
-			c.closeOthers()
-			_ = c.users.Close()
+			c.journals.closeOthers()
+			c.main.closeUsers()
 			return nil, err
 		}
 		if done {
 			break
 		}
 		if attempt == 3 {
-			c.closeOthers()
-			_ = c.users.Close()
+			c.journals.closeOthers()
+			c.main.closeUsers()
 			return nil, fmt.Errorf("hash cache %q: still unreadable after starting afresh", path)
 		}
 	}
-	if c.writing {
-		c.q.kick = make(chan struct{}, 1)
-		c.writerDone = make(chan struct{})
-		go c.writer()
-		if c.users != nil {
-			c.watchStop, c.watchDone = make(chan struct{}), make(chan struct{})
-			go c.watch(holdCheck)
-		}
+	if c.main.writable {
+		c.writer.start()
+		c.main.startWatch(holdCheck)
 	}
 	return c, nil
 }
 
 // usersSuffix names the presence file beside the cache file (see
-// Cache.users).
+// mainFile.users).
 const usersSuffix = ".users"
 
 // IsOwnFile reports whether name, a file in the directory of the cache
@@ -206,219 +187,10 @@ func IsOwnFile(cachePath, name string) bool {
 // plus a commit, for its shared lock).
 var holdCheck = 50 * time.Millisecond
 
-// watch lets the main file go as soon as another cache of it is open, so
-// that it gets its shared lock: until then, this cache keeps the file
-// open for writing from one commit to the next, instead of closing it,
-// opening it alone, committing, closing it and opening it read-only again
-// for each (which cost a tenth of a run of many small files). every is
-// holdCheck as Open read it.
-func (c *Cache) watch(every time.Duration) {
-	defer close(c.watchDone)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.watchStop:
-			return
-		case <-t.C:
-		}
-		c.dbMu.RLock()
-		holding := c.holding
-		c.dbMu.RUnlock()
-		if holding && !c.users.Alone() {
-			c.dbMu.Lock()
-			if c.holding {
-				c.letGo()
-			}
-			c.dbMu.Unlock()
-		}
-	}
-}
-
-// letGo turns the main file held for writing back into the read-only
-// handle every cache keeps. dbMu must be held.
-func (c *Cache) letGo() {
-	c.closeMain()
-	c.reopenMain()
-}
-
 // sharedLockGrace is the least Open waits for the shared lock, whatever
 // Options.LockTimeout says: another fastcopy takes the file alone for each
 // commit, a few milliseconds every 200 ms.
 var sharedLockGrace = time.Second
-
-// open makes one attempt. done is false when the file was moved aside (or
-// replaced under us) and Open should try again.
-//
-// A writable cache first takes the file alone, once, without waiting: if
-// no other process has it open, it is created or checked, set aside when
-// unreadable, and the journals other processes left are merged into it.
-// Then every cache, writable or not, opens the file read-only with a
-// shared lock for the rest of its life, and the finished journals that
-// could not be merged (another process has the file open) read-only too.
-func (c *Cache) open(first bool) (done bool, err error) {
-	pre, preErr := os.Stat(c.path)
-	if !c.readOnly {
-		// What cannot be merged now stays where it is, and is read.
-		held, state, err := c.exclusive(func(db *bolt.DB) error { _, _ = c.commitAlone(db, nil); return nil }, false)
-		switch {
-		case err != nil:
-			return false, err
-		case state == stateCorrupt:
-			return false, nil // moved aside: again
-		case state == stateNewer:
-			return true, nil
-		case held && state == stateFresh && first && preErr == nil && pre.Size() == 0:
-			c.warn(fmt.Errorf("%w: %q was empty; started a new one", ErrCorrupt, c.path))
-		}
-	}
-	if c.readOnly && errors.Is(preErr, fs.ErrNotExist) {
-		return true, nil // nothing cached yet
-	}
-	if c.readOnly && c.users == nil {
-		// Before the shared lock: a cache that holds the file alone lets
-		// it go only for one it can see. Where the presence file cannot be
-		// had, waiting for the shared lock is all there is.
-		c.users, _ = fileio.OpenPresence(c.path + usersSuffix)
-	}
-	wait := max(c.lockTimeout, sharedLockGrace)
-	o := openDB(c.path, Options{ReadOnly: true, LockTimeout: wait})
-	switch {
-	case errors.Is(o.err, berrors.ErrTimeout):
-		return false, fmt.Errorf("hash cache %q: %w (waited %v)", c.path, errCacheLocked, wait)
-	case errors.Is(o.openErr, fs.ErrNotExist) && c.readOnly:
-		return true, nil // removed (cache clear) since the stat
-	case errors.Is(o.openErr, fs.ErrNotExist):
-		return false, nil // removed since it was created: again
-	case o.openErr != nil:
-		return false, fmt.Errorf("hash cache: %w", o.openErr)
-	case o.err != nil:
-		return c.unusable(o, o.err)
-	}
-	state, ver, cause := checkSchema(o.db, o.file)
-	switch state {
-	case stateFresh:
-		// Empty: being created by another process that has not written
-		// it yet, or left so by one that died doing it. Nothing to read;
-		// a writer's first commit makes it a cache.
-		o.release()
-		c.writing = !c.readOnly
-		c.others = c.finishedJournals()
-		return true, nil
-	case stateNewer:
-		o.release()
-		c.warnNewer(ver)
-		return true, nil
-	case stateCorrupt:
-		return c.unusable(o, cause)
-	}
-	c.db = o.db
-	c.writing = !c.readOnly
-	c.others = c.finishedJournals()
-	if fi, err := o.file.Stat(); err == nil && fi.Size() >= readAheadMin {
-		readAhead(c.path)
-	}
-	return true, nil
-}
-
-func (c *Cache) warnNewer(ver uint64) {
-	c.warn(fmt.Errorf("%w: %q has schema version %d, this fastcopy knows %d; not used for this run",
-		ErrNewerSchema, c.path, ver, schemaVersion))
-}
-
-// unusable deals with a file found unreadable under the shared lock: a
-// read-only cache ignores it; a writable one moves it aside when it can
-// have it alone, and otherwise reads nothing from it and leaves that to the
-// first commit that has it alone.
-func (c *Cache) unusable(o opened, cause error) (done bool, err error) {
-	if c.readOnly {
-		return c.corrupt(o, cause)
-	}
-	o.release()
-	held, state, err := c.exclusive(func(*bolt.DB) error { return nil }, false)
-	switch {
-	case err != nil:
-		return false, err
-	case held:
-		return state == stateNewer, nil // moved aside or fine now: again
-	}
-	c.warn(fmt.Errorf("%w: %q: %v; not read for this run", ErrCorrupt, c.path, cause))
-	c.writing = true
-	return true, nil
-}
-
-// exclusive opens the main file alone, trying once, and runs fn on it: a
-// new file is made a cache first, an unreadable one is moved aside
-// (state stateCorrupt, fn not run), and one of a newer schema is left
-// alone (stateNewer, with a warning, fn not run). held is false when
-// another process has the file open.
-//
-// With keep, a file on which fn succeeded is kept open: it becomes db, and
-// holding is set (dbMu must be held, and db closed).
-func (c *Cache) exclusive(fn func(*bolt.DB) error, keep bool) (held bool, state int, err error) {
-	o := openDB(c.path, Options{LockTimeout: time.Nanosecond})
-	switch {
-	case errors.Is(o.err, berrors.ErrTimeout):
-		return false, stateOK, nil
-	case o.openErr != nil:
-		return false, stateOK, fmt.Errorf("hash cache: %w", o.openErr)
-	case o.err != nil:
-		_, err := c.corrupt(o, o.err)
-		return true, stateCorrupt, err
-	}
-	state, ver, cause := checkSchema(o.db, o.file)
-	switch state {
-	case stateFresh:
-		if err := initSchema(o.db); err != nil {
-			if isPanic(err) {
-				_, err := c.corrupt(o, err)
-				return true, stateCorrupt, err
-			}
-			o.release()
-			return true, state, fmt.Errorf("hash cache %q: %w", c.path, err)
-		}
-	case stateNewer:
-		o.release()
-		c.warnNewer(ver)
-		return true, state, nil
-	case stateCorrupt:
-		_, err := c.corrupt(o, cause)
-		return true, state, err
-	}
-	err = fn(o.db)
-	if err == nil && keep {
-		c.db, c.holding = o.db, true
-		return true, state, nil
-	}
-	o.release()
-	return true, state, err
-}
-
-// corrupt deals with a file that is not a usable cache: ignored when
-// read-only, else moved aside so that the next attempt starts afresh.
-func (c *Cache) corrupt(o opened, cause error) (done bool, err error) {
-	if c.readOnly {
-		o.release()
-		c.warn(fmt.Errorf("%w: %q: %v; not used for this run", ErrCorrupt, c.path, cause))
-		return true, nil
-	}
-	// bbolt drops its lock when it gives up on a file; another fastcopy may
-	// have moved it aside and started a new one since. Move only what we
-	// looked at.
-	if o.info != nil {
-		if cur, err := os.Stat(c.path); err != nil || !os.SameFile(o.info, cur) {
-			o.release()
-			return false, nil
-		}
-	}
-	aside, err := moveAside(c.path, time.Now())
-	o.release()
-	if err != nil {
-		return false, fmt.Errorf("hash cache %q is unreadable (%v) and could not be moved aside: %w", c.path, cause, err)
-	}
-	c.warn(fmt.Errorf("%w: %q: %v; moved to %q and started a new one", ErrCorrupt, c.path, cause, aside))
-	return false, nil
-}
 
 // opened is the outcome of one bbolt.Open.
 type opened struct {
@@ -611,9 +383,10 @@ func removeCorrupt(path, keep string) {
 // bbolt maps its file with MADV_RANDOM, so the first pass over a cold cache
 // would fault its pages in one by one. A plain read in the foreground was
 // measured against none, posix_fadvise(WILLNEED) and a read in the
-// background, and beat them all; docs/benchmarks.md ("Hash cache: one read
-// of the file at Open") gives the numbers; BenchmarkColdOpenLookup and
-// BenchmarkOpenWarm measure the read against none again.
+// background, and beat them all; "Hash cache: one read of the file at
+// Open" in the history of docs/benchmarks.md (`git show
+// 90fc376:docs/benchmarks.md`) gives the numbers; BenchmarkColdOpenLookup
+// and BenchmarkOpenWarm measure the read against none again.
 func readAhead(path string) {
 	f, err := fileio.OpenShared(path, os.O_RDONLY, 0) // renamed meanwhile: see openDB
 	if err != nil {
@@ -636,120 +409,36 @@ func (c *Cache) Path() string { return c.path }
 // during the run adds one (the cache then stops reading and writing and is
 // moved aside by Close).
 func (c *Cache) Warnings() []error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]error(nil), c.warnings...)
+	return c.report.list()
 }
 
-func (c *Cache) warn(err error) {
-	c.mu.Lock()
-	c.warnings = append(c.warnings, err)
-	c.mu.Unlock()
+func (r *report) list() []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.warnings...)
 }
 
-func (c *Cache) setErr(err error) {
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = err
+func (r *report) warn(err error) {
+	r.mu.Lock()
+	r.warnings = append(r.warnings, err)
+	r.mu.Unlock()
+}
+
+func (r *report) setErr(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
 	}
-	c.mu.Unlock()
+	r.mu.Unlock()
 }
 
-func (c *Cache) firstErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// markBroken stops all use of a database that failed on a bad page.
-func (c *Cache) markBroken(cause error) {
-	if c.broken.CompareAndSwap(false, true) {
-		what := "it will be moved aside when closed"
-		if c.readOnly {
-			what = "not used for the rest of the run"
-		}
-		c.warn(fmt.Errorf("%w: %q: %v; %s", ErrCorrupt, c.path, cause, what))
-	}
-}
-
-func (c *Cache) readable() bool {
-	return !c.broken.Load()
+func (r *report) firstErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 var errNoBucket = errors.New("files bucket missing")
-
-// view runs fn in read transactions of the main file and of the journals
-// this process reads (its own and the finished ones of others): get
-// answers from the journals first, newest first, then from the main file.
-// main is the main file's files bucket, nil when there is none to read.
-func (c *Cache) view(fn func(get func(key []byte) []byte, main *bolt.Bucket)) {
-	if !c.readable() {
-		return
-	}
-	c.dbMu.RLock()
-	defer c.dbMu.RUnlock()
-	var txs []*bolt.Tx
-	var err error
-	if perr := protect(func() {
-		defer func() {
-			for _, tx := range txs {
-				_ = tx.Rollback()
-			}
-		}()
-		var main *bolt.Bucket
-		if c.db != nil {
-			tx, e := c.db.Begin(false)
-			if e != nil {
-				err = e
-				return
-			}
-			txs = append(txs, tx)
-			if main = tx.Bucket(bucketFiles); main == nil {
-				err = errNoBucket
-				return
-			}
-		}
-		var js []jview
-		for _, j := range c.journals() {
-			tx, e := j.db.Begin(false)
-			if e != nil {
-				continue // a journal is an addition: without it, misses
-			}
-			txs = append(txs, tx)
-			if v, ok := journalView(tx); ok {
-				js = append(js, v)
-			}
-		}
-		get := func(key []byte) []byte {
-			for _, j := range js {
-				if v := j.files.Get(key); v != nil {
-					return v
-				}
-				if j.deleted.Get(key) != nil {
-					return nil
-				}
-			}
-			if main == nil {
-				return nil
-			}
-			return main.Get(key)
-		}
-		fn(get, main)
-	}); perr != nil {
-		c.markBroken(perr)
-	} else if errors.Is(err, errNoBucket) {
-		c.markBroken(err)
-	}
-}
-
-// journals returns the journals to read, newest first: this process's own,
-// then the others'. dbMu must be held.
-func (c *Cache) journals() []*journal {
-	if c.jn == nil {
-		return c.others
-	}
-	return append([]*journal{c.jn}, c.others...)
-}
 
 // validKey reports whether path can be a bbolt key. Paths the kernel
 // accepts (at most PATH_MAX, 4096 bytes) always can.
@@ -767,7 +456,7 @@ func (c *Cache) Get(path string) (Entry, bool) {
 	if !validKey(path) {
 		return e, false
 	}
-	c.view(func(get func([]byte) []byte, _ *bolt.Bucket) {
+	c.main.view(func(get func([]byte) []byte, _ *bolt.Bucket) {
 		e, ok = decodeValue(path, get([]byte(path)))
 	})
 	return e, ok
@@ -777,7 +466,7 @@ func (c *Cache) Get(path string) (Entry, bool) {
 // directory's files at a time), returning one result per path, in order.
 func (c *Cache) Lookup(paths []string) []LookupResult {
 	res := make([]LookupResult, len(paths))
-	c.view(func(get func([]byte) []byte, _ *bolt.Bucket) {
+	c.main.view(func(get func([]byte) []byte, _ *bolt.Bucket) {
 		var key []byte
 		for i, p := range paths {
 			if !validKey(p) {

@@ -54,11 +54,11 @@ func closeT(t testing.TB, c *Cache) {
 
 // updateT writes to the main file of c directly, as a commit does.
 func updateT(c *Cache, fn func(b *bolt.Bucket) error) error {
-	c.dbMu.Lock()
-	defer c.dbMu.Unlock()
-	c.closeMain()
-	defer c.reopenMain()
-	held, _, err := c.exclusive(func(db *bolt.DB) error {
+	c.main.mu.Lock()
+	defer c.main.mu.Unlock()
+	c.main.closeMain()
+	defer c.main.reopenMain()
+	held, _, err := c.main.exclusive(func(db *bolt.DB) error {
 		return db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucketFiles)) })
 	}, false)
 	if err == nil && !held {
@@ -189,7 +189,7 @@ func TestWriterBatching(t *testing.T) {
 	flushT(t, c)
 	// One commit per full batch at most; batches that waited for the
 	// writer together are committed together (TestWriterMergesWaiting).
-	commits := c.commits.Load()
+	commits := c.writer.commits.Load()
 	if max := int64(n / batchSize); commits < 1 || commits > max {
 		t.Errorf("%d commits for %d puts, want 1 to %d", commits, n, max)
 	}
@@ -211,28 +211,28 @@ func TestWriterMergesWaiting(t *testing.T) {
 	c := openT(t, filepath.Join(t.TempDir(), "hashes.db"), Options{})
 	defer closeT(t, c)
 	paths := walkPaths(4 * batchSize)
-	c.dbMu.Lock() // the writer's first commit waits here
+	c.main.mu.Lock() // the writer's first commit waits here
 	for i, p := range paths[:batchSize] {
 		c.Put(p, entryFor(i))
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		c.q.mu.Lock()
-		taken := len(c.q.full) == 0
-		c.q.mu.Unlock()
+		c.writer.q.mu.Lock()
+		taken := len(c.writer.q.full) == 0
+		c.writer.q.mu.Unlock()
 		if taken {
 			break
 		}
 		if time.Now().After(deadline) {
-			c.dbMu.Unlock()
+			c.main.mu.Unlock()
 			t.Fatal("the writer did not take the first batch within 5s")
 		}
 	}
 	for i, p := range paths[batchSize:] { // three batches wait meanwhile
 		c.Put(p, entryFor(batchSize+i))
 	}
-	c.dbMu.Unlock()
+	c.main.mu.Unlock()
 	flushT(t, c)
-	if n := c.commits.Load(); n != 2 {
+	if n := c.writer.commits.Load(); n != 2 {
 		t.Errorf("%d commits for one batch and three that waited together, want 2", n)
 	}
 	for i, r := range c.Lookup(paths) {
@@ -268,7 +268,7 @@ func TestWriterTimer(t *testing.T) {
 	flushT(t, c)
 	// One commit, unless the machine stalled this goroutine between Puts
 	// for longer than the delay: never one per entry.
-	if n := c.commits.Load(); n < 1 || n > 2 {
+	if n := c.writer.commits.Load(); n < 1 || n > 2 {
 		t.Errorf("%d commits for 5 entries, want 1 (2 at most on a stalled machine)", n)
 	}
 }

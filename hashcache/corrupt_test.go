@@ -109,24 +109,29 @@ func TestCorruptFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(windowsCorruptDir(t), "hashes.db")
 			tt.make(t, path)
-			// A read-only open ignores the file and leaves it alone.
-			before, _ := os.ReadFile(path)
-			ro := openT(t, path, Options{ReadOnly: true})
-			if w := ro.Warnings(); len(w) != 1 || !errors.Is(w[0], ErrCorrupt) {
-				t.Errorf("read-only warnings = %v, want one wrapping ErrCorrupt", w)
-			}
-			if _, ok := ro.Get(walkPaths(1)[0]); ok {
-				t.Error("read-only Get trusted a corrupt file")
-			}
-			closeT(t, ro)
-			if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
-				t.Error("read-only Open changed the file")
-			}
-
+			requireIgnored(t, path)
 			c := openT(t, path, Options{})
 			defer closeT(t, c)
 			requireRebuilt(t, c, path, tt.aside)
 		})
+	}
+}
+
+// requireIgnored checks that a read-only open ignores the corrupt file at
+// path and leaves it alone.
+func requireIgnored(t *testing.T, path string) {
+	t.Helper()
+	before, _ := os.ReadFile(path)
+	ro := openT(t, path, Options{ReadOnly: true})
+	if w := ro.Warnings(); len(w) != 1 || !errors.Is(w[0], ErrCorrupt) {
+		t.Errorf("read-only warnings = %v, want one wrapping ErrCorrupt", w)
+	}
+	if _, ok := ro.Get(walkPaths(1)[0]); ok {
+		t.Error("read-only Get trusted a corrupt file")
+	}
+	closeT(t, ro)
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("read-only Open changed the file")
 	}
 }
 

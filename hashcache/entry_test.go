@@ -25,126 +25,41 @@ func stateOf(e Entry) FileState {
 	return FileState{Size: e.Size, Mtime: e.Mtime, Ctime: e.Ctime, Ino: e.Ino, Volume: e.Volume}
 }
 
-func TestValid(t *testing.T) {
-	t.Parallel()
-	ext4 := PolicyFor("ext4")
-	vfat := PolicyFor("vfat")
-	exfat := PolicyFor("exfat")
+// validPolicies are the policies TestValid and TestValidRacy judge
+// entries by.
+type validPolicies struct {
+	ext4, vfat, exfat Policy
 	// Filesystems with a ctime and coarse times (an unknown type, old
 	// ext3): the granule rules matter where entries are used at all.
-	coarse := PolicyFor("")
-	tenms := Policy{CheckInode: true, CheckCtime: true, MtimeGranularity: 10 * time.Millisecond}
-	noIno := Policy{CheckCtime: true, MtimeGranularity: 10 * time.Millisecond}
+	coarse, tenms Policy
+	noIno         Policy
+}
+
+func newValidPolicies() validPolicies {
+	return validPolicies{
+		ext4:   PolicyFor("ext4"),
+		vfat:   PolicyFor("vfat"),
+		exfat:  PolicyFor("exfat"),
+		coarse: PolicyFor(""),
+		tenms:  Policy{CheckInode: true, CheckCtime: true, MtimeGranularity: 10 * time.Millisecond},
+		noIno:  Policy{CheckCtime: true, MtimeGranularity: 10 * time.Millisecond},
+	}
+}
+
+// validCase is a change f made to base and to its file's state, and
+// whether the entry is still valid for it under p.
+type validCase struct {
+	name string
+	f    func(e *Entry, s *FileState)
+	p    Policy
+	want bool
+}
+
+func runValid(t *testing.T, tests []validCase) {
 	with := func(f func(e *Entry, s *FileState)) (Entry, FileState) {
 		e, s := base, stateOf(base)
 		f(&e, &s)
 		return e, s
-	}
-	tests := []struct {
-		name string
-		f    func(e *Entry, s *FileState)
-		p    Policy
-		want bool
-	}{
-		{"unchanged", func(e *Entry, s *FileState) {}, ext4, true},
-		{"unchanged vfat: no ctime, nothing vouched for", func(e *Entry, s *FileState) {}, vfat, false},
-		{"unchanged exfat: no ctime, nothing vouched for", func(e *Entry, s *FileState) {}, exfat, false},
-		{"unchanged coarse", func(e *Entry, s *FileState) {}, coarse, true},
-		{"another volume", func(e *Entry, s *FileState) { s.Volume++ }, ext4, false},
-		{"another volume vfat", func(e *Entry, s *FileState) { s.Volume++ }, vfat, false},
-		{"volume without identity", func(e *Entry, s *FileState) { s.Volume = 0 }, ext4, false},
-		{"entry without volume, file on one", func(e *Entry, s *FileState) { e.Volume = 0 }, ext4, false},
-		{"neither has a volume", func(e *Entry, s *FileState) { e.Volume, s.Volume = 0, 0 }, vfat, false},
-		{"size changed", func(e *Entry, s *FileState) { s.Size++ }, ext4, false},
-		{"size changed vfat", func(e *Entry, s *FileState) { s.Size = 0 }, vfat, false},
-		{"mtime +1ns on ext4", func(e *Entry, s *FileState) { s.Mtime++ }, ext4, false},
-		{"mtime +1s on ext4", func(e *Entry, s *FileState) { s.Mtime += sec }, ext4, false},
-		{"mtime earlier on ext4", func(e *Entry, s *FileState) { s.Mtime -= sec }, ext4, false},
-		// ns while the inode is cached, 10 ms steps once reread.
-		{"mtime within 10ms granule", func(e *Entry, s *FileState) {
-			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond) + 3456
-			s.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
-		}, tenms, true},
-		{"mtime next 10ms granule", func(e *Entry, s *FileState) {
-			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
-			s.Mtime = 1704067200*sec + 130*int64(time.Millisecond)
-		}, tenms, false},
-		{"mtime within 2s granule", func(e *Entry, s *FileState) {
-			e.Mtime = 1704067200 * sec
-			s.Mtime = 1704067201*sec + 999
-		}, coarse, true},
-		{"mtime next 2s granule", func(e *Entry, s *FileState) {
-			e.Mtime = 1704067201 * sec
-			s.Mtime = 1704067202 * sec
-		}, coarse, false},
-		{"ctime moved, checked", func(e *Entry, s *FileState) { s.Ctime += sec }, ext4, false},
-		{"ctime moved, not checked", func(e *Entry, s *FileState) { s.Ctime += sec }, vfat, false},
-		{"ctime moved by 1ns, checked", func(e *Entry, s *FileState) { s.Ctime++ }, ext4, false},
-		{"inode changed, checked", func(e *Entry, s *FileState) { s.Ino++ }, ext4, false},
-		{"inode changed, not checked", func(e *Entry, s *FileState) { s.Ino++ }, noIno, true},
-		// Racy: hashed too soon after the last write.
-		{"racy: hashed 1ms after mtime", func(e *Entry, s *FileState) {
-			e.HashedAt = e.Mtime + int64(time.Millisecond)
-		}, ext4, false},
-		{"racy: hashed 999ms after mtime", func(e *Entry, s *FileState) {
-			e.HashedAt = e.Mtime + 999*int64(time.Millisecond)
-		}, ext4, false},
-		{"not racy: hashed 1s after mtime", func(e *Entry, s *FileState) {
-			e.HashedAt = e.Mtime + sec + 1
-		}, ext4, true},
-		{"racy at 2s: hashed 2.5s after mtime", func(e *Entry, s *FileState) {
-			e.HashedAt = e.Mtime + 2500*int64(time.Millisecond)
-		}, coarse, false},
-		{"not racy at 2s: hashed 3s after mtime", func(e *Entry, s *FileState) {
-			e.HashedAt = e.Mtime + 3*sec
-		}, coarse, true},
-		{"racy: mtime after hashing (clock skew)", func(e *Entry, s *FileState) {
-			e.HashedAt = e.Mtime - sec
-		}, ext4, false},
-		{"racy: never hashed", func(e *Entry, s *FileState) { e.HashedAt = 0 }, ext4, false},
-		{"ctime recent is not racy", func(e *Entry, s *FileState) {
-			e.Ctime = e.HashedAt + int64(time.Millisecond) // times set after hashing a new copy
-			s.Ctime = e.Ctime
-		}, ext4, true},
-		// A coarse ctime: a write in its tick after the entry was
-		// recorded would leave it as it was (mtime put back).
-		{"racy: whole-second ctime, hashed in its second", func(e *Entry, s *FileState) {
-			e.Ctime = e.HashedAt - 500*int64(time.Millisecond)
-			e.Ctime -= e.Ctime % sec
-			s.Ctime = e.Ctime
-			e.HashedAt = e.Ctime + 999*int64(time.Millisecond)
-		}, ext4, false},
-		{"racy: whole-second ctime, new copy (times set after hashing)", func(e *Entry, s *FileState) {
-			e.Ctime = e.HashedAt - e.HashedAt%sec + sec
-			s.Ctime = e.Ctime
-		}, ext4, false},
-		{"racy: whole-second ctime, hashed 1.5s later", func(e *Entry, s *FileState) {
-			e.Ctime = e.HashedAt - e.HashedAt%sec - sec
-			s.Ctime = e.Ctime
-			e.HashedAt = e.Ctime + 1500*int64(time.Millisecond)
-		}, ext4, false},
-		{"not racy: whole-second ctime, hashed 2s later", func(e *Entry, s *FileState) {
-			e.Ctime = e.HashedAt - e.HashedAt%sec - 2*sec
-			s.Ctime = e.Ctime
-		}, ext4, true},
-		{"racy: 2s ctime, hashed 2.5s after its granule", func(e *Entry, s *FileState) {
-			e.Ctime = e.HashedAt - 2500*int64(time.Millisecond)
-			s.Ctime = e.Ctime
-			e.HashedAt = e.Ctime - e.Ctime%(2*sec) + 2500*int64(time.Millisecond)
-		}, coarse, false},
-		{"not racy: 10ms ctime (a clock tick), new copy", func(e *Entry, s *FileState) {
-			e.Ctime = e.HashedAt + 20*int64(time.Millisecond)
-			s.Ctime = e.Ctime
-		}, tenms, true},
-		{"pre-1970 mtime within 2s granule", func(e *Entry, s *FileState) {
-			e.Mtime = -3*sec + 1
-			s.Mtime = -3*sec + 500
-		}, coarse, true},
-		{"pre-1970 mtime across 2s granule", func(e *Entry, s *FileState) {
-			e.Mtime = 0
-			s.Mtime = -1
-		}, coarse, false},
-		{"zero policy is 1ns", func(e *Entry, s *FileState) { s.Mtime++ }, Policy{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,6 +69,119 @@ func TestValid(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestValid(t *testing.T) {
+	t.Parallel()
+	p := newValidPolicies()
+	runValid(t, []validCase{
+		{"unchanged", func(e *Entry, s *FileState) {}, p.ext4, true},
+		{"unchanged vfat: no ctime, nothing vouched for", func(e *Entry, s *FileState) {}, p.vfat, false},
+		{"unchanged exfat: no ctime, nothing vouched for", func(e *Entry, s *FileState) {}, p.exfat, false},
+		{"unchanged coarse", func(e *Entry, s *FileState) {}, p.coarse, true},
+		{"another volume", func(e *Entry, s *FileState) { s.Volume++ }, p.ext4, false},
+		{"another volume vfat", func(e *Entry, s *FileState) { s.Volume++ }, p.vfat, false},
+		{"volume without identity", func(e *Entry, s *FileState) { s.Volume = 0 }, p.ext4, false},
+		{"entry without volume, file on one", func(e *Entry, s *FileState) { e.Volume = 0 }, p.ext4, false},
+		{"neither has a volume", func(e *Entry, s *FileState) { e.Volume, s.Volume = 0, 0 }, p.vfat, false},
+		{"size changed", func(e *Entry, s *FileState) { s.Size++ }, p.ext4, false},
+		{"size changed vfat", func(e *Entry, s *FileState) { s.Size = 0 }, p.vfat, false},
+		{"mtime +1ns on ext4", func(e *Entry, s *FileState) { s.Mtime++ }, p.ext4, false},
+		{"mtime +1s on ext4", func(e *Entry, s *FileState) { s.Mtime += sec }, p.ext4, false},
+		{"mtime earlier on ext4", func(e *Entry, s *FileState) { s.Mtime -= sec }, p.ext4, false},
+		// ns while the inode is cached, 10 ms steps once reread.
+		{"mtime within 10ms granule", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond) + 3456
+			s.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
+		}, p.tenms, true},
+		{"mtime next 10ms granule", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067200*sec + 120*int64(time.Millisecond)
+			s.Mtime = 1704067200*sec + 130*int64(time.Millisecond)
+		}, p.tenms, false},
+		{"mtime within 2s granule", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067200 * sec
+			s.Mtime = 1704067201*sec + 999
+		}, p.coarse, true},
+		{"mtime next 2s granule", func(e *Entry, s *FileState) {
+			e.Mtime = 1704067201 * sec
+			s.Mtime = 1704067202 * sec
+		}, p.coarse, false},
+		{"ctime moved, checked", func(e *Entry, s *FileState) { s.Ctime += sec }, p.ext4, false},
+		{"ctime moved, not checked", func(e *Entry, s *FileState) { s.Ctime += sec }, p.vfat, false},
+		{"ctime moved by 1ns, checked", func(e *Entry, s *FileState) { s.Ctime++ }, p.ext4, false},
+		{"inode changed, checked", func(e *Entry, s *FileState) { s.Ino++ }, p.ext4, false},
+		{"inode changed, not checked", func(e *Entry, s *FileState) { s.Ino++ }, p.noIno, true},
+		{"pre-1970 mtime within 2s granule", func(e *Entry, s *FileState) {
+			e.Mtime = -3*sec + 1
+			s.Mtime = -3*sec + 500
+		}, p.coarse, true},
+		{"pre-1970 mtime across 2s granule", func(e *Entry, s *FileState) {
+			e.Mtime = 0
+			s.Mtime = -1
+		}, p.coarse, false},
+		{"zero policy is 1ns", func(e *Entry, s *FileState) { s.Mtime++ }, Policy{}, false},
+	})
+}
+
+func TestValidRacy(t *testing.T) {
+	t.Parallel()
+	p := newValidPolicies()
+	runValid(t, []validCase{
+		// Racy: hashed too soon after the last write.
+		{"racy: hashed 1ms after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + int64(time.Millisecond)
+		}, p.ext4, false},
+		{"racy: hashed 999ms after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + 999*int64(time.Millisecond)
+		}, p.ext4, false},
+		{"not racy: hashed 1s after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + sec + 1
+		}, p.ext4, true},
+		{"racy at 2s: hashed 2.5s after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + 2500*int64(time.Millisecond)
+		}, p.coarse, false},
+		{"not racy at 2s: hashed 3s after mtime", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime + 3*sec
+		}, p.coarse, true},
+		{"racy: mtime after hashing (clock skew)", func(e *Entry, s *FileState) {
+			e.HashedAt = e.Mtime - sec
+		}, p.ext4, false},
+		{"racy: never hashed", func(e *Entry, s *FileState) { e.HashedAt = 0 }, p.ext4, false},
+		{"ctime recent is not racy", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt + int64(time.Millisecond) // times set after hashing a new copy
+			s.Ctime = e.Ctime
+		}, p.ext4, true},
+		// A coarse ctime: a write in its tick after the entry was
+		// recorded would leave it as it was (mtime put back).
+		{"racy: whole-second ctime, hashed in its second", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - 500*int64(time.Millisecond)
+			e.Ctime -= e.Ctime % sec
+			s.Ctime = e.Ctime
+			e.HashedAt = e.Ctime + 999*int64(time.Millisecond)
+		}, p.ext4, false},
+		{"racy: whole-second ctime, new copy (times set after hashing)", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - e.HashedAt%sec + sec
+			s.Ctime = e.Ctime
+		}, p.ext4, false},
+		{"racy: whole-second ctime, hashed 1.5s later", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - e.HashedAt%sec - sec
+			s.Ctime = e.Ctime
+			e.HashedAt = e.Ctime + 1500*int64(time.Millisecond)
+		}, p.ext4, false},
+		{"not racy: whole-second ctime, hashed 2s later", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - e.HashedAt%sec - 2*sec
+			s.Ctime = e.Ctime
+		}, p.ext4, true},
+		{"racy: 2s ctime, hashed 2.5s after its granule", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt - 2500*int64(time.Millisecond)
+			s.Ctime = e.Ctime
+			e.HashedAt = e.Ctime - e.Ctime%(2*sec) + 2500*int64(time.Millisecond)
+		}, p.coarse, false},
+		{"not racy: 10ms ctime (a clock tick), new copy", func(e *Entry, s *FileState) {
+			e.Ctime = e.HashedAt + 20*int64(time.Millisecond)
+			s.Ctime = e.Ctime
+		}, p.tenms, true},
+	})
 }
 
 func TestRacyExtremes(t *testing.T) {

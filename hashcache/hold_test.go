@@ -23,11 +23,11 @@ func TestHoldWhileAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := c.commits.Load(); got < 5 {
+	if got := c.writer.commits.Load(); got < 5 {
 		t.Fatalf("%d commits, want at least 5", got)
 	}
-	if got := c.reopens.Load(); got != 0 {
-		t.Errorf("the main file was opened read-only again %d times after %d commits, want none while alone", got, c.commits.Load())
+	if got := c.main.reopens.Load(); got != 0 {
+		t.Errorf("the main file was opened read-only again %d times after %d commits, want none while alone", got, c.writer.commits.Load())
 	}
 	if e, ok := c.Get("/f4-9"); !ok || e != entryFor(50) {
 		t.Errorf("Get after the commits = %v, %v", e, ok)
@@ -158,15 +158,15 @@ func TestHoldSetNote(t *testing.T) {
 		t.Errorf("Note = %q, %v", v, ok)
 	}
 	holding := holds(c)
-	if !holding || c.reopens.Load() != 0 {
-		t.Errorf("after SetNote: holding %v, %d read-only opens; want the file still held", holding, c.reopens.Load())
+	if !holding || c.main.reopens.Load() != 0 {
+		t.Errorf("after SetNote: holding %v, %d read-only opens; want the file still held", holding, c.main.reopens.Load())
 	}
 }
 
 // holds reports whether c keeps the main file open for writing between
 // commits.
 func holds(c *Cache) bool {
-	c.dbMu.RLock()
-	defer c.dbMu.RUnlock()
-	return c.holding
+	c.main.mu.RLock()
+	defer c.main.mu.RUnlock()
+	return c.main.holding
 }

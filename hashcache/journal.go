@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -26,6 +27,19 @@ import (
 type journal struct {
 	db   *bolt.DB
 	path string
+}
+
+// journals are the journals a cache reads with the main file: this
+// process's own, while it holds entries not in the main file, and the
+// finished ones of other processes that could not be merged yet. They have
+// no lock of their own: the main file's (mainFile.mu) guards them, for a
+// commit merges them into the main file while it swaps the main file's
+// handle, and lookups must see the two at one moment.
+type journals struct {
+	path   string       // the main file's
+	own    *journal     // this process's journal, while it holds entries not in the main file
+	others []*journal   // finished journals of other processes, read-only, newest first
+	merged atomic.Int64 // journals merged into the main file, for tests
 }
 
 var bucketDeleted = []byte("deleted")
@@ -57,14 +71,14 @@ func journalView(tx *bolt.Tx) (jview, bool) {
 	return jview{f, d}, true
 }
 
-// newJournal creates this process's journal. It is created under a
+// create creates this process's journal. It is created under a
 // temporary name and renamed once bbolt holds its lock, so that no other
 // process ever takes a journal in the making for a finished one.
-func (c *Cache) newJournal() (*journal, error) {
+func (js *journals) create() (*journal, error) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	id := hex.EncodeToString(rnd[:])
-	tmp := c.path + journalTmpInfix + id
+	tmp := js.path + journalTmpInfix + id
 	o := openDB(tmp, Options{LockTimeout: time.Nanosecond})
 	if o.openErr != nil {
 		return nil, o.openErr
@@ -90,7 +104,7 @@ func (c *Cache) newJournal() (*journal, error) {
 			return err
 		})
 	})
-	final := c.path + journalInfix + id
+	final := js.path + journalInfix + id
 	if err == nil {
 		err = os.Rename(tmp, final)
 	}
@@ -99,7 +113,7 @@ func (c *Cache) newJournal() (*journal, error) {
 		_ = os.Remove(tmp)
 		return nil, err
 	}
-	syncDir(filepath.Dir(c.path))
+	syncDir(filepath.Dir(js.path))
 	return &journal{db: o.db, path: final}, nil
 }
 
@@ -155,11 +169,11 @@ func (j *journal) close(remove bool) {
 	}
 }
 
-// journalPaths lists the journals next to the cache file, oldest first,
-// own included: the renamed ones, and those left under their temporary
-// name for longer than staleTmpJournal.
-func (c *Cache) journalPaths() []string {
-	dir, base := filepath.Split(c.path)
+// journalPaths lists the journals next to the cache file at cachePath,
+// oldest first, own included: the renamed ones, and those left under their
+// temporary name for longer than staleTmpJournal.
+func journalPaths(cachePath string) []string {
+	dir, base := filepath.Split(cachePath)
 	if dir == "" {
 		dir = "."
 	}
@@ -195,30 +209,67 @@ func (c *Cache) journalPaths() []string {
 	return paths
 }
 
-// finishedJournals opens read-only the journals whose process has closed
-// them (or died), newest first, so that lookups see what those processes
-// learned although it could not be merged into the main file yet. While
-// open here they cannot be merged: that waits until this cache closes.
-func (c *Cache) finishedJournals() []*journal {
-	var js []*journal
-	for _, p := range c.journalPaths() {
+// readFinished opens read-only the journals whose process has closed them
+// (or died), newest first, as the others, so that lookups see what those
+// processes learned although it could not be merged into the main file
+// yet. While open here they cannot be merged: that waits until this cache
+// closes.
+func (js *journals) readFinished() {
+	var others []*journal
+	for _, p := range journalPaths(js.path) {
 		o := openDB(p, Options{ReadOnly: true, LockTimeout: time.Nanosecond})
 		if o.err != nil || o.openErr != nil {
 			o.release()
 			continue // still written, being merged, or unreadable
 		}
-		js = append(js, &journal{db: o.db, path: p})
+		others = append(others, &journal{db: o.db, path: p})
 	}
-	slices.Reverse(js)
-	return js
+	slices.Reverse(others)
+	js.others = others
 }
 
 // closeOthers closes the finished journals this cache reads.
-func (c *Cache) closeOthers() {
-	for _, j := range c.others {
+func (js *journals) closeOthers() {
+	for _, j := range js.others {
 		j.close(false)
 	}
-	c.others = nil
+	js.others = nil
+}
+
+// reading returns the journals to read, newest first: this process's own,
+// then the others'.
+func (js *journals) reading() []*journal {
+	if js.own == nil {
+		return js.others
+	}
+	return append([]*journal{js.own}, js.others...)
+}
+
+// ownJournal returns this process's journal, creating it first where there
+// is none.
+func (js *journals) ownJournal() (*journal, error) {
+	if js.own == nil {
+		j, err := js.create()
+		if err != nil {
+			return nil, err
+		}
+		js.own = j
+	}
+	return js.own, nil
+}
+
+// closeOwn closes this process's journal, if it has one left unmerged.
+func (js *journals) closeOwn() {
+	if js.own != nil {
+		js.own.close(false)
+		js.own = nil
+	}
+}
+
+// unmerged reports whether there may be journals to merge: this
+// process's own, or any next to the main file.
+func (js *journals) unmerged() bool {
+	return js.own != nil || len(journalPaths(js.path)) > 0
 }
 
 // mergeBudget is the most journal entries merged while the main file is
@@ -251,11 +302,11 @@ type merging struct {
 // first. While this process's own journal is not merged whole, batch is
 // appended to it instead, after what it holds. more reports that journal
 // entries were left for another time.
-func (c *Cache) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
-	taken := c.takeJournals()
+func (js *journals) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
+	taken := js.take()
 	all := taken
-	if c.jn != nil {
-		all = append(all, c.jn)
+	if js.own != nil {
+		all = append(all, js.own)
 	}
 	var ms []merging
 	toMain := batch
@@ -270,7 +321,7 @@ func (c *Cache) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
 			if ms, err = mergeJournals(b, all); err != nil {
 				return err
 			}
-			if c.jn != nil && !ms[len(ms)-1].done {
+			if js.own != nil && !ms[len(ms)-1].done {
 				toMain = nil
 			}
 			return applyOps(b, toMain)
@@ -282,20 +333,20 @@ func (c *Cache) commitAlone(db *bolt.DB, batch []op) (more bool, err error) {
 		}
 		return false, err
 	}
-	more = c.finishMerges(ms)
+	more = js.finishMerges(ms)
 	if len(batch) > 0 && toMain == nil {
-		return more, c.jn.write(batch)
+		return more, js.own.write(batch)
 	}
 	return more, nil
 }
 
-// takeJournals opens the journals of other processes that are finished:
-// those no process holds any more. A journal this process has alone but
-// cannot read is removed.
-func (c *Cache) takeJournals() []*journal {
+// take opens the journals of other processes that are finished: those no
+// process holds any more. A journal this process has alone but cannot read
+// is removed.
+func (js *journals) take() []*journal {
 	var taken []*journal
-	for _, p := range c.journalPaths() {
-		if c.jn != nil && p == c.jn.path {
+	for _, p := range journalPaths(js.path) {
+		if js.own != nil && p == js.own.path {
 			continue
 		}
 		o := openDB(p, Options{LockTimeout: time.Nanosecond})
@@ -346,14 +397,14 @@ func applyOps(b *bolt.Bucket, ops []op) error {
 // merged whole and forgets from the others what was merged of them,
 // closing those but this process's own. It reports whether journal
 // entries were left for another time.
-func (c *Cache) finishMerges(ms []merging) (more bool) {
+func (js *journals) finishMerges(ms []merging) (more bool) {
 	for _, m := range ms {
 		if m.done {
 			m.j.close(true)
-			if m.j == c.jn {
-				c.jn = nil
+			if m.j == js.own {
+				js.own = nil
 			}
-			c.merged.Add(1)
+			js.merged.Add(1)
 			continue
 		}
 		// Where forgetting fails, the entries are merged again by a
@@ -362,7 +413,7 @@ func (c *Cache) finishMerges(ms []merging) (more bool) {
 		if m.j.forget(m.files, m.deleted) == nil {
 			more = true
 		}
-		if m.j != c.jn {
+		if m.j != js.own {
 			m.j.close(false)
 		}
 	}

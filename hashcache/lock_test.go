@@ -251,7 +251,7 @@ func TestMergeInParts(t *testing.T) {
 	closeT(t, c) // journal left: the holder has the file open
 	closeT(t, holder)
 	c = openT(t, path, Options{})
-	if n := c.merged.Load(); n != 0 {
+	if n := c.journals.merged.Load(); n != 0 {
 		t.Errorf("Open merged %d journals whole, want a part of one", n)
 	}
 	check(t, c, 50)
@@ -280,7 +280,7 @@ func TestMergeInParts(t *testing.T) {
 		}
 	}
 	flushT(t, c)
-	if c.jn == nil {
+	if c.journals.own == nil {
 		t.Fatal("the journal was merged whole in one commit")
 	}
 	check(t, c, 55)

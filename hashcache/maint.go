@@ -32,7 +32,7 @@ type Stats struct {
 // of the cache file.
 func (c *Cache) Stats() (Stats, error) {
 	s := Stats{Path: c.path}
-	if c.isClosed() {
+	if c.writer.closed() {
 		return s, ErrClosed
 	}
 	fi, err := os.Stat(c.path)
@@ -42,31 +42,26 @@ func (c *Cache) Stats() (Stats, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return s, fmt.Errorf("hash cache: %w", err)
 	}
-	c.view(func(_ func([]byte) []byte, main *bolt.Bucket) {
+	c.main.view(func(_ func([]byte) []byte, main *bolt.Bucket) {
 		if main != nil {
 			s.Entries = main.Stats().KeyN
 			s.UsedBytes = main.Tx().Size()
 		}
 	})
-	s.Pending = c.pending()
+	c.main.mu.RLock()
+	s.Pending = c.journals.pending()
+	c.main.mu.RUnlock()
 	if s.Entries > 0 {
 		s.BytesPerEntry = float64(s.FileBytes) / float64(s.Entries)
 	}
 	return s, nil
 }
 
-func (c *Cache) isClosed() bool {
-	c.q.mu.Lock()
-	defer c.q.mu.Unlock()
-	return c.q.closed
-}
-
-// pending counts the entries in the journals this cache reads.
-func (c *Cache) pending() int {
-	c.dbMu.RLock()
-	defer c.dbMu.RUnlock()
+// pending counts the entries in the journals this cache reads. The main
+// file's lock (mainFile.mu) must be held.
+func (js *journals) pending() int {
 	n := 0
-	for _, j := range c.journals() {
+	for _, j := range js.reading() {
 		_ = protect(func() {
 			_ = j.db.View(func(tx *bolt.Tx) error {
 				if v, ok := journalView(tx); ok {
@@ -91,11 +86,11 @@ const pruneChunk = 1000
 // hashed after the removal, is kept).
 func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 	switch {
-	case c.isClosed():
+	case c.writer.closed():
 		return 0, ErrClosed
 	case c.readOnly:
 		return 0, ErrReadOnly
-	case !c.writing:
+	case !c.writer.running:
 		return 0, fmt.Errorf("hash cache %q: not in use for this run", c.path)
 	}
 	var after []byte
@@ -105,7 +100,7 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 			ok bool // value decodes
 		}
 		var keys []key
-		c.view(func(_ func([]byte) []byte, b *bolt.Bucket) {
+		c.main.view(func(_ func([]byte) []byte, b *bolt.Bucket) {
 			if b == nil {
 				return
 			}
@@ -122,7 +117,7 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 				keys = append(keys, key{bytes.Clone(k), ok})
 			}
 		})
-		if c.broken.Load() {
+		if !c.main.readable() {
 			return removed, fmt.Errorf("%w: %q", ErrCorrupt, c.path)
 		}
 		if len(keys) == 0 {
@@ -139,7 +134,7 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 	if err := c.Flush(); err != nil {
 		return removed, fmt.Errorf("hash cache %q: prune: %w", c.path, err)
 	}
-	if c.broken.Load() {
+	if !c.main.readable() {
 		return removed, fmt.Errorf("%w: %q", ErrCorrupt, c.path)
 	}
 	return removed, nil
@@ -152,11 +147,10 @@ func (c *Cache) Prune(exists func(path string) bool) (removed int, err error) {
 // including its journal, goes to a new cache file at path. A missing file
 // is not an error.
 func Clear(path string) error {
-	c := &Cache{path: path}
 	// RemoveOpen: a run may hold these files (on Windows a file removed
 	// while open keeps its name until closed; see fileio.RemoveOpen).
 	err := fileio.RemoveOpen(path)
-	for _, p := range c.journalPaths() {
+	for _, p := range journalPaths(path) {
 		o := openDB(p, Options{LockTimeout: time.Nanosecond})
 		if errors.Is(o.err, berrors.ErrTimeout) || (o.openErr != nil && !errors.Is(o.openErr, fs.ErrNotExist)) {
 			continue // still written, or read

@@ -14,16 +14,17 @@ const notePrefix = "note:"
 func (c *Cache) Note(key string) (string, bool) {
 	var v string
 	var ok bool
-	if !c.readable() || !validKey(notePrefix+key) {
+	if !c.main.readable() || !validKey(notePrefix+key) {
 		return "", false
 	}
-	c.dbMu.RLock()
-	defer c.dbMu.RUnlock()
-	if c.db == nil {
+	c.main.mu.RLock()
+	defer c.main.mu.RUnlock()
+	db := c.main.handle()
+	if db == nil {
 		return "", false // the main file is not open (being set right by another process)
 	}
 	_ = protect(func() {
-		_ = c.db.View(func(tx *bolt.Tx) error {
+		_ = db.View(func(tx *bolt.Tx) error {
 			if b := tx.Bucket(bucketMeta); b != nil {
 				if got := b.Get([]byte(notePrefix + key)); got != nil {
 					v, ok = string(got), true
@@ -49,7 +50,7 @@ func (c *Cache) SetNote(key, value string) error {
 	if c.readOnly {
 		return errors.New("the hash cache is open read-only")
 	}
-	if !c.readable() {
+	if !c.main.readable() {
 		return errors.New("the hash cache is not usable")
 	}
 	if !validKey(notePrefix + key) {
@@ -66,19 +67,19 @@ func (c *Cache) SetNote(key, value string) error {
 			})
 		})
 	}
-	c.dbMu.Lock()
-	defer c.dbMu.Unlock()
-	if c.holding {
+	c.main.mu.Lock()
+	defer c.main.mu.Unlock()
+	if db := c.main.held(); db != nil {
 		// Had alone already, as for a commit.
-		err := put(c.db)
+		err := put(db)
 		if err != nil {
-			c.letGo()
+			c.main.letGo()
 		}
 		return err
 	}
-	c.closeMain()
-	defer c.reopenMain()
-	held, _, err := c.exclusive(put, false)
+	c.main.closeMain()
+	defer c.main.reopenMain()
+	held, _, err := c.main.exclusive(put, false)
 	if err == nil && !held {
 		err = errNoteBusy
 	}

@@ -13,38 +13,13 @@ import (
 // not decode are skipped. It reads in one transaction per file: fn must be
 // quick and must not call the cache.
 func (c *Cache) Range(prefix string, fn func(path string, e Entry) bool) {
-	if c.isClosed() {
+	if c.writer.closed() {
 		return
 	}
 	p := []byte(prefix)
-	// The journals' paths below prefix, newest first wins: they are few
-	// next to the main file's.
-	over := map[string][]byte{} // nil: removed
-	c.dbMu.RLock()
-	for _, j := range c.journals() {
-		_ = protect(func() {
-			_ = j.db.View(func(tx *bolt.Tx) error {
-				v, ok := journalView(tx)
-				if !ok {
-					return nil
-				}
-				for _, b := range []*bolt.Bucket{v.files, v.deleted} {
-					cur := b.Cursor()
-					for k, val := cur.Seek(p); k != nil && bytes.HasPrefix(k, p); k, val = cur.Next() {
-						if _, seen := over[string(k)]; seen {
-							continue
-						}
-						if b == v.deleted {
-							val = nil
-						}
-						over[string(k)] = bytes.Clone(val)
-					}
-				}
-				return nil
-			})
-		})
-	}
-	c.dbMu.RUnlock()
+	c.main.mu.RLock()
+	over := c.journals.below(p)
+	c.main.mu.RUnlock()
 	keys := make([]string, 0, len(over))
 	for k := range over {
 		keys = append(keys, k)
@@ -56,7 +31,7 @@ func (c *Cache) Range(prefix string, fn func(path string, e Entry) bool) {
 	}
 	i := 0
 	done := false
-	c.view(func(_ func([]byte) []byte, b *bolt.Bucket) {
+	c.main.view(func(_ func([]byte) []byte, b *bolt.Bucket) {
 		if b == nil {
 			return
 		}
@@ -83,4 +58,36 @@ func (c *Cache) Range(prefix string, fn func(path string, e Entry) bool) {
 			return
 		}
 	}
+}
+
+// below returns what the journals this cache reads hold for the paths
+// below prefix p, newest first wins (nil: removed); they are few next to
+// the main file's. The main file's lock (mainFile.mu) must be held for
+// reading.
+func (js *journals) below(p []byte) map[string][]byte {
+	over := map[string][]byte{} // nil: removed
+	for _, j := range js.reading() {
+		_ = protect(func() {
+			_ = j.db.View(func(tx *bolt.Tx) error {
+				v, ok := journalView(tx)
+				if !ok {
+					return nil
+				}
+				for _, b := range []*bolt.Bucket{v.files, v.deleted} {
+					cur := b.Cursor()
+					for k, val := cur.Seek(p); k != nil && bytes.HasPrefix(k, p); k, val = cur.Next() {
+						if _, seen := over[string(k)]; seen {
+							continue
+						}
+						if b == v.deleted {
+							val = nil
+						}
+						over[string(k)] = bytes.Clone(val)
+					}
+				}
+				return nil
+			})
+		})
+	}
+	return over
 }

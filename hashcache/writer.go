@@ -3,10 +3,10 @@ package hashcache
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -37,6 +37,22 @@ type queue struct {
 	kick    chan struct{} // capacity 1: wake the writer
 }
 
+// writer is the goroutine that commits what Put and Delete queue, with the
+// queue it takes it from: to the main file (mainFile, under its lock) or to
+// this process's journal (journals).
+type writer struct {
+	path     string
+	readOnly bool
+	rep      *report
+	main     *mainFile
+	js       *journals
+
+	running bool // the goroutine runs: not read-only, not unused (set before Open returns)
+	q       queue
+	done    chan struct{} // closed when the goroutine ends
+	commits atomic.Int64  // write transactions, for tests
+}
+
 // Put queues e to be stored for path. It returns at once unless four full
 // batches (4,000 entries) already wait for the writer, in which case it
 // waits for a commit: entries are never dropped to keep up. The writer
@@ -52,7 +68,7 @@ func (c *Cache) Put(path string, e Entry) {
 	if !validKey(path) {
 		return
 	}
-	c.enqueue(op{key: path, val: encodeValue(make([]byte, 0, maxValLen), path, e)})
+	c.writer.enqueue(op{key: path, val: encodeValue(make([]byte, 0, maxValLen), path, e)})
 }
 
 // Delete queues the removal of path's entry, as Put queues a store.
@@ -60,15 +76,23 @@ func (c *Cache) Delete(path string) {
 	if !validKey(path) {
 		return
 	}
-	c.enqueue(op{key: path, del: true, at: time.Now().UnixNano()})
+	c.writer.enqueue(op{key: path, del: true, at: time.Now().UnixNano()})
 }
 
-func (c *Cache) enqueue(o op) {
-	if c.readOnly {
-		c.setErr(ErrReadOnly)
+// start starts the goroutine.
+func (w *writer) start() {
+	w.q.kick = make(chan struct{}, 1)
+	w.done = make(chan struct{})
+	w.running = true
+	go w.run()
+}
+
+func (w *writer) enqueue(o op) {
+	if w.readOnly {
+		w.rep.setErr(ErrReadOnly)
 		return
 	}
-	q := &c.q
+	q := &w.q
 	q.mu.Lock()
 	for len(q.full) >= maxQueued && !q.closed {
 		q.room.Wait()
@@ -77,7 +101,7 @@ func (c *Cache) enqueue(o op) {
 		q.mu.Unlock()
 		panic("hashcache: Put or Delete after Close")
 	}
-	if !c.writing {
+	if !w.running {
 		q.mu.Unlock()
 		return
 	}
@@ -110,15 +134,19 @@ func (q *queue) wake() {
 // After a failed commit the writer discards what follows: the cache is an
 // optimisation, and the files will simply be read again next time.
 func (c *Cache) Flush() error {
-	q := &c.q
+	return c.writer.flush()
+}
+
+func (w *writer) flush() error {
+	q := &w.q
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return ErrClosed
 	}
-	if !c.writing {
+	if !w.running {
 		q.mu.Unlock()
-		return c.firstErr()
+		return w.rep.firstErr()
 	}
 	done := make(chan error, 1)
 	if len(q.pending) > 0 {
@@ -139,11 +167,38 @@ func (c *Cache) Flush() error {
 // moved aside now (see Warnings). Put, Delete and Flush must not be called
 // after Close.
 func (c *Cache) Close() error {
-	q := &c.q
+	if !c.writer.stop() {
+		return ErrClosed
+	}
+	c.main.stopWatch()
+	defer c.main.closeUsers()
+	err := c.report.firstErr()
+	c.main.mu.Lock()
+	defer c.main.mu.Unlock()
+	c.journals.closeOthers()
+	if c.writer.running && c.main.readable() && c.journals.unmerged() {
+		// What is in this process's journal, and in those of processes
+		// that finished, goes to the main file if it can be had alone
+		// now; the shared lock on it is let go for that. A long merge
+		// goes in parts, letting the file go in between: a process that
+		// wants it then gets it, and the rest is left to a later one.
+		c.main.closeMain()
+		for c.writer.storeAlone(nil, false) {
+			time.Sleep(mergePause)
+		}
+	}
+	c.journals.closeOwn() // finished: the next process to have the file alone merges it
+	return errors.Join(err, c.main.close())
+}
+
+// stop closes the queue, commits what it holds and waits for the
+// goroutine to end. It reports false when the queue was closed already.
+func (w *writer) stop() bool {
+	q := &w.q
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return ErrClosed
+		return false
 	}
 	q.closed = true
 	if len(q.pending) > 0 {
@@ -152,113 +207,26 @@ func (c *Cache) Close() error {
 	}
 	q.room.Broadcast()
 	q.mu.Unlock()
-	if c.writing {
+	if w.running {
 		q.wake()
-		<-c.writerDone
+		<-w.done
 	}
-	if c.watchStop != nil {
-		close(c.watchStop)
-		<-c.watchDone
-	}
-	defer c.users.Close()
-	errs := []error{c.firstErr()}
-	c.dbMu.Lock()
-	defer c.dbMu.Unlock()
-	c.closeOthers()
-	if c.writing && c.readable() && (c.jn != nil || len(c.journalPaths()) > 0) {
-		// What is in this process's journal, and in those of processes
-		// that finished, goes to the main file if it can be had alone
-		// now; the shared lock on it is let go for that. A long merge
-		// goes in parts, letting the file go in between: a process that
-		// wants it then gets it, and the rest is left to a later one.
-		c.closeMain()
-		for c.storeAlone(nil, false) {
-			time.Sleep(mergePause)
-		}
-	}
-	if c.jn != nil {
-		c.jn.close(false) // finished: the next process to have the file alone merges it
-		c.jn = nil
-	}
-	if c.db == nil {
-		if c.broken.Load() && !c.readOnly {
-			c.setAside()
-		}
-		return errors.Join(errs...)
-	}
-	// A broken file is renamed while we still hold its lock (Unix allows
-	// that), so that no other fastcopy starts using it in between; where
-	// renaming an open file fails, after closing.
-	broken := c.broken.Load() && !c.readOnly
-	var aside string
-	var asideErr error
-	if broken {
-		aside, asideErr = moveAside(c.path, time.Now())
-	}
-	if err := c.closeMain(); err != nil {
-		errs = append(errs, fmt.Errorf("hash cache %q: close: %w", c.path, err))
-	}
-	if broken && asideErr != nil {
-		aside, asideErr = moveAside(c.path, time.Now())
-	}
-	switch {
-	case broken && asideErr == nil:
-		c.warn(fmt.Errorf("%w: %q moved to %q", ErrCorrupt, c.path, aside))
-	case broken:
-		c.warn(fmt.Errorf("%w: %q could not be moved aside: %v", ErrCorrupt, c.path, asideErr))
-	}
-	return errors.Join(errs...)
+	return true
 }
 
-// setAside moves a broken main file aside, when this cache had no handle
-// of it left.
-func (c *Cache) setAside() {
-	if aside, err := moveAside(c.path, time.Now()); err == nil {
-		c.warn(fmt.Errorf("%w: %q moved to %q", ErrCorrupt, c.path, aside))
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		c.warn(fmt.Errorf("%w: %q could not be moved aside: %v", ErrCorrupt, c.path, err))
-	}
+// closed reports whether Close was called.
+func (w *writer) closed() bool {
+	w.q.mu.Lock()
+	defer w.q.mu.Unlock()
+	return w.q.closed
 }
 
-// closeMain closes the main file's handle, read-only or held for
-// writing. dbMu must be held.
-func (c *Cache) closeMain() error {
-	c.holding = false
-	if c.db == nil {
-		return nil
-	}
-	var err error
-	if perr := protect(func() { err = c.db.Close() }); perr != nil {
-		err = perr
-	}
-	c.db = nil
-	return err
-}
-
-// reopenMain opens the main file read-only again after a commit, waiting
-// for another process's commit or merge as Open does. Where that fails,
-// lookups answer from the journals alone until the next commit tries
-// again. dbMu must be held.
-func (c *Cache) reopenMain() {
-	c.reopens.Add(1)
-	o := openDB(c.path, Options{ReadOnly: true, LockTimeout: max(c.lockTimeout, sharedLockGrace)})
-	if o.err != nil || o.openErr != nil {
-		o.release()
-		return
-	}
-	if state, _, _ := checkSchema(o.db, o.file); state != stateOK {
-		o.release() // a commit that has the file alone sets it right
-		return
-	}
-	c.db = o.db
-}
-
-// writer is the only goroutine that writes to the database. It commits one
-// transaction per batch: a synced transaction costs about as much for one
-// entry as for a thousand.
-func (c *Cache) writer() {
-	defer close(c.writerDone)
-	q := &c.q
+// run is the writer goroutine, the only one that writes to the database.
+// It commits one transaction per batch: a synced transaction costs about
+// as much for one entry as for a thousand.
+func (w *writer) run() {
+	defer close(w.done)
+	q := &w.q
 	timer := time.NewTimer(batchDelay)
 	timer.Stop()
 	timing := false
@@ -295,16 +263,16 @@ func (c *Cache) writer() {
 		for _, b := range batches {
 			if b[0].done != nil {
 				if len(merged) > 0 {
-					c.commit(merged)
+					w.commit(merged)
 					merged = nil
 				}
-				b[0].done <- c.firstErr()
+				b[0].done <- w.rep.firstErr()
 				continue
 			}
 			merged = append(merged, b...)
 		}
 		if len(merged) > 0 {
-			c.commit(merged)
+			w.commit(merged)
 		}
 		if closed {
 			timer.Stop()
@@ -318,59 +286,60 @@ func (c *Cache) writer() {
 // keep their order. The main file is let go (its shared lock with it) and
 // taken alone for the commit when no other process has it open; otherwise
 // the batch goes to this process's journal. Lookups wait meanwhile.
-func (c *Cache) commit(batch []op) {
-	if c.firstErr() != nil || !c.readable() {
+func (w *writer) commit(batch []op) {
+	if w.rep.firstErr() != nil || !w.main.readable() {
 		return
 	}
 	slices.SortStableFunc(batch, func(a, b op) int { return strings.Compare(a.key, b.key) })
-	c.dbMu.Lock()
-	defer c.dbMu.Unlock()
-	defer c.commits.Add(1)
-	if c.holding && c.users.Alone() {
-		if _, err := c.commitAlone(c.db, batch); err != nil {
-			c.letGo()
-			c.commitFailed(err)
+	m := w.main
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	defer w.commits.Add(1)
+	if db := m.held(); db != nil && m.alone() {
+		if _, err := w.js.commitAlone(db, batch); err != nil {
+			m.letGo()
+			w.commitFailed(err)
 		}
 		return
 	}
-	c.closeMain()
-	c.storeAlone(batch, c.users.Alone())
-	if !c.holding {
-		c.reopenMain()
+	m.closeMain()
+	w.storeAlone(batch, m.alone())
+	if m.held() == nil {
+		m.reopenMain()
 	}
 }
 
 // commitFailed records a failed commit to the main file: a bad page
 // marks the cache broken, anything else stops storing.
-func (c *Cache) commitFailed(err error) {
+func (w *writer) commitFailed(err error) {
 	if isPanic(err) || errors.Is(err, errNoBucket) {
-		c.markBroken(err)
+		w.main.markBroken(err)
 		return
 	}
-	c.setErr(fmt.Errorf("hash cache %q: commit: %w", c.path, err))
+	w.rep.setErr(fmt.Errorf("hash cache %q: commit: %w", w.path, err))
 }
 
 // storeAlone commits batch (and the journals) to the main file if this
-// process can have it alone, and to its journal otherwise. dbMu must be
-// held and the main file closed. more reports that the file was had alone
+// process can have it alone, and to its journal otherwise. The main
+// file's lock (mainFile.mu) must be held and the file closed. more reports that the file was had alone
 // and journal entries are left to merge. With keep (no other cache of the
 // file is open), the file had alone stays open for the next commits
 // (holding).
-func (c *Cache) storeAlone(batch []op, keep bool) (more bool) {
+func (w *writer) storeAlone(batch []op, keep bool) (more bool) {
 	for attempt := 1; attempt <= 3; attempt++ {
-		held, state, err := c.exclusive(func(db *bolt.DB) error {
+		held, state, err := w.main.exclusive(func(db *bolt.DB) error {
 			var err error
-			more, err = c.commitAlone(db, batch)
+			more, err = w.js.commitAlone(db, batch)
 			return err
 		}, keep)
 		switch {
 		case err != nil:
-			c.commitFailed(err)
+			w.commitFailed(err)
 			return false
 		case state == stateCorrupt:
 			continue // moved aside: a new one next
 		case state == stateNewer:
-			c.setErr(fmt.Errorf("hash cache %q: %w: nothing more stored", c.path, ErrNewerSchema))
+			w.rep.setErr(fmt.Errorf("hash cache %q: %w: nothing more stored", w.path, ErrNewerSchema))
 			return false
 		case held:
 			return more
@@ -378,14 +347,13 @@ func (c *Cache) storeAlone(batch []op, keep bool) (more bool) {
 		if len(batch) == 0 {
 			return false
 		}
-		if c.jn == nil {
-			if c.jn, err = c.newJournal(); err != nil {
-				c.setErr(fmt.Errorf("hash cache %q: journal: %w", c.path, err))
-				return false
-			}
+		j, err := w.js.ownJournal()
+		if err != nil {
+			w.rep.setErr(fmt.Errorf("hash cache %q: journal: %w", w.path, err))
+			return false
 		}
-		if err := c.jn.write(batch); err != nil {
-			c.setErr(fmt.Errorf("hash cache %q: journal commit: %w", c.path, err))
+		if err := j.write(batch); err != nil {
+			w.rep.setErr(fmt.Errorf("hash cache %q: journal commit: %w", w.path, err))
 		}
 		return false
 	}
