@@ -174,7 +174,6 @@ type engine struct {
 	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
 	drives  driveWatch  // the roots' filesystems, asked after I/O errors (gone.go)
 	written filesystems // every filesystem a destination directory is on
-	names   destNames   // per destination filesystem: the names it cannot hold
 
 	// The stages.
 	walker *walker
@@ -342,6 +341,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.cacheSides(p)
 	e.linkDest.open(p.dstRoot, undo)
 	if p.create && opt.DryRun {
+		e.fs.probeCaps(nil, false) // DEST a dry run would make: its type is unknown
 		return nil
 	}
 	d := made
