@@ -172,7 +172,7 @@ type engine struct {
 	dstSide cacheSide
 
 	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
-	drives  driveWatch  // the roots' filesystems, asked after I/O errors (gone.go)
+	drives  driveWatch  // the roots' filesystems, asked after I/O errors (internal/drives)
 	written filesystems // every filesystem a destination directory is on
 
 	// The stages.
@@ -535,10 +535,10 @@ func (e *engine) fail(rel string, err error) {
 		return // an interrupted run reports the interruption, not its fallout
 	}
 	if e.drives.driveGone(rel, err) {
-		return // one error for the drive, not one per file (gone.go)
+		return // one error for the drive, not one per file (internal/drives)
 	}
 	if e.drives.destFull(rel, err) {
-		return // one error for a full destination (gone.go)
+		return // one error for a full destination (internal/drives)
 	}
 	e.mu.Lock()
 	e.sum.Failed++

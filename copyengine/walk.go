@@ -492,7 +492,7 @@ func (l *dirList) takeTempName(n string) {
 }
 
 // foldNames finds which of the destination names are one name on a
-// destination that folds them (see fold.go), and the spelling the
+// destination that folds them (destfs.PlanFold), and the spelling the
 // destination holds.
 func (l *dirList) foldNames() {
 	names := l.names

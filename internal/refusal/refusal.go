@@ -19,6 +19,15 @@ import (
 // fileio.ErrLocked, the one sentinel for a lock another process holds.
 var ErrLocked = fileio.ErrLocked
 
+// ErrSomeFailed is returned when a run finished but at least one entry
+// could not be copied.
+var ErrSomeFailed = errors.New("some files could not be copied")
+
+// ErrMismatch is returned when a run finished and at least one file read
+// back different from its source twice; nothing was renamed into place
+// for it.
+var ErrMismatch = errors.New("verification failed")
+
 // ErrTooLarge is the per-file error of a regular file larger than the
 // destination's filesystem holds (FAT: 4 GiB - 1 byte); the file is refused
 // before any byte of it is written.
