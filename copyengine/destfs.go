@@ -74,8 +74,8 @@ var (
 // fsInfo is what the run learns of the filesystems it reads and writes
 // (destfs.Info), with the engine it reports to.
 type fsInfo struct {
-	e *engine
-	destfs.Info
+	e    *engine
+	info destfs.Info
 }
 
 // probeCaps gives the run's Info its Config once the destination root d
@@ -87,23 +87,23 @@ func (fsi *fsInfo) probeCaps(d *fileio.Dir, write bool) {
 	if e.made != nil {
 		made = madeRecorder{e.made}
 	}
-	fsi.Start(destfs.Config{RootPath: e.dstRootPath, Root: d, DryRun: !write, Privileged: e.root, Made: made})
+	fsi.info.Start(destfs.Config{RootPath: e.dstRootPath, Root: d, DryRun: !write, Privileged: e.root, Made: made})
 }
 
-func (fsi *fsInfo) hasLinks() bool                          { return fsi.HasLinks() }
-func (fsi *fsInfo) tooLarge(st *fileio.Stat) error          { return fsi.TooLarge(st) }
-func (fsi *fsInfo) fsName() string                          { return fsi.FSName() }
-func (fsi *fsInfo) linkCopy(st *fileio.Stat) bool           { return fsi.LinkCopy(st) }
-func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32)   { fsi.ModeKept(st, want) }
-func (fsi *fsInfo) cannotKeep(kind string, err error) bool  { return fsi.CannotKeep(kind, err) }
-func (fsi *fsInfo) modesLost(dev uint64) bool               { return fsi.ModesLost(dev) }
-func (fsi *fsInfo) knownResolution(dev uint64) int64        { return fsi.KnownResolution(dev) }
-func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume { return fsi.KnownVolume(dev) }
+func (fsi *fsInfo) hasLinks() bool                          { return fsi.info.HasLinks() }
+func (fsi *fsInfo) tooLarge(st *fileio.Stat) error          { return fsi.info.TooLarge(st) }
+func (fsi *fsInfo) fsName() string                          { return fsi.info.FSName() }
+func (fsi *fsInfo) linkCopy(st *fileio.Stat) bool           { return fsi.info.LinkCopy(st) }
+func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32)   { fsi.info.ModeKept(st, want) }
+func (fsi *fsInfo) cannotKeep(kind string, err error) bool  { return fsi.info.CannotKeep(kind, err) }
+func (fsi *fsInfo) modesLost(dev uint64) bool               { return fsi.info.ModesLost(dev) }
+func (fsi *fsInfo) knownResolution(dev uint64) int64        { return fsi.info.KnownResolution(dev) }
+func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume { return fsi.info.KnownVolume(dev) }
 func (fsi *fsInfo) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
-	return fsi.VolumeOf(d, dev)
+	return fsi.info.VolumeOf(d, dev)
 }
 func (fsi *fsInfo) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
-	return fsi.TimeResolution(d, dev, policy)
+	return fsi.info.TimeResolution(d, dev, policy)
 }
 
 // noteNotKept adds to the summary, once, what the destination could not
@@ -112,7 +112,7 @@ func (fsi *fsInfo) noteNotKept() {
 	e := fsi.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.sum.NotKept = append(e.sum.NotKept, fsi.NotKept(e.sum.LinkCopies)...)
+	e.sum.NotKept = append(e.sum.NotKept, fsi.info.NotKept(e.sum.LinkCopies)...)
 }
 
 // madeRecorder is the record of what runs made (made.go) as destfs's
@@ -127,7 +127,7 @@ func (r madeRecorder) Gone(rel string) { r.m.gone(rel) }
 
 // nameRulesOf returns the name rules of the filesystem holding the
 // destination directory d (destfs.Info.NameRulesOf).
-func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules { return dc.e.fs.NameRulesOf(d) }
+func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules { return dc.e.fs.info.NameRulesOf(d) }
 
 // foldOf returns how the destination directory dd compares names
 // (destfs.Info.FoldOf); a dry run puts no name to the destination
@@ -136,7 +136,7 @@ func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	if dc.e.opt.DryRun {
 		return dc.dryFold(dd, listing)
 	}
-	return dc.e.fs.FoldOf(dd, listing)
+	return dc.e.fs.info.FoldOf(dd, listing)
 }
 
 // fsTypeOf is the type name foldOf noted for dd's filesystem.
@@ -154,7 +154,7 @@ func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
 	if dd == nil {
 		return "unknown type"
 	}
-	return e.fs.FoldFSType(dd)
+	return e.fs.info.FoldFSType(dd)
 }
 
 // dirRenameKeeps reports whether a directory made in parent and renamed
@@ -162,7 +162,7 @@ func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
 // Summary.StagingNote says why.
 func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
 	e := sg.e
-	return e.fs.DirRenameKeeps(parent, func(note string) {
+	return e.fs.info.DirRenameKeeps(parent, func(note string) {
 		e.count(func(s *Summary) { s.StagingNote = note })
 	})
 }

@@ -155,7 +155,7 @@ func (e *engine) dryDest() (uint64, string) {
 	dd := &e.dedupe.dry
 	dd.destOnce.Do(func() {
 		if e.dstRoot != nil {
-			dd.destDev, dd.destType = e.dstDev, e.fs.FSType()
+			dd.destDev, dd.destType = e.dstDev, e.fs.info.FSType()
 			return
 		}
 		path := nearestExisting(e.dstRootPath)
@@ -364,7 +364,7 @@ func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	}
 	if info.On() && dd != nil {
 		if st, err := dd.Stat(); err == nil {
-			e.fs.NoteFoldFSType(st.Dev, path)
+			e.fs.info.NoteFoldFSType(st.Dev, path)
 		}
 	}
 	info.NoProbe = true
@@ -441,7 +441,7 @@ func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 // symlinksLostByType says whether the destination's filesystem is of a
 // type that holds no symlinks.
 func (fsi *fsInfo) symlinksLostByType() bool {
-	path, t := fsi.e.dstRootPath, fsi.FSType()
+	path, t := fsi.e.dstRootPath, fsi.info.FSType()
 	if t == "" { // DEST that would be made: its nearest existing parent's
 		path = nearestExisting(path)
 		t, _ = fileio.FSType(path)

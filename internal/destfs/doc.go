@@ -8,7 +8,8 @@
 //     what a file, a staged directory or a probe is called while it is not
 //     in place (".NAME.fastcopy-tmp", its digest form, the alternatives
 //     when a source name takes one), and how a run recognises one
-//     (IsTempName);
+//     (IsTempName); only internal/fileio, which this package builds on,
+//     spells the suffix on its own (publish.go, the Darwin clone);
 //   - names a destination cannot hold (names.go, namerules.go): the rules
 //     of Windows' names, printable ASCII, UTF-16, learned per filesystem by
 //     creating names and reading the directory back (NameRulesOf); the
