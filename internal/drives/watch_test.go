@@ -3,7 +3,6 @@ package drives_test
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -57,7 +56,8 @@ func TestDestFullIs(t *testing.T) {
 // TestJudgeGone checks the verdicts on a failure that says a filesystem is
 // gone whatever its root answers (ENOTCONN, a dead FUSE driver): the
 // destination's cancels the run, once; a source's halts it instead; a
-// failure that is no sign of a drive at all is left to be reported.
+// failure that is no sign of a drive at all is left to be reported. The
+// paths are joined with "/", which rootOf looks for, on Windows too.
 func TestJudgeGone(t *testing.T) {
 	t.Parallel()
 	dst, src := t.TempDir(), t.TempDir()
@@ -72,10 +72,10 @@ func TestJudgeGone(t *testing.T) {
 		w.Add(drives.Root{Side: "destination", Path: dst})
 		w.Add(drives.Root{Side: "source", Path: src})
 		defer w.Close()
-		if v := w.Judge("x", &os.PathError{Op: "open", Path: filepath.Join(tt.root, "x"), Err: syscall.EACCES}, true); v != (drives.Verdict{}) {
+		if v := w.Judge("x", &os.PathError{Op: "open", Path: tt.root + "/x", Err: syscall.EACCES}, true); v != (drives.Verdict{}) {
 			t.Fatalf("EACCES: verdict %+v, want none", v)
 		}
-		dead := &os.PathError{Op: "read", Path: filepath.Join(tt.root, "a"), Err: syscall.ENOTCONN}
+		dead := &os.PathError{Op: "read", Path: tt.root + "/a", Err: syscall.ENOTCONN}
 		v := w.Judge("a", dead, true)
 		if !v.Fallout || v.Cancel != tt.cancel {
 			t.Fatalf("ENOTCONN under the %s: verdict %+v, want fallout, cancel %v", tt.side, v, tt.cancel)
