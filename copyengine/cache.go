@@ -384,7 +384,7 @@ func (dc *decider) sameContent(dst *handle, en *entry) bool {
 	c := en.cache
 	switch {
 	case en.contested && s.Size > 0:
-		// The destination file may hold the other name's bytes (fold.go):
+		// The destination file may hold the other name's bytes (destfs.FoldPlan.Contested):
 		// read it, whatever its mtime or the cache says.
 		en.check = true
 		return false

@@ -9,7 +9,7 @@ import (
 // the copy does with it: skip it (unchanged), bring only its metadata up to
 // date, make it a hard link to a name copied before, or copy it (and then
 // whether a duplicate may share data). It asks the hash cache what it
-// knows (cache.go) and how the destination folds names (fold.go).
+// knows (cache.go) and how the destination folds names (internal/destfs).
 type decider struct {
 	e     *engine
 	links map[devIno]*linkGroup // source inodes with several names, met so far (under e.mu)

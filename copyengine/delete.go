@@ -66,7 +66,7 @@ type mirrorDir struct {
 
 func (d *mirrorDir) key(name string) string {
 	if d.fold != nil {
-		return namefold.Key(name, d.fold.normalises)
+		return namefold.Key(name, d.fold.Normalises)
 	}
 	return name
 }

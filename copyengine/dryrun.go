@@ -160,7 +160,7 @@ func (e *engine) dryDest() (uint64, string) {
 	dd := &e.dedupe.dry
 	dd.destOnce.Do(func() {
 		if e.dstRoot != nil {
-			dd.destDev, dd.destType = e.dstDev, e.fs.caps.fsType
+			dd.destDev, dd.destType = e.dstDev, e.fs.info.FSType()
 			return
 		}
 		path := nearestExisting(e.dstRootPath)
@@ -360,24 +360,19 @@ func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	if !ok {
 		switch fileio.FSName(path) {
 		case "FAT", "FAT32", "exFAT":
-			info = foldInfo{folds: true}
+			info = foldInfo{Folds: true}
 		default:
 			if dd != nil && dd.CaseFoldAttr() {
-				info = foldInfo{folds: true, normalises: true}
+				info = foldInfo{Folds: true, Normalises: true}
 			}
 		}
 	}
-	if info.on() && dd != nil {
+	if info.On() && dd != nil {
 		if st, err := dd.Stat(); err == nil {
-			fc := &e.fs.devs.get(st.Dev).fold
-			fc.mu.Lock()
-			if fc.fsType == "" {
-				fc.fsType, _ = fileio.FSType(path)
-			}
-			fc.mu.Unlock()
+			e.fs.info.NoteFoldFSType(st.Dev, path)
 		}
 	}
-	info.noProbe = true
+	info.NoProbe = true
 	return info
 }
 
@@ -451,7 +446,7 @@ func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 // symlinksLostByType says whether the destination's filesystem is of a
 // type that holds no symlinks.
 func (fsi *fsInfo) symlinksLostByType() bool {
-	path, t := fsi.e.dstRootPath, fsi.caps.fsType
+	path, t := fsi.e.dstRootPath, fsi.info.FSType()
 	if t == "" { // DEST that would be made: its nearest existing parent's
 		path = nearestExisting(path)
 		t, _ = fileio.FSType(path)

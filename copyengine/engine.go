@@ -174,9 +174,8 @@ type engine struct {
 	dstSide cacheSide
 
 	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
-	drives  driveWatch  // the roots' filesystems, asked after I/O errors (gone.go)
+	drives  driveWatch  // the roots' filesystems, asked after I/O errors (internal/drives)
 	written filesystems // every filesystem a destination directory is on
-	names   destNames   // per destination filesystem: the names it cannot hold
 
 	// The stages.
 	walker *walker
@@ -344,6 +343,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.cacheSides(p)
 	e.linkDest.open(p.dstRoot, undo)
 	if p.create && e.skipWrite() {
+		e.fs.probeCaps(nil, false) // DEST a dry run would make: its type is unknown
 		return nil
 	}
 	d := made
@@ -489,10 +489,10 @@ func (e *engine) fail(rel string, err error) {
 		return // an interrupted run reports the interruption, not its fallout
 	}
 	if e.drives.driveGone(rel, err) {
-		return // one error for the drive, not one per file (gone.go)
+		return // one error for the drive, not one per file (internal/drives)
 	}
 	if e.drives.destFull(rel, err) {
-		return // one error for a full destination (gone.go)
+		return // one error for a full destination (internal/drives)
 	}
 	e.mu.Lock()
 	e.sum.Failed++

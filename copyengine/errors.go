@@ -1,8 +1,6 @@
 package copyengine
 
 import (
-	"errors"
-
 	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
@@ -13,7 +11,7 @@ var ErrSomeFailed = refusal.ErrSomeFailed
 
 // ErrMismatch is returned by Run when at least one file read back different
 // from its source twice; nothing was renamed into place for it.
-var ErrMismatch = errors.New("verification failed")
+var ErrMismatch = refusal.ErrMismatch
 
 // ErrLocked is returned (wrapped) by Run when another fastcopy is writing
 // to the same destination, or into a directory above or below it. It is

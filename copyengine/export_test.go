@@ -13,10 +13,6 @@ func WithStageLimits(opt Options, files int, bytes int64) Options {
 	return opt
 }
 
-// WindowsRule returns the rule of Windows' names that name breaks, "" when
-// none.
-var WindowsRule = windowsRule
-
 // WithResumeMin returns opt with the size from which an interrupted copy's
 // temporary is kept and taken up lowered to n, for its run alone.
 func WithResumeMin(opt Options, n int64) Options {

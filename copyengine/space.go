@@ -7,6 +7,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
 // checkSpace refuses a run that cannot fit on the destination, before the
@@ -253,15 +254,4 @@ func (s *sizer) kept(dd *fileio.Dir, name string, st *fileio.Stat, n int64) int6
 
 // HumanBytes is n in binary units, as messages and reports give sizes:
 // "61.2 GiB".
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func HumanBytes(n int64) string { return refusal.HumanBytes(n) }

@@ -85,10 +85,9 @@ type stageReport struct {
 // Directories are opened and renamed with mu held, so a path is never
 // resolved across a rename.
 type stager struct {
-	e       *engine
-	mu      sync.Mutex
-	m       map[string]*stage
-	renames renameProbes // per filesystem: does a directory rename keep its files
+	e  *engine
+	mu sync.Mutex
+	m  map[string]*stage
 }
 
 // newStage records rel as made under tmp. The stage holds one reference

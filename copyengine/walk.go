@@ -232,7 +232,7 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 // a single name) as walkDir maps the names in a tree, or fails it.
 func (wk *walker) rootName(r *rootSpec) bool {
 	e := wk.e
-	name, err := e.opt.Names.destName(func() *nameRules { return e.decide.nameRulesOf(e.dstRoot) }, r.dstRel)
+	name, err := e.opt.Names.Map(func() *nameRules { return e.decide.nameRulesOf(e.dstRoot) }, r.dstRel)
 	if err != nil {
 		e.fail(r.dstRel, err)
 		return false
@@ -456,7 +456,7 @@ func (l *dirList) mapNames() {
 	mapped := false
 	for i, n := range names {
 		l.excluded[i] = e.excluded(l.w.root.srcDir, l.sd, joinRel(l.w.srcRel, n.Name), n) || e.leaveOutSourceMHL(l.w.root.srcDir, l.w.dstRel, n.Name)
-		l.dstNames[i], l.nameErrs[i] = e.opt.Names.destName(rules, n.Name)
+		l.dstNames[i], l.nameErrs[i] = e.opt.Names.Map(rules, n.Name)
 		mapped = mapped || l.dstNames[i] != n.Name
 	}
 	if err := e.ruleFileErr(l.w.root.srcDir, l.w.srcRel); err != nil {
@@ -494,7 +494,7 @@ func (l *dirList) takeTempName(n string) {
 }
 
 // foldNames finds which of the destination names are one name on a
-// destination that folds them (see fold.go), and the spelling the
+// destination that folds them (destfs.PlanFold), and the spelling the
 // destination holds.
 func (l *dirList) foldNames() {
 	names := l.names
@@ -505,7 +505,7 @@ func (l *dirList) foldNames() {
 		return
 	}
 	fi := l.wk.e.decide.foldOf(l.dd, l.listing)
-	if !fi.on() {
+	if !fi.On() {
 		return
 	}
 	l.fold = &foldInfo{}
@@ -518,19 +518,19 @@ func (l *dirList) foldNames() {
 	}
 	fp := planFold(l.dd, fi, cands, l.listing)
 	for i := range names {
-		if win, ok := fp.lost[l.dstNames[i]]; ok {
+		if win, ok := fp.Lost[l.dstNames[i]]; ok {
 			l.lost[i] = win
 		}
-		l.contested[i] = fp.contested[l.dstNames[i]]
-		_, l.respelled[i] = fp.spelling[l.dstNames[i]]
-		l.dstNames[i] = fp.dstName(l.dstNames[i])
+		l.contested[i] = fp.Contested[l.dstNames[i]]
+		_, l.respelled[i] = fp.Spelling[l.dstNames[i]]
+		l.dstNames[i] = fp.DstName(l.dstNames[i])
 	}
 }
 
 // nameKey is what two destination names that are one there share.
 func (l *dirList) nameKey(s string) string {
 	if l.fold != nil {
-		return namefold.Key(s, l.fold.normalises)
+		return namefold.Key(s, l.fold.Normalises)
 	}
 	return s
 }

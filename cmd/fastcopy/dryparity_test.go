@@ -235,7 +235,7 @@ var dryparityRows = []dryparityRow{
 		},
 		dest: func(t *testing.T, w *world) string { return filepath.Join(mountExfatCLI(t), "copy") },
 		unknowable: map[string]string{
-			"not_kept": "what a filesystem keeps of the permission bits is learnt from a file written there (caps.go)",
+			"not_kept": "what a filesystem keeps of the permission bits is learnt from a file written there (internal/destfs)",
 		},
 		unknowLines: []string{"fastcopy: warning: not kept: permission bits: "},
 	},

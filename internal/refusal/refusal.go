@@ -19,6 +19,16 @@ import (
 // fileio.ErrLocked, the one sentinel for a lock another process holds.
 var ErrLocked = fileio.ErrLocked
 
+// ErrSomeFailed is returned when a run finished but at least one entry
+// could not be copied (or, under --move, was kept): the summary names
+// them. It is the exit status 3 of the command line.
+var ErrSomeFailed = errors.New("some files could not be copied")
+
+// ErrMismatch is returned when a run finished and at least one file read
+// back different from its source twice; nothing was renamed into place
+// for it.
+var ErrMismatch = errors.New("verification failed")
+
 // ErrTooLarge is the per-file error of a regular file larger than the
 // destination's filesystem holds (FAT: 4 GiB - 1 byte); the file is refused
 // before any byte of it is written.
@@ -27,11 +37,6 @@ var ErrTooLarge = errors.New("file too large for the destination")
 // ErrSourceChanged is the per-file cause when a source's size, mtime or
 // ctime moved while it was read, twice.
 var ErrSourceChanged = errors.New("source changed during copy")
-
-// ErrSomeFailed is returned when the run finished but at least one entry
-// could not be copied (or, under --move, was kept): the summary names
-// them. It is the exit status 3 of the command line.
-var ErrSomeFailed = errors.New("some files could not be copied")
 
 // Error is a request refused before anything was written: a missing
 // source, a destination inside its source, an option the checks do not

@@ -1,4 +1,4 @@
-package copyengine
+package destfs
 
 import (
 	"fmt"
@@ -6,10 +6,12 @@ import (
 	"sync"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
-// Staging (stage.go) relies on a directory rename keeping what is in the
-// directory. Every kernel filesystem does; a FUSE driver need not: fusefat
+// Staging (copyengine's stage.go) relies on a directory rename keeping
+// what is in the directory. Every kernel filesystem does; a FUSE driver
+// need not: fusefat
 // renames a directory and leaves the new name empty, its files gone for
 // good. So before the first directory is staged on a filesystem, the run
 // asks that filesystem, once (fileio.Dir.ProbeDirRename): a directory made
@@ -24,64 +26,49 @@ import (
 // them would be lost to the next run's cleanup. With a rename per file,
 // each verified file is under its own name as soon as it is checked.
 
-// renameProbes remembers, per destination filesystem (st_dev), whether a
-// directory rename keeps its contents there.
-type renameProbes struct {
-	mu sync.Mutex
-	m  map[uint64]*renameProbe
-}
-
+// renameProbe is whether a directory rename keeps its contents on one
+// destination filesystem, probed once.
 type renameProbe struct {
 	once sync.Once
 	ok   bool
 }
 
-// dirRenameKeeps reports whether a directory made in parent and renamed
+// DirRenameKeeps reports whether a directory made in parent and renamed
 // keeps its files there, probed once per filesystem. Where it does not (or
-// the probe could not tell), Summary.StagingNote says why.
-func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
-	e := sg.e
+// the probe could not tell), note is called once, with the words of
+// Summary.StagingNote, before any caller is answered.
+func (fi *Info) DirRenameKeeps(parent *fileio.Dir, note func(string)) bool {
 	st, err := parent.Stat()
 	if err != nil {
 		return false
 	}
-	sg.renames.mu.Lock()
-	if sg.renames.m == nil {
-		sg.renames.m = map[uint64]*renameProbe{}
-	}
-	p := sg.renames.m[st.Dev]
-	if p == nil {
-		p = &renameProbe{}
-		sg.renames.m[st.Dev] = p
-	}
-	sg.renames.mu.Unlock()
+	p := &fi.devs.get(st.Dev).rename
 	p.once.Do(func() {
 		var why string
 		if parent.IsFUSE() {
-			why = whyNotStagedFUSE
+			why = WhyNotStagedFUSE
 		} else {
 			id := rand.Uint64()
-			a := digestTemp("fastcopy-rename-probe", id)
-			b := digestTemp("fastcopy-rename-probe-renamed", id)
+			a := DigestTemp("fastcopy-rename-probe", id)
+			b := DigestTemp("fastcopy-rename-probe-renamed", id)
 			if err := parent.ProbeDirRename(a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id))); err != nil {
-				why = ErrText(err)
+				why = refusal.Text(err)
 			}
 		}
 		p.ok = why == ""
 		if !p.ok {
-			note := stagingNote(parent.Path(), why)
-			e.count(func(s *Summary) { s.StagingNote = note })
+			note(StagingNote(parent.Path(), why))
 		}
 	})
 	return p.ok
 }
 
-// whyNotStagedFUSE says why new directories on a FUSE filesystem are not
+// WhyNotStagedFUSE says why new directories on a FUSE filesystem are not
 // staged.
-const whyNotStagedFUSE = "it is a FUSE filesystem, whose driver can die with a staged directory's files unpublished"
+const WhyNotStagedFUSE = "it is a FUSE filesystem, whose driver can die with a staged directory's files unpublished"
 
-// stagingNote is Summary.StagingNote for the filesystem of the directory
+// StagingNote is Summary.StagingNote for the filesystem of the directory
 // at path, whose new directories are not staged, and why.
-func stagingNote(path, why string) string {
+func StagingNote(path, why string) string {
 	return fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", path, why)
 }

@@ -1,26 +1,18 @@
-package copyengine
+package destfs
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
-// destNames holds the name rules learned per destination filesystem
-// (st_dev): a mount point inside DEST gets its own.
-type destNames struct {
-	mu sync.Mutex
-	m  map[uint64]*nameRules
-}
-
-// nameRulesOf returns the name rules of the filesystem holding the
+// NameRulesOf returns the name rules of the filesystem holding the
 // destination directory d, learning them the first time the run meets that
-// filesystem; nil when it forbids nothing fastcopy knows of.
-func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules {
-	e := dc.e
+// filesystem (a mount point inside DEST gets its own); nil when it forbids
+// nothing fastcopy knows of.
+func (fi *Info) NameRulesOf(d *fileio.Dir) *NameRules {
 	if d == nil {
 		return nil
 	}
@@ -28,22 +20,16 @@ func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules {
 	if err != nil {
 		return nil
 	}
-	e.names.mu.Lock()
-	defer e.names.mu.Unlock()
-	if r, ok := e.names.m[st.Dev]; ok {
-		return r
-	}
-	if e.names.m == nil {
-		e.names.m = map[uint64]*nameRules{}
-	}
-	// On DEST's own filesystem the probe runs in DEST's root, whichever
-	// directory asks first, so that a rerun touches no other directory.
-	if e.dstRoot != nil && st.Dev == e.dstDev {
-		d = e.dstRoot
-	}
-	r := dc.learnNameRules(d)
-	e.names.m[st.Dev] = r
-	return r
+	di := fi.devs.get(st.Dev)
+	di.namesOnce.Do(func() {
+		// On DEST's own filesystem the probe runs in DEST's root, whichever
+		// directory asks first, so that a rerun touches no other directory.
+		if fi.cfg.Root != nil && st.Dev == fi.rootDev {
+			d = fi.cfg.Root
+		}
+		di.names = fi.learnNameRules(d)
+	})
+	return di.names
 }
 
 // learnNameRules finds out which names the filesystem of d refuses, by
@@ -56,17 +42,16 @@ func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules {
 // UTF-8 stores UTF-16 names (NTFS through ntfs-3g without windows_names).
 // A dry run writes nothing, so it goes by the filesystem's type: FAT and
 // exFAT have Windows' rules, NTFS only where it was mounted so.
-func (dc *decider) learnNameRules(d *fileio.Dir) *nameRules {
-	e := dc.e
+func (fi *Info) learnNameRules(d *fileio.Dir) *NameRules {
 	fs := fileio.FSName(d.Path())
-	byType := func() *nameRules {
+	byType := func() *NameRules {
 		switch fs {
 		case "FAT", "FAT32", "exFAT":
-			return &nameRules{fs: fs, windows: true}
+			return &NameRules{fs: fs, windows: true}
 		}
 		return nil
 	}
-	if e.opt.DryRun {
+	if fi.cfg.DryRun {
 		return byType()
 	}
 	refused, ok := probeName(d, ":")
@@ -80,14 +65,14 @@ func (dc *decider) learnNameRules(d *fileio.Dir) *nameRules {
 		// Names in UTF-16 (NTFS without windows_names) take every
 		// character but no byte that is not UTF-8.
 		if refused, ok := probeName(d, "\xff"); ok && refused {
-			return &nameRules{fs: fs, utf8: true}
+			return &NameRules{fs: fs, utf8: true}
 		}
 		return nil
 	}
 	if fs == "NTFS" {
 		fs = "NTFS mounted with windows_names"
 	}
-	r := &nameRules{fs: fs, windows: true}
+	r := &NameRules{fs: fs, windows: true}
 	if refused, ok := probeName(d, string(rune(':'+fullOffset))); ok && refused {
 		r.ascii = true
 	}
@@ -100,9 +85,9 @@ func (dc *decider) learnNameRules(d *fileio.Dir) *nameRules {
 // create failed for another reason). The name is a temporary's, so one
 // left behind by a crash is removed by the next run.
 func probeName(d *fileio.Dir, s string) (refused, ok bool) {
-	defer keepDirTimes(d)()
+	defer KeepDirTimes(d)()
 	tag := fmt.Sprintf("fastcopy-probe-%016x", rand.Uint64())
-	name := "." + tag + s + tempSuffix
+	name := "." + tag + s + TempSuffix
 	f, err := d.CreateTemp(name)
 	if err != nil {
 		return true, fileio.IsBadName(err)

@@ -1,4 +1,4 @@
-package copyengine
+package destfs
 
 import (
 	"fmt"
@@ -51,8 +51,8 @@ func (m *NamesMode) Set(s string) error {
 func (m *NamesMode) Type() string { return "mode" }
 
 // DestName returns the function that maps a source name to the name its
-// copy has in a destination written in mode m (for treeverify.TreeOptions), nil
-// for strict, which keeps names.
+// copy has in a destination written in mode m (for treeverify.TreeOptions),
+// nil for strict, which keeps names.
 func (m NamesMode) DestName() func(string) string {
 	switch m {
 	case NamesEncode:
@@ -63,9 +63,10 @@ func (m NamesMode) DestName() func(string) string {
 	return nil
 }
 
-// nameRules are the rules for names on one destination filesystem: which
-// names it cannot hold. The zero value forbids nothing.
-type nameRules struct {
+// NameRules are the rules for names on one destination filesystem: which
+// names it cannot hold (learned by Info.NameRulesOf). The zero value, and
+// nil, forbid nothing.
+type NameRules struct {
 	fs string // the filesystem as messages name it: "exFAT", "FAT", "NTFS"
 	// windows: the rules of Windows' names, which FAT, exFAT and NTFS
 	// mounted with windows_names share: no "*:<>?\| or control
@@ -78,7 +79,7 @@ type nameRules struct {
 	utf8 bool
 }
 
-func (r *nameRules) restricts() bool { return r != nil && (r.windows || r.ascii || r.utf8) }
+func (r *NameRules) restricts() bool { return r != nil && (r.windows || r.ascii || r.utf8) }
 
 // NameError is the per-file failure of a name that the destination cannot
 // hold.
@@ -118,8 +119,9 @@ func reservedName(name string) bool {
 	return len(base) >= 3 && len(base) <= 4 && reservedNames[strings.ToUpper(base)]
 }
 
-// windowsRule returns the Windows rule name breaks, "" when none.
-func windowsRule(name string) string {
+// WindowsRule returns the rule of Windows' names that name breaks, "" when
+// none.
+func WindowsRule(name string) string {
 	for i, r := range name {
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(name[i:], "\uFFFD"):
@@ -159,12 +161,12 @@ func asciiRule(name string) string {
 
 // check returns nil when the filesystem can hold name, else the rule it
 // breaks. encoded says name is EncodeName's output already.
-func (r *nameRules) check(name string, encoded bool) error {
+func (r *NameRules) check(name string, encoded bool) error {
 	if !r.restricts() {
 		return nil
 	}
 	if r.windows {
-		if rule := windowsRule(name); rule != "" {
+		if rule := WindowsRule(name); rule != "" {
 			hint := "use --names=encode"
 			if r.ascii {
 				hint = "" // the look-alikes are not ASCII
@@ -195,11 +197,11 @@ func (r *nameRules) check(name string, encoded bool) error {
 	return nil
 }
 
-// destName maps the source name to the name it gets on the destination, or
+// Map maps the source name to the name it gets on the destination, or
 // returns the rule it breaks there. rules gives the destination's rules; it
 // is asked only for a name that breaks one of some filesystem, so that a
 // run of ordinary names never probes.
-func (m NamesMode) destName(rules func() *nameRules, name string) (string, error) {
+func (m NamesMode) Map(rules func() *NameRules, name string) (string, error) {
 	encoded := false
 	switch m {
 	case NamesDecode:
@@ -212,7 +214,7 @@ func (m NamesMode) destName(rules func() *nameRules, name string) (string, error
 	case NamesEncode:
 		name, encoded = EncodeName(name), true
 	}
-	if windowsRule(name) == "" && asciiRule(name) == "" {
+	if WindowsRule(name) == "" && asciiRule(name) == "" {
 		return name, nil
 	}
 	return name, rules().check(name, encoded)

@@ -1,4 +1,4 @@
-package copyengine
+package drives
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
 // A drive that goes away (a USB stick pulled, a FUSE driver that died, a
@@ -30,14 +31,19 @@ import (
 // placed between them, mean a drive that answers stat but no longer reads
 // or writes (one remounted read-only after errors, one that returns EIO for
 // every block).
+//
+// Watch answers; the caller acts: a verdict says whether the run is to be
+// cancelled (the destination went) or halted (a source went, or the
+// destination is full: Halted), and the caller puts in place and flushes
+// what it had verified and fills in the counts of the error it returns.
 
 // goneStreak is how many files in a row may fail with I/O errors before
 // the run takes the drive for gone although its root still answers.
 const goneStreak = 16
 
 // DriveGoneError is the fatal error of a run whose source or destination
-// filesystem stopped answering. Run returns it after putting in place and
-// flushing what it had verified (where the destination still answers).
+// filesystem stopped answering. The run returns it after putting in place
+// and flushing what it had verified (where the destination still answers).
 type DriveGoneError struct {
 	Side   string // "source" or "destination"
 	Root   string // the directory of that side the run watched
@@ -53,35 +59,31 @@ func (e *DriveGoneError) Error() string {
 		fs = " (" + e.FSType + ")"
 	}
 	if e.At == "" {
-		return fmt.Sprintf("the %s filesystem of %q%s is gone at the end of the run: %s; the %d files copied or unchanged are not where they should be", e.Side, e.Root, fs, ErrText(e.Err), e.Kept)
+		return fmt.Sprintf("the %s filesystem of %q%s is gone at the end of the run: %s; the %d files copied or unchanged are not where they should be", e.Side, e.Root, fs, refusal.Text(e.Err), e.Kept)
 	}
-	return fmt.Sprintf("the %s filesystem of %q%s stopped answering at %q: %s; stopped, keeping the %d files already in place", e.Side, e.Root, fs, e.At, ErrText(e.Err), e.Kept)
+	return fmt.Sprintf("the %s filesystem of %q%s stopped answering at %q: %s; stopped, keeping the %d files already in place", e.Side, e.Root, fs, e.At, refusal.Text(e.Err), e.Kept)
 }
 
-// destStillThere checks, before a run reports success, that the
-// destination's path still leads to the directory it wrote to: a
-// filesystem unmounted lazily (umount -l) during the run goes on taking
-// writes through the descriptors, and nothing fails, but what was written
-// is no longer under the path the user gave.
-func (dw *driveWatch) destStillThere() error {
-	e := dw.e
-	w := &e.drives
+// DestGone checks, before a run reports success, that the destination's
+// path still leads to the directory it wrote to: a filesystem unmounted
+// lazily (umount -l) during the run goes on taking writes through the
+// descriptors, and nothing fails, but what was written is no longer under
+// the path the user gave. It returns nil, or the error without Kept, which
+// the caller counts.
+func (w *Watch) DestGone() *DriveGoneError {
 	for i := range w.roots {
 		r := &w.roots[i]
 		if r.side != "destination" {
 			continue
 		}
 		if err := r.check(); err != nil {
-			g := &DriveGoneError{Side: r.side, Root: r.path, FSType: r.fstype, Err: err}
-			e.mu.Lock()
-			g.Kept = e.sum.Copied + e.sum.Deduped + e.sum.Skipped
-			e.mu.Unlock()
-			return g
+			return &DriveGoneError{Side: r.side, Root: r.path, FSType: r.fstype, Err: err}
 		}
 	}
 	return nil
 }
 
+// Unwrap returns what showed the drive gone.
 func (e *DriveGoneError) Unwrap() error { return e.Err }
 
 // watchedRoot is a directory whose filesystem the run checks after errors.
@@ -89,14 +91,15 @@ type watchedRoot struct {
 	side   string
 	path   string
 	d      *fileio.Dir
-	key    devIno // of the directory at the start
+	key    [2]uint64 // device and inode of the directory at the start
 	fstype string
 }
 
-// driveWatch holds the roots and what was found, and stops the run when a
-// drive is gone or the destination full.
-type driveWatch struct {
-	e      *engine
+// Watch holds the roots and what was found, and says when the run is to
+// stop because a drive is gone or the destination full. The zero value
+// watches nothing; its methods are safe for concurrent use, but for Add
+// and Close, which the run calls before and after its stages.
+type Watch struct {
 	mu     sync.Mutex
 	roots  []watchedRoot
 	own    []*fileio.Dir // opened by watch, closed by close
@@ -106,9 +109,19 @@ type driveWatch struct {
 	streak atomic.Int32 // files failed with I/O errors since one was placed
 }
 
-// watch adds a root: d when given (the run keeps it open), else path opened
-// here.
-func (w *driveWatch) watch(side, path string, d *fileio.Dir) {
+// Root is a directory whose filesystem the run is to watch: the input of
+// Add.
+type Root struct {
+	Side string      // "source" or "destination", as DriveGoneError names it
+	Path string      // as given
+	Dir  *fileio.Dir // opened, and kept open by the caller; nil: Path is opened here, and closed by Close
+}
+
+// Add watches a root. One that cannot be opened or asked is not watched
+// (the run fails on it by itself); a directory watched already is not
+// watched twice.
+func (w *Watch) Add(root Root) {
+	side, path, d := root.Side, root.Path, root.Dir
 	if d == nil {
 		var err error
 		if d, err = fileio.OpenDir(path); err != nil {
@@ -121,22 +134,23 @@ func (w *driveWatch) watch(side, path string, d *fileio.Dir) {
 		return
 	}
 	for _, r := range w.roots {
-		if r.key == (devIno{st.Dev, st.Ino}) {
+		if r.key == [2]uint64{st.Dev, st.Ino} {
 			return
 		}
 	}
 	t, _ := fileio.FSType(path)
-	w.roots = append(w.roots, watchedRoot{side: side, path: path, d: d, key: devIno{st.Dev, st.Ino}, fstype: t})
+	w.roots = append(w.roots, watchedRoot{side: side, path: path, d: d, key: [2]uint64{st.Dev, st.Ino}, fstype: t})
 }
 
-func (w *driveWatch) close() {
+// Close closes the directories Add opened.
+func (w *Watch) Close() {
 	for _, d := range w.own {
 		d.Close()
 	}
 }
 
-// placed records a file put in place: the streak of failures is broken.
-func (w *driveWatch) placed() { w.streak.Store(0) }
+// Placed records a file put in place: the streak of failures is broken.
+func (w *Watch) Placed() { w.streak.Store(0) }
 
 // check says why r's filesystem no longer answers, or nil.
 func (r *watchedRoot) check() error {
@@ -147,7 +161,7 @@ func (r *watchedRoot) check() error {
 	if err != nil {
 		return err
 	}
-	if (devIno{st.Dev, st.Ino}) != r.key {
+	if [2]uint64{st.Dev, st.Ino} != r.key {
 		return errors.New("its path now leads to another directory (the drive was unmounted)")
 	}
 	return nil
@@ -180,23 +194,32 @@ func ioErrno(errno syscall.Errno) bool {
 	return false
 }
 
-// driveGone judges the failure err of rel: it returns true when a root's
-// filesystem is gone (now, or found so before), after cancelling the run.
-// The failure is then fallout, not reported on its own.
-func (dw *driveWatch) driveGone(rel string, err error) bool { return dw.judgeDrives(rel, err, true) }
+// Verdict is what Judge and Full make of a failure.
+type Verdict struct {
+	// Fallout: the failure is fallout of a drive found gone (or of a full
+	// destination found before), not to be reported on its own.
+	Fallout bool
+	// Cancel: the destination's filesystem is gone, found by this call;
+	// nothing more can be written or checked there, and the caller
+	// cancels the run.
+	Cancel bool
+}
 
-// judgeDrives is driveGone; a failure that is not a file's last try (a read
-// to be retried) does not count towards the streak.
-func (dw *driveWatch) judgeDrives(rel string, err error, last bool) bool {
-	e, w := dw.e, dw
+// Judge judges the failure err of rel: Fallout when a root's filesystem
+// is gone (now, or found so before). A source found gone halts the run
+// (Halted): the destination still answers, so the files read whole and
+// written are flushed, read back and put in place as usual, and nothing
+// more is read. A failure that is not a file's last try (last false: a
+// read to be retried) does not count towards the streak.
+func (w *Watch) Judge(rel string, err error, last bool) Verdict {
 	errno := fileio.Errno(err)
 	if !ioErrno(errno) && errno != syscall.ENOENT {
-		return false
+		return Verdict{}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.gone != nil {
-		return true
+		return Verdict{Fallout: true}
 	}
 	streak := int32(0)
 	if errno != syscall.ENOENT && last && streakOp(err) {
@@ -217,30 +240,29 @@ func (dw *driveWatch) judgeDrives(rel string, err error, last bool) bool {
 	case streak >= goneStreak:
 		gone, why = w.rootOf(err), fmt.Errorf("%d files in a row failed with I/O errors, the last: %w", streak, err)
 	default:
-		return false
+		return Verdict{}
 	}
 	if gone == nil {
-		return false
+		return Verdict{}
 	}
 	w.gone = &DriveGoneError{Side: gone.side, Root: gone.path, FSType: gone.fstype, At: rel, Err: why}
 	if gone.side == "destination" {
-		e.cancel() // nothing more can be written or checked there
-	} else {
-		// The destination still answers: the files read whole and written
-		// are flushed, read back and put in place as usual; nothing more
-		// is read.
-		w.halt.Store(true)
+		return Verdict{Fallout: true, Cancel: true}
 	}
-	return true
+	// The destination still answers: the files read whole and written
+	// are flushed, read back and put in place as usual; nothing more
+	// is read.
+	w.halt.Store(true)
+	return Verdict{Fallout: true}
 }
 
-// halted reports whether a source went away or the destination is full: the walk and the copy stop,
-// the commit of what was written goes on.
-func (dw *driveWatch) halted() bool { return dw.halt.Load() }
+// Halted reports whether a source went away or the destination is full:
+// the walk and the copy stop, the commit of what was written goes on.
+func (w *Watch) Halted() bool { return w.halt.Load() }
 
 // rootOf is the watched root that the path in err lies under (the
 // destination when none matches).
-func (w *driveWatch) rootOf(err error) *watchedRoot {
+func (w *Watch) rootOf(err error) *watchedRoot {
 	var pe *os.PathError
 	var best *watchedRoot
 	if errors.As(err, &pe) {
@@ -265,39 +287,23 @@ func (w *driveWatch) rootOf(err error) *watchedRoot {
 	return nil
 }
 
-// goneErr is the drive found gone, or nil.
-func (dw *driveWatch) goneErr() *DriveGoneError {
-	dw.mu.Lock()
-	defer dw.mu.Unlock()
-	return dw.gone
-}
-
-// stopGone ends a run whose drive went away: what is in place is made
-// durable where the destination still answers (the source went), and the
-// error says how much that is.
-func (dw *driveWatch) stopGone(g *DriveGoneError) error {
-	e := dw.e
-	e.mu.Lock()
-	g.Kept = e.sum.Copied + e.sum.Deduped + e.sum.Skipped
-	e.mu.Unlock()
-	if g.Side != "destination" && !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.commit.flushDirs(); err != nil {
-			return fmt.Errorf("%w; and flushing %q to stable storage: %w", g, e.dstRootPath, err)
-		}
-	}
-	return g
+// Gone is the drive found gone, or nil.
+func (w *Watch) Gone() *DriveGoneError {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gone
 }
 
 // A destination that fills up makes every file after it fail the same way,
-// one after another. The up-front check (space.go) refuses only runs that
-// cannot fit; when dedup finds less than it left out, the first file to fail
-// with ENOSPC or EDQUOT stops the run as a source that went away does
-// (halted): no new file is started, the files written and pending are
+// one after another. The up-front check (copyengine's space.go) refuses
+// only runs that cannot fit; when dedup finds less than it left out, the
+// first file to fail with ENOSPC or EDQUOT stops the run as a source that
+// went away does (Halted): no new file is started, the files written and pending are
 // flushed, read back and put in place, and the run ends with one error.
 
 // DestFullError is the error of a run stopped by a full destination. It
-// counts as ErrSomeFailed (exit 3): some files were not copied, the others
-// are in place.
+// counts as refusal.ErrSomeFailed (exit 3): some files were not copied,
+// the others are in place.
 type DestFullError struct {
 	Root     string // the destination
 	Copied   int64  // files copied when the run stopped
@@ -306,68 +312,48 @@ type DestFullError struct {
 	Free     int64  // free space at the end, -1 if unknown
 	At       string // the file that did not fit
 	Err      error
-	mismatch bool // some file read back different: the run is also an ErrMismatch
+	Mismatch bool // some file read back different: the run is also a refusal.ErrMismatch
 }
 
 func (e *DestFullError) Error() string {
 	free := "unknown"
 	if e.Free >= 0 {
-		free = HumanBytes(e.Free)
+		free = refusal.HumanBytes(e.Free)
 	}
 	return fmt.Sprintf("destination full: %q has no space left after %d of %d files (%s); free space: %s; make room and rerun: what is in place is kept",
-		e.Root, e.Copied, e.Total, HumanBytes(e.Bytes), free)
+		e.Root, e.Copied, e.Total, refusal.HumanBytes(e.Bytes), free)
 }
 
+// Unwrap returns the failure that showed the destination full.
 func (e *DestFullError) Unwrap() error { return e.Err }
 
-// Is makes a full destination an ErrSomeFailed (and an ErrMismatch when a
-// file also read back different).
+// Is makes a full destination a refusal.ErrSomeFailed (and a
+// refusal.ErrMismatch when a file also read back different).
 func (e *DestFullError) Is(target error) bool {
-	return target == ErrSomeFailed || (target == ErrMismatch && e.mismatch)
+	return target == refusal.ErrSomeFailed || (target == refusal.ErrMismatch && e.Mismatch)
 }
 
-// destFull judges the failure err of rel: on the first that says the
-// destination has no room it halts the run and returns false (the file is
-// reported); a later one is fallout of the same and returns true.
-func (dw *driveWatch) destFull(rel string, err error) bool {
-	e := dw.e
+// Full judges the failure err of rel: on the first that says the
+// destination has no room it halts the run and the verdict is not Fallout
+// (the file is reported); a later one is fallout of the same.
+func (w *Watch) Full(rel string, err error) Verdict {
 	if !fileio.IsNoSpace(err) {
-		return false
+		return Verdict{}
 	}
-	w := &e.drives
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.full != nil {
-		return true
+		return Verdict{Fallout: true}
 	}
-	w.full = &DestFullError{Root: e.dstRootPath, At: rel, Err: err}
+	w.full = &DestFullError{At: rel, Err: err}
 	w.halt.Store(true)
-	return false
+	return Verdict{}
 }
 
-// stopFull ends a run halted by a full destination: what is in place is
-// made durable, and the error says how much that is and what is free.
-func (dw *driveWatch) stopFull() error {
-	e := dw.e
-	dw.mu.Lock()
-	f := dw.full
-	dw.mu.Unlock()
-	if f == nil {
-		return nil
-	}
-	e.mu.Lock()
-	f.Copied, f.Bytes, f.mismatch = e.sum.Copied, e.sum.Bytes, e.sum.Mismatches > 0
-	e.mu.Unlock()
-	f.Total = e.stats.FilesTotal.Load()
-	f.Free = -1
-	if sp, err := fileio.SpaceOf(e.dstRootPath); err == nil && sp.Known() {
-		f.Free = sp.Free
-	}
-	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
-		if err := e.commit.flushDirs(); err != nil {
-			return fmt.Errorf("%w; and flushing %q to stable storage: %w", f, e.dstRootPath, err)
-		}
-		e.record.rememberFlushed()
-	}
-	return f
+// FullErr is the error of the full destination found, or nil; the caller
+// fills in Root and the counts.
+func (w *Watch) FullErr() *DestFullError {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.full
 }

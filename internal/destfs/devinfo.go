@@ -1,4 +1,4 @@
-package copyengine
+package destfs
 
 import (
 	"errors"
@@ -27,6 +27,11 @@ type devInfo struct {
 	modesLost atomic.Bool
 
 	fold foldCache // how its directories compare names
+
+	namesOnce sync.Once
+	names     *NameRules // the names it cannot hold, learned once (namerules.go)
+
+	rename renameProbe // whether a directory rename keeps its files (renameprobe.go)
 }
 
 // devInfos maps st_dev to what is known of that filesystem.
@@ -49,13 +54,13 @@ func (ds *devInfos) get(dev uint64) *devInfo {
 	return di
 }
 
-// volumeOf returns the volume identity of device dev, learning it through
+// VolumeOf returns the volume identity of device dev, learning it through
 // the directory d the first time. d must be on dev: Identify reports the
 // device it looked at, and a directory on another one (a mount point, or a
 // path changed meanwhile) teaches nothing about dev, which then has no
 // identity for this call.
-func (fsi *fsInfo) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
-	di := fsi.devs.get(dev)
+func (fi *Info) VolumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
+	di := fi.devs.get(dev)
 	di.mu.Lock()
 	defer di.mu.Unlock()
 	if di.volSet || d == nil {
@@ -67,9 +72,9 @@ func (fsi *fsInfo) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
 	return di.vol
 }
 
-// knownVolume returns the volume identity learned for dev, zero if none.
-func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume {
-	di := fsi.devs.get(dev)
+// KnownVolume returns the volume identity learned for dev, zero if none.
+func (fi *Info) KnownVolume(dev uint64) hashcache.Volume {
+	di := fi.devs.get(dev)
 	di.mu.Lock()
 	defer di.mu.Unlock()
 	return di.vol
@@ -80,20 +85,21 @@ func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume {
 // 2 s, the second becomes even).
 const probeTime = 1_000_000_001*int64(time.Second) + 999_999_999
 
-// resolutions the probe can tell apart, coarsest first.
+// resolutions are the time resolutions the probe can tell apart, coarsest
+// first.
 var resolutions = []int64{2e9, 1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 100, 10}
 
-// timeResolution returns the resolution of the times the destination
+// TimeResolution returns the resolution of the times the destination
 // filesystem dev stores, in nanoseconds: probed once per run in d (a
 // directory on dev) and never finer than its type's policy says (a driver
 // may keep a finer time in memory than it writes to the disk). Without a
 // probe (dry run, a directory that takes no new file) the type's policy
 // alone decides.
-func (fsi *fsInfo) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
-	di := fsi.devs.get(dev)
+func (fi *Info) TimeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
+	di := fi.devs.get(dev)
 	di.resOnce.Do(func() {
 		g := int64(policy.MtimeGranularity)
-		if p := fsi.probeResolution(d, dev); p > g {
+		if p := fi.probeResolution(d, dev); p > g {
 			g = p
 		}
 		di.res.Store(max(g, 1))
@@ -101,17 +107,17 @@ func (fsi *fsInfo) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Po
 	return di.res.Load()
 }
 
-// modesLost reports whether the filesystem dev was found not to keep
+// ModesLost reports whether the filesystem dev was found not to keep
 // permission bits (see devInfo.modesLost).
-func (fsi *fsInfo) modesLost(dev uint64) bool {
-	return fsi.devs.get(dev).modesLost.Load()
+func (fi *Info) ModesLost(dev uint64) bool {
+	return fi.devs.get(dev).modesLost.Load()
 }
 
-// keepDirTimes returns a function that puts d's times back as they are now
+// KeepDirTimes returns a function that puts d's times back as they are now
 // if a probe's create and remove in d moved its mtime meanwhile: a
 // directory that was up to date stays so, whatever the resolution its
 // times are compared at. Through d's descriptor, never a name.
-func keepDirTimes(d *fileio.Dir) func() {
+func KeepDirTimes(d *fileio.Dir) func() {
 	before, err := d.Stat()
 	if err != nil {
 		return func() {}
@@ -123,10 +129,10 @@ func keepDirTimes(d *fileio.Dir) func() {
 	}
 }
 
-// knownResolution is the resolution timeResolution found for dev, 1 when
+// KnownResolution is the resolution TimeResolution found for dev, 1 when
 // it was not asked.
-func (fsi *fsInfo) knownResolution(dev uint64) int64 {
-	return max(fsi.devs.get(dev).res.Load(), 1)
+func (fi *Info) KnownResolution(dev uint64) int64 {
+	return max(fi.devs.get(dev).res.Load(), 1)
 }
 
 // probeResolution sets the mtime of a new file in d to probeTime through
@@ -137,9 +143,8 @@ func (fsi *fsInfo) knownResolution(dev uint64) int64 {
 // elsewhere it is a temporary, removed at once, and the directory's times,
 // which its creation moved, are put back, so that a directory that was up
 // to date stays so.
-func (fsi *fsInfo) probeResolution(d *fileio.Dir, dev uint64) int64 {
-	e := fsi.e
-	if d == nil || e.opt.DryRun {
+func (fi *Info) probeResolution(d *fileio.Dir, dev uint64) int64 {
+	if d == nil || fi.cfg.DryRun {
 		return 0
 	}
 	before, err := d.Stat()
@@ -149,7 +154,7 @@ func (fsi *fsInfo) probeResolution(d *fileio.Dir, dev uint64) int64 {
 	var st fileio.Stat
 	f, err := d.CreateUnnamed()
 	if errors.Is(err, fileio.ErrUnsupported) {
-		name := digestTemp("fastcopy-time-probe", rand.Uint64())
+		name := DigestTemp("fastcopy-time-probe", rand.Uint64())
 		if f, err = d.CreateTemp(name); err != nil {
 			return 0
 		}
@@ -171,8 +176,8 @@ func (fsi *fsInfo) probeResolution(d *fileio.Dir, dev uint64) int64 {
 		// can only take bits away, so one that shows more has modes of
 		// the driver's, not its own.
 		if st.Mode&fileio.ModeBits&^0o600 != 0 {
-			fsi.devs.get(dev).modesLost.Store(true)
-			fsi.modeKept(&st, 0o600) // said not kept, on reruns too
+			fi.devs.get(dev).modesLost.Store(true)
+			fi.ModeKept(&st, 0o600) // said not kept, on reruns too
 		}
 	}
 	f.Close()

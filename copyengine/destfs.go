@@ -1,0 +1,162 @@
+package copyengine
+
+import (
+	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/destfs"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+)
+
+// The glue to internal/destfs, which knows what the destination's
+// filesystems can hold and keep and how fastcopy names what it writes
+// there (temporary names: internal/destfs/tempname.go). The engine builds
+// its destfs.Config from Options once DEST is opened (probeCaps) and asks;
+// the events and counts stay here.
+
+// NamesMode says what a run does with a name the destination cannot hold
+// (destfs.NamesMode).
+type NamesMode = destfs.NamesMode
+
+// The --names modes (destfs.NamesStrict, ...).
+const (
+	NamesStrict = destfs.NamesStrict
+	NamesEncode = destfs.NamesEncode
+	NamesDecode = destfs.NamesDecode
+)
+
+// NameError is the per-file failure of a name that the destination cannot
+// hold (destfs.NameError).
+type NameError = destfs.NameError
+
+// CollisionError is the failure of a source name that is one name, on the
+// destination, with another name of its source directory
+// (destfs.CollisionError).
+type CollisionError = destfs.CollisionError
+
+// EncodeName returns name in the look-alike encoding: what a file of that
+// name is called under --names=encode (destfs.EncodeName).
+func EncodeName(name string) string { return destfs.EncodeName(name) }
+
+// DecodeName undoes EncodeName (destfs.DecodeName).
+func DecodeName(name string) string { return destfs.DecodeName(name) }
+
+type (
+	nameRules = destfs.NameRules
+	foldInfo  = destfs.FoldInfo
+)
+
+// The temporary-name scheme, defined in internal/destfs/tempname.go.
+const tempSuffix = destfs.TempSuffix
+
+func tempName(name string) string    { return destfs.TempName(name) }
+func altTempName(name string) string { return destfs.AltTempName(name) }
+func freeTempName(name string, taken func(string) bool) string {
+	return destfs.FreeTempName(name, taken)
+}
+func isTempName(name string) bool       { return destfs.IsTempName(name) }
+func keepDirTimes(d *fileio.Dir) func() { return destfs.KeepDirTimes(d) }
+
+// What a destination may not keep, in the words of the not-kept notes.
+const (
+	lostOwners   = destfs.LostOwners
+	lostModes    = destfs.LostModes
+	lostXattrs   = destfs.LostXattrs
+	lostACLs     = destfs.LostACLs
+	lostSymlinks = destfs.LostSymlinks
+	lostBtimes   = destfs.LostBtimes
+)
+
+var (
+	lookFold    = destfs.LookFold
+	planFold    = destfs.PlanFold
+	maxFileSize = destfs.MaxFileSize
+)
+
+// fsInfo is what the run learns of the filesystems it reads and writes
+// (destfs.Info), with the engine it reports to.
+type fsInfo struct {
+	e    *engine
+	info destfs.Info
+}
+
+// probeCaps gives the run's Info its Config once the destination root d
+// is open (nil: DEST a dry run would make), and learns what d can keep
+// from its type. With write, hard links may be tried there later.
+func (fsi *fsInfo) probeCaps(d *fileio.Dir, write bool) {
+	e := fsi.e
+	var made destfs.Recorder
+	if e.made != nil {
+		made = e.made
+	}
+	fsi.info.Start(destfs.Config{RootPath: e.dstRootPath, Root: d, DryRun: !write, Privileged: e.root, Made: made})
+}
+
+func (fsi *fsInfo) hasLinks() bool                          { return fsi.info.HasLinks() }
+func (fsi *fsInfo) tooLarge(st *fileio.Stat) error          { return fsi.info.TooLarge(st) }
+func (fsi *fsInfo) fsName() string                          { return fsi.info.FSName() }
+func (fsi *fsInfo) linkCopy(st *fileio.Stat) bool           { return fsi.info.LinkCopy(st) }
+func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32)   { fsi.info.ModeKept(st, want) }
+func (fsi *fsInfo) cannotKeep(kind string, err error) bool  { return fsi.info.CannotKeep(kind, err) }
+func (fsi *fsInfo) modesLost(dev uint64) bool               { return fsi.info.ModesLost(dev) }
+func (fsi *fsInfo) knownResolution(dev uint64) int64        { return fsi.info.KnownResolution(dev) }
+func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume { return fsi.info.KnownVolume(dev) }
+func (fsi *fsInfo) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
+	return fsi.info.VolumeOf(d, dev)
+}
+func (fsi *fsInfo) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
+	return fsi.info.TimeResolution(d, dev, policy)
+}
+
+// noteNotKept adds to the summary, once, what the destination could not
+// keep.
+func (fsi *fsInfo) noteNotKept() {
+	e := fsi.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sum.NotKept = append(e.sum.NotKept, fsi.info.NotKept(e.sum.LinkCopies)...)
+}
+
+// nameRulesOf returns the name rules of the filesystem holding the
+// destination directory d (destfs.Info.NameRulesOf).
+func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules { return dc.e.fs.info.NameRulesOf(d) }
+
+// foldOf returns how the destination directory dd compares names
+// (destfs.Info.FoldOf); a dry run puts no name to the destination
+// (dryFold).
+func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
+	if dc.e.skipWrite() {
+		return dc.dryFold(dd, listing)
+	}
+	return dc.e.fs.info.FoldOf(dd, listing)
+}
+
+// fsTypeOf is the type name foldOf noted for dd's filesystem.
+func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
+	e := dc.e
+	if dd == nil {
+		dd = e.dstRoot // a dry run's directory not made: DEST's filesystem
+	}
+	if dd == nil && e.opt.DryRun {
+		// DEST that would be made: its nearest existing parent's.
+		if t, _ := fileio.FSType(nearestExisting(e.dstRootPath)); t != "" {
+			return t
+		}
+	}
+	if dd == nil {
+		return "unknown type"
+	}
+	return e.fs.info.FoldFSType(dd)
+}
+
+// dirRenameKeeps reports whether a directory made in parent and renamed
+// keeps its files there (destfs.Info.DirRenameKeeps); where it does not,
+// Summary.StagingNote says why.
+func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
+	e := sg.e
+	return e.fs.info.DirRenameKeeps(parent, func(note string) {
+		e.count(func(s *Summary) { s.StagingNote = note })
+	})
+}
+
+const whyNotStagedFUSE = destfs.WhyNotStagedFUSE
+
+func stagingNote(path, why string) string { return destfs.StagingNote(path, why) }

@@ -1,0 +1,16 @@
+// Package drives watches the filesystems a run reads and writes, so that
+// a drive unplugged, a FUSE driver that died or a destination that filled
+// up stops the run with one error instead of failing every file after it.
+//
+// It owns the judgement (watch.go): which failures are a sign of a drive
+// gone (an I/O errno, and then a root that no longer answers or whose path
+// leads elsewhere, a driver's ENOTCONN, or a streak of I/O failures with
+// nothing placed between them) and which of a full destination (ENOSPC,
+// EDQUOT), and the errors that say so, DriveGoneError and DestFullError.
+//
+// Its input is the roots to watch (Root, given to Watch.Add) and the
+// failures the run meets (Judge, Full); its answers are Verdicts and the
+// errors found (Gone, FullErr, DestGone). It cancels, flushes and counts
+// nothing itself: the caller does, and fills in the counts of the error it
+// returns. It imports nothing of copyengine.
+package drives
