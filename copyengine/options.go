@@ -200,7 +200,7 @@ type Options struct {
 	BwLimit  int64
 	throttle throttle
 
-	// Backup decisions (backup.go, linkdest.go), with rsync's meanings.
+	// Backup decisions (update.go, linkdest.go), with rsync's meanings.
 	//
 	// Update leaves alone a source file whose destination is a regular
 	// file with a newer mtime (compared at the coarser resolution of the
