@@ -649,9 +649,9 @@ func (e *engine) afterFlush() error {
 		if ferr := e.commit.flushDirs(); ferr != nil {
 			flushErr = fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, ferr)
 		}
-		if e.backups.root != nil {
-			if ferr := e.backups.root.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && flushErr == nil {
-				flushErr = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.path, ferr)
+		if e.backups.d.IsOpen() {
+			if ferr := e.backups.d.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && flushErr == nil {
+				flushErr = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.d.Path(), ferr)
 			}
 		}
 		// What --move removed is flushed on the sources' filesystems too:
