@@ -230,8 +230,9 @@ type Options struct {
 	Scrub    time.Duration
 	ScrubMax int64
 
-	// Mirror and verified move (delete.go, backup.go, move.go; see
-	// docs/design.md, Mirror and verified move).
+	// Mirror and verified move (mirror.go and internal/mirror, backupdir.go
+	// and internal/backupdir, move.go; see docs/design.md, Mirror and
+	// verified move).
 
 	// Delete removes from each directory copied what its source lacks,
 	// once every file of the run is verified and durable, and only in
