@@ -221,61 +221,21 @@ func (b *Dir) Preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove
 		return err
 	}
 	defer bd.Close()
-	base := filepath.Base(rel)
-	var target string
-	if b.noLinks[st.Dev] {
-		if target, err = freeName(bd, base, 0); err != nil {
-			return err
-		}
-		err = fileio.ErrUnsupported
-	} else {
-		for n := 0; ; n++ {
-			if target, err = freeName(bd, base, n); err != nil {
-				return err
-			}
-			err = bd.Link(dir, name, target)
-			if !fileio.IsExist(err) {
-				break
-			}
-		}
-	}
-	want := devIno{st.Dev, st.Ino}
-	var held *fileio.File // the old version copied, open (copyInto)
-	switch {
-	case err == nil:
-		if got, serr := bd.Lstat(target); serr != nil || (devIno{got.Dev, got.Ino}) != want {
-			_ = bd.Remove(target)
-			return fmt.Errorf("%q was replaced by another file as it was kept", name)
-		}
-	case fileio.IsCrossDevice(err) || linkRefused(err):
-		if !fileio.IsCrossDevice(err) && !errors.Is(err, syscall.EMLINK) {
-			if b.noLinks == nil {
-				b.noLinks = map[uint64]bool{}
-			}
-			b.noLinks[st.Dev] = true
-		}
-		h, err := b.copyInto(bd, target, dir, name, st)
-		if err != nil {
-			return err
-		}
-		if h != nil {
-			// Held open until the name is checked: a FUSE driver that
-			// renumbers the inodes the kernel forgets (exfat-fuse,
-			// fusefat) keeps this one's number while it is open. Closed
-			// before the name is removed, which FUSE would otherwise turn
-			// into a rename to a .fuse_hidden name.
-			held = h
-			defer func() {
-				if held != nil {
-					held.Close()
-				}
-			}()
-			if hst, err := held.Stat(); err == nil {
-				want = devIno{hst.Dev, hst.Ino}
-			}
-		}
-	default:
+	want, held, err := b.linkOrCopy(bd, dir, name, filepath.Base(rel), st)
+	if err != nil {
 		return err
+	}
+	if held != nil {
+		// Held open until the name is checked: a FUSE driver that
+		// renumbers the inodes the kernel forgets (exfat-fuse,
+		// fusefat) keeps this one's number while it is open. Closed
+		// before the name is removed, which FUSE would otherwise turn
+		// into a rename to a .fuse_hidden name.
+		defer func() {
+			if held != nil {
+				held.Close()
+			}
+		}()
 	}
 	if err := bd.AsFile().Sync(); err != nil {
 		return err
@@ -295,6 +255,59 @@ func (b *Dir) Preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove
 	}
 	b.cfg.Kept(rel, remove)
 	return nil
+}
+
+// linkOrCopy keeps the entry name of dir (of stat st) in bd under base or
+// the first free name.~N~: a hard link, or a copy (copyInto) where link(2)
+// cannot make one. It returns the identity name must still have for its
+// removal, and a regular file copied, open (the caller closes it).
+func (b *Dir) linkOrCopy(bd, dir *fileio.Dir, name, base string, st fileio.Stat) (devIno, *fileio.File, error) {
+	want := devIno{st.Dev, st.Ino}
+	var target string
+	var err error
+	if b.noLinks[st.Dev] {
+		if target, err = freeName(bd, base, 0); err != nil {
+			return want, nil, err
+		}
+		err = fileio.ErrUnsupported
+	} else {
+		for n := 0; ; n++ {
+			if target, err = freeName(bd, base, n); err != nil {
+				return want, nil, err
+			}
+			err = bd.Link(dir, name, target)
+			if !fileio.IsExist(err) {
+				break
+			}
+		}
+	}
+	switch {
+	case err == nil:
+		if got, serr := bd.Lstat(target); serr != nil || (devIno{got.Dev, got.Ino}) != want {
+			_ = bd.Remove(target)
+			return want, nil, fmt.Errorf("%q was replaced by another file as it was kept", name)
+		}
+		return want, nil, nil
+	case fileio.IsCrossDevice(err) || linkRefused(err):
+		if !fileio.IsCrossDevice(err) && !errors.Is(err, syscall.EMLINK) {
+			if b.noLinks == nil {
+				b.noLinks = map[uint64]bool{}
+			}
+			b.noLinks[st.Dev] = true
+		}
+		held, err := b.copyInto(bd, target, dir, name, st)
+		if err != nil {
+			return want, nil, err
+		}
+		if held != nil {
+			if hst, err := held.Stat(); err == nil {
+				want = devIno{hst.Dev, hst.Ino}
+			}
+		}
+		return want, held, nil
+	default:
+		return want, nil, err
+	}
 }
 
 // linkRefused reports whether err, link(2)'s, says the backup cannot be a
@@ -329,66 +342,80 @@ func (b *Dir) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name stri
 			return nil, err
 		}
 	case st.IsRegular():
-		src, err := dir.Open(name, false)
-		if err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				src.Close()
-			}
-		}()
-		cur, err := src.Stat()
-		if err != nil {
-			return nil, err
-		}
-		// Opened after st was taken: a driver that renumbers forgotten
-		// inodes (DEST's CheckInode false: FAT, exFAT, FUSE) may show the
-		// same file under another number, so there the version kept is
-		// the one opened, of the same type, size and mtime; elsewhere
-		// another number is another file.
-		renumbered := (devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino})
-		if !cur.IsRegular() || cur.Dev != st.Dev || cur.Size != st.Size || renumbered && (b.cfg.CheckInode() || cur.Mtime != st.Mtime) {
-			return nil, fmt.Errorf("%q was replaced by another file as it was kept", name)
-		}
-		st = cur
-		held = src
-		out, err := bd.CreateTemp(tmp)
-		if err != nil {
-			return nil, err
-		}
-		bp := b.cfg.Buffer()
-		sum, _, err := verify.Stream(src, st.Size, false, *bp, func(p []byte, off int64) error { return out.WriteAt(p, off) })
-		if err == nil {
-			err = out.Sync()
-		}
-		if err == nil {
-			_ = out.DropCache()
-			var got verify.Sum
-			if got, _, err = verify.HashFile(out, st.Size, false, *bp); err == nil && got != sum {
-				err = &refusal.Mismatch{Path: target, Want: verify.Hex(sum), Got: verify.Hex(got)}
-			}
-		}
-		if err == nil {
-			err = out.SetTimes(st.Atime, st.Mtime)
-		}
-		if err == nil {
-			// A backup on a filesystem without modes (FAT answers
-			// ENOSYS) keeps the data, and the loss is said once.
-			if err = out.Chmod(st.Mode & 0o7777); err != nil && b.cfg.ModesLost(err) {
-				err = nil
-			}
-		}
-		b.cfg.Release(bp)
-		out.Close()
-		if err != nil {
-			_ = bd.Remove(tmp)
+		if held, err = b.copyRegular(bd, tmp, target, dir, name, st); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, errNotKeptElsewhere(st)
 	}
 	if err := bd.Rename(tmp, bd, target); err != nil {
+		_ = bd.Remove(tmp)
+		if held != nil {
+			held.Close()
+		}
+		return nil, err
+	}
+	return held, nil
+}
+
+// copyRegular writes the regular file name of dir (which must be st, or
+// the same file renumbered) to tmp in bd, flushed, read back and compared
+// against what was read (a mismatch is reported for target), with its
+// times and mode. It returns the source open.
+func (b *Dir) copyRegular(bd *fileio.Dir, tmp, target string, dir *fileio.Dir, name string, st fileio.Stat) (held *fileio.File, err error) {
+	src, err := dir.Open(name, false)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			src.Close()
+		}
+	}()
+	cur, err := src.Stat()
+	if err != nil {
+		return nil, err
+	}
+	// Opened after st was taken: a driver that renumbers forgotten
+	// inodes (DEST's CheckInode false: FAT, exFAT, FUSE) may show the
+	// same file under another number, so there the version kept is
+	// the one opened, of the same type, size and mtime; elsewhere
+	// another number is another file.
+	renumbered := (devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino})
+	if !cur.IsRegular() || cur.Dev != st.Dev || cur.Size != st.Size || renumbered && (b.cfg.CheckInode() || cur.Mtime != st.Mtime) {
+		return nil, fmt.Errorf("%q was replaced by another file as it was kept", name)
+	}
+	st = cur
+	held = src
+	out, err := bd.CreateTemp(tmp)
+	if err != nil {
+		return nil, err
+	}
+	bp := b.cfg.Buffer()
+	sum, _, err := verify.Stream(src, st.Size, false, *bp, func(p []byte, off int64) error { return out.WriteAt(p, off) })
+	if err == nil {
+		err = out.Sync()
+	}
+	if err == nil {
+		_ = out.DropCache()
+		var got verify.Sum
+		if got, _, err = verify.HashFile(out, st.Size, false, *bp); err == nil && got != sum {
+			err = &refusal.Mismatch{Path: target, Want: verify.Hex(sum), Got: verify.Hex(got)}
+		}
+	}
+	if err == nil {
+		err = out.SetTimes(st.Atime, st.Mtime)
+	}
+	if err == nil {
+		// A backup on a filesystem without modes (FAT answers
+		// ENOSYS) keeps the data, and the loss is said once.
+		if err = out.Chmod(st.Mode & 0o7777); err != nil && b.cfg.ModesLost(err) {
+			err = nil
+		}
+	}
+	b.cfg.Release(bp)
+	out.Close()
+	if err != nil {
 		_ = bd.Remove(tmp)
 		return nil, err
 	}
