@@ -44,7 +44,7 @@ package copyengine
 // both sides and found in place when the digests are equal (a case-only
 // rename), and fails by name otherwise (CollisionError, Held), its
 // destination file left as it is (decider.respelled); --delete keeps the
-// extras of such a directory (mirrorDir.respelled). fastcopy verify
+// extras of such a directory (mirror.Dir.Respelled, internal/mirror). fastcopy verify
 // matches names the same way.
 
 import (
