@@ -1,258 +1,70 @@
 package copyengine
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 
+	"github.com/fastcopy/fastcopy/internal/backupdir"
 	"github.com/fastcopy/fastcopy/internal/fileio"
-	"github.com/fastcopy/fastcopy/verify"
 )
 
-// backups is --backup-dir: the old version of each file --delete removes or
-// a copy replaces is kept there, under its path relative to the
-// destination, instead of being removed. On DEST's filesystem it is a hard
-// link made before the name is removed or replaced; elsewhere, or where
-// that filesystem has no hard links (exFAT, FAT), a copy, flushed and read
-// back, made before. Either way, at every instant each
-// version exists complete under some name (see docs/design.md, Mirror and
-// verified move).
+// backups is the engine's side of --backup-dir (internal/backupdir): it
+// builds the package's Config from the options and the plan, and counts
+// and reports what it kept.
 type backups struct {
-	e    *engine
-	mu   sync.Mutex // one preserve at a time: names in the backup are chosen free
-	root *fileio.Dir
-	path string
-	// noLinks holds the filesystems (by device) found to refuse hard
-	// links (exFAT, FAT: EPERM; others ENOTSUP, ENOSYS): their old
-	// versions are copied, without trying link(2) again for each (under mu).
-	noLinks map[uint64]bool
+	e *engine
+	d *backupdir.Dir // checked by check; nil before, or without --backup-dir
 }
 
 func (b *backups) on() bool { return b.e.opt.BackupDir != "" }
 
-// check refuses a backup directory inside DEST (--delete would count it as
-// extra, and the copy would see it) or inside a source (it would be
-// copied), or one that holds DEST or a source (old versions, kept under
-// their paths relative to DEST, would land among the copies or in the
-// source), and makes and opens it (not in a dry run). Each is decided by
-// identity (overlapInside): a symlink, a bind mount or a second mount
-// puts a directory at another path.
+// check refuses a backup directory that overlaps DEST or a source, and
+// makes and opens it (not in a dry run): backupdir.Open.
 func (b *backups) check(p *plan) error {
 	e := b.e
 	if !b.on() {
 		return nil
 	}
-	bd, err := argPath(e.opt.BackupDir)
-	if err != nil {
-		return err
-	}
-	if bd, err = filepath.Abs(bd); err != nil {
-		return refuse(e.opt.BackupDir, "cannot resolve --backup-dir: "+err.Error(), "name a directory outside the destination")
-	}
-	if in, err := overlapInside(bd, p.dstRoot); err == nil && in {
-		return refuse(e.opt.BackupDir, "is inside the destination "+quote(p.dstRoot)+": the copy would meet the old versions as files the source lacks", "put the backup directory outside the destination, e.g. beside it")
-	}
-	if in, err := overlapInside(p.dstRoot, bd); err == nil && in {
-		return refuse(e.opt.BackupDir, "holds the destination "+quote(p.dstRoot)+": the destination is inside it, and old versions kept there under their paths in the destination would land among the copies", "put the backup directory beside the destination, not above it")
+	cfg := backupdir.Config{
+		Arg:       e.opt.BackupDir,
+		Dest:      p.dstRoot,
+		DryRun:    e.skipWrite(),
+		Resolve:   argPath,
+		Inside:    overlapInside,
+		SkipWrite: e.skipWrite,
+		CheckInode: func() bool {
+			return e.dstSide.policy.CheckInode
+		},
+		TempName: func(target string, taken func(string) bool) string {
+			if tmp := tempName(target); !taken(tmp) {
+				return tmp
+			}
+			return freeTempName(target, taken)
+		},
+		Buffer:    e.buf,
+		Release:   e.putBuf,
+		ModesLost: func(err error) bool { return e.fs.cannotKeep(lostModes, err) },
+		Kept:      b.kept,
 	}
 	for _, r := range p.roots {
-		if !r.isDir {
-			continue
-		}
-		if in, err := overlapInside(bd, r.srcDir); err == nil && in {
-			return refuse(e.opt.BackupDir, "is inside the source "+quote(r.src)+": the old versions would be copied", "put the backup directory outside the source")
-		}
-		if in, err := overlapInside(r.srcDir, bd); err == nil && in {
-			return refuse(e.opt.BackupDir, "holds the source "+quote(r.src)+": the source is inside it, and old versions kept there would be written into the source", "put the backup directory outside the source")
+		if r.isDir {
+			cfg.Sources = append(cfg.Sources, backupdir.Source{Arg: r.src, Dir: r.srcDir})
 		}
 	}
-	if e.opt.DryRun {
-		return nil
-	}
-	if err := os.MkdirAll(bd, 0o755); err != nil {
-		return refuse(e.opt.BackupDir, "cannot create --backup-dir: "+ErrText(err), "check its parent exists and is writable")
-	}
-	d, err := fileio.OpenDir(bd)
+	d, err := backupdir.Open(cfg)
 	if err != nil {
-		return refuse(e.opt.BackupDir, "cannot open --backup-dir: "+ErrText(err), "check it is a directory you can write to")
+		return err
 	}
-	b.root, b.path = d, bd
+	b.d = d
 	return nil
 }
 
-func (b *backups) close() {
-	if b.root != nil {
-		b.root.Close()
-	}
-}
-
-// openParent opens, beneath the backup root and making what is missing,
-// the directory that holds rel's backup.
-func (b *backups) openParent(rel string) (*fileio.Dir, error) {
-	cur, err := b.root.OpenSub(".")
-	if err != nil {
-		return nil, err
-	}
-	dir := parentRel(rel)
-	if dir == "" {
-		return cur, nil
-	}
-	for _, part := range strings.Split(dir, "/") {
-		next, err := cur.OpenSub(part)
-		if fileio.IsNotExist(err) {
-			if err = cur.Mkdir(part, 0o755); err == nil || fileio.IsExist(err) {
-				next, err = cur.OpenSub(part)
-			}
-		}
-		cur.Close()
-		if err != nil {
-			return nil, err
-		}
-		cur = next
-	}
-	return cur, nil
-}
-
-// freeName is name, or name.~N~ for the first N not taken in bd (as
-// cp --backup=numbered names them): an older version kept there is never
-// replaced.
-//
-// A look-up that fails for another reason than a missing name (EIO on a
-// filesystem shut down, a drive gone) is an error: taken for a name in
-// use, it made this loop go on without end.
-func freeName(bd *fileio.Dir, name string, n int) (string, error) {
-	free := func(c string) (bool, error) {
-		_, err := bd.Lstat(c)
-		if fileio.IsNotExist(err) {
-			return true, nil
-		}
-		return false, err
-	}
-	if n == 0 {
-		if ok, err := free(name); ok || err != nil {
-			return name, err
-		}
-		n = 1
-	}
-	for ; ; n++ {
-		c := name + ".~" + strconv.Itoa(n) + "~"
-		if ok, err := free(c); ok || err != nil {
-			return c, err
-		}
-	}
-}
+func (b *backups) close() { b.d.Close() }
 
 // preserve keeps the entry name of dir (rel in DEST, of stat st) in the
-// backup directory, durably, and then removes it from dir when remove is
-// set. On the same filesystem it is a hard link (the entry itself: a
-// symlink is linked as a symlink, never followed); elsewhere, or where
-// the filesystem has no hard links, a copy written under a temporary
-// name, flushed, read back and renamed. The
-// backup's directory is flushed before the entry is removed or replaced.
+// backup directory, and then removes it from dir when remove is set
+// (backupdir.Dir.Preserve).
 func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
-	e := b.e
-	if e.skipWrite() {
-		if err := b.wouldKeep(st); err != nil {
-			return err
-		}
-		b.kept(rel, remove)
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	bd, err := b.openParent(rel)
-	if err != nil {
-		return err
-	}
-	defer bd.Close()
-	base := filepath.Base(rel)
-	var target string
-	if b.noLinks[st.Dev] {
-		if target, err = freeName(bd, base, 0); err != nil {
-			return err
-		}
-		err = fileio.ErrUnsupported
-	} else {
-		for n := 0; ; n++ {
-			if target, err = freeName(bd, base, n); err != nil {
-				return err
-			}
-			err = bd.Link(dir, name, target)
-			if !fileio.IsExist(err) {
-				break
-			}
-		}
-	}
-	want := devIno{st.Dev, st.Ino}
-	var held *fileio.File // the old version copied, open (copyInto)
-	switch {
-	case err == nil:
-		if got, serr := bd.Lstat(target); serr != nil || (devIno{got.Dev, got.Ino}) != want {
-			_ = bd.Remove(target)
-			return fmt.Errorf("%q was replaced by another file as it was kept", name)
-		}
-	case fileio.IsCrossDevice(err) || linkRefused(err):
-		if !fileio.IsCrossDevice(err) && !errors.Is(err, syscall.EMLINK) {
-			if b.noLinks == nil {
-				b.noLinks = map[uint64]bool{}
-			}
-			b.noLinks[st.Dev] = true
-		}
-		h, err := b.copyInto(bd, target, dir, name, st)
-		if err != nil {
-			return err
-		}
-		if h != nil {
-			// Held open until the name is checked: a FUSE driver that
-			// renumbers the inodes the kernel forgets (exfat-fuse,
-			// fusefat) keeps this one's number while it is open. Closed
-			// before the name is removed, which FUSE would otherwise turn
-			// into a rename to a .fuse_hidden name.
-			held = h
-			defer func() {
-				if held != nil {
-					held.Close()
-				}
-			}()
-			if hst, err := held.Stat(); err == nil {
-				want = devIno{hst.Dev, hst.Ino}
-			}
-		}
-	default:
-		return err
-	}
-	if err := bd.AsFile().Sync(); err != nil {
-		return err
-	}
-	if remove {
-		cur, err := dir.Lstat(name)
-		if err != nil || (devIno{cur.Dev, cur.Ino}) != want {
-			return fmt.Errorf("%q changed as it was kept; left in place", name)
-		}
-		if held != nil {
-			held.Close()
-			held = nil
-		}
-		if err := dir.Remove(name); err != nil {
-			return err
-		}
-	}
-	b.kept(rel, remove)
-	return nil
-}
-
-// linkRefused reports whether err, link(2)'s, says the backup cannot be a
-// hard link, so that it is to be a copy: the filesystem has none (exFAT
-// and FAT say EPERM, others ENOTSUP or ENOSYS), or the file has as many
-// names as it may (EMLINK). As root, EPERM is not the protected_hardlinks
-// refusal; either way the copy made instead is verified.
-func linkRefused(err error) bool {
-	return fileio.IsPermission(err) || fileio.IsFallback(err) || errors.Is(err, syscall.EMLINK)
+	return b.d.Preserve(dir, name, rel, st, remove)
 }
 
 // kept counts and reports the old version of rel kept in the backup
@@ -267,150 +79,13 @@ func (b *backups) kept(rel string, removed bool) {
 	e.event(ActBackup, rel)
 }
 
-// copyInto copies the regular file or symlink name of dir (which must be
-// st) to target in bd, on another filesystem: written under a temporary
-// name, flushed, read back and compared, then renamed. Other types are
-// not kept elsewhere: the entry is left in place. A regular file is
-// returned open (the caller closes it): the version kept is the one it
-// holds, and while it is open its inode number is the name's when the
-// name still holds it.
-func (b *backups) copyInto(bd *fileio.Dir, target string, dir *fileio.Dir, name string, st fileio.Stat) (held *fileio.File, err error) {
-	e := b.e
-	// Whatever holds the temporary's name is left alone: a name proves
-	// nothing (internal/made), and what a backup directory holds is kept
-	// versions. The copy takes a name that is free.
-	exists := func(t string) bool { _, err := bd.Lstat(t); return err == nil }
-	tmp := tempName(target)
-	if exists(tmp) {
-		tmp = freeTempName(target, exists)
-	}
-	switch {
-	case st.IsSymlink():
-		t, err := dir.Readlink(name)
-		if err != nil {
-			return nil, err
-		}
-		if err := bd.Symlink(t, tmp); err != nil {
-			return nil, err
-		}
-	case st.IsRegular():
-		src, err := dir.Open(name, false)
-		if err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				src.Close()
-			}
-		}()
-		cur, err := src.Stat()
-		if err != nil {
-			return nil, err
-		}
-		// Opened after st was taken: a driver that renumbers forgotten
-		// inodes (DEST's CheckInode false: FAT, exFAT, FUSE) may show the
-		// same file under another number, so there the version kept is
-		// the one opened, of the same type, size and mtime; elsewhere
-		// another number is another file.
-		renumbered := (devIno{cur.Dev, cur.Ino}) != (devIno{st.Dev, st.Ino})
-		if !cur.IsRegular() || cur.Dev != st.Dev || cur.Size != st.Size || renumbered && (e.dstSide.policy.CheckInode || cur.Mtime != st.Mtime) {
-			return nil, fmt.Errorf("%q was replaced by another file as it was kept", name)
-		}
-		st = cur
-		held = src
-		out, err := bd.CreateTemp(tmp)
-		if err != nil {
-			return nil, err
-		}
-		bp := e.buf()
-		sum, _, err := verify.Stream(src, st.Size, false, *bp, func(p []byte, off int64) error { return out.WriteAt(p, off) })
-		if err == nil {
-			err = out.Sync()
-		}
-		if err == nil {
-			_ = out.DropCache()
-			var got verify.Sum
-			if got, _, err = verify.HashFile(out, st.Size, false, *bp); err == nil && got != sum {
-				err = &MismatchError{Path: target, Want: verify.Hex(sum), Got: verify.Hex(got)}
-			}
-		}
-		if err == nil {
-			err = out.SetTimes(st.Atime, st.Mtime)
-		}
-		if err == nil {
-			// A backup on a filesystem without modes (FAT answers
-			// ENOSYS) keeps the data, and the loss is said once.
-			if err = out.Chmod(st.Mode & 0o7777); err != nil && e.fs.cannotKeep(lostModes, err) {
-				err = nil
-			}
-		}
-		e.putBuf(bp)
-		out.Close()
-		if err != nil {
-			_ = bd.Remove(tmp)
-			return nil, err
-		}
-	default:
-		return nil, errNotKeptElsewhere(st)
-	}
-	if err := bd.Rename(tmp, bd, target); err != nil {
-		_ = bd.Remove(tmp)
-		return nil, err
-	}
-	return held, nil
-}
-
-// errNotKeptElsewhere says that an entry of st's type, neither a regular
-// file nor a symlink, cannot be kept on another filesystem than DEST's.
-func errNotKeptElsewhere(st fileio.Stat) error {
-	return fmt.Errorf("a %s cannot be kept on another filesystem; left in place", fileio.Describe(st.Mode))
-}
-
-// wouldKeep is, in a dry run, preserve's judgement of whether an entry
-// of stat st can be kept: on another filesystem than DEST's (the backup
-// directory's nearest existing one) a copy is made, which only a regular
-// file or a symlink can be.
-func (b *backups) wouldKeep(st fileio.Stat) error {
-	if st.IsRegular() || st.IsSymlink() {
-		return nil
-	}
-	bd, err := filepath.Abs(b.e.opt.BackupDir)
-	if err != nil {
-		return err
-	}
-	d, err := fileio.OpenDir(nearestExisting(bd))
-	if err != nil {
-		return err
-	}
-	at, err := d.Stat()
-	d.Close()
-	if err != nil {
-		return err
-	}
-	if at.Dev != st.Dev {
-		return errNotKeptElsewhere(st)
-	}
-	return nil
-}
-
 // beforeReplace keeps the file a copy is about to replace (name in dir),
-// right before the publishing rename, after the copy was read back and
-// flushed: a crash between the two leaves both versions.
+// right before the publishing rename (backupdir.Dir.BeforeReplace).
 func (b *backups) beforeReplace(dir *fileio.Dir, name, rel string) error {
-	if !b.on() || dir == nil || (b.root == nil && !b.e.opt.DryRun) {
+	if !b.on() {
 		return nil
 	}
-	st, err := dir.Lstat(name)
-	if fileio.IsNotExist(err) {
-		return nil // nothing is replaced
-	}
-	if err != nil {
-		return err
-	}
-	if st.IsDir() {
-		return nil // the rename fails on a directory
-	}
-	return b.preserve(dir, name, rel, st, false)
+	return b.d.BeforeReplace(dir, name, rel)
 }
 
 // keepReplaced keeps, with --backup-dir, what a symlink or special file of
@@ -418,7 +93,7 @@ func (b *backups) beforeReplace(dir *fileio.Dir, name, rel string) error {
 // the old entry is kept before the new one is made.
 func (cp *copier) keepReplaced(c *chunk, en *entry, rel string) error {
 	e := cp.e
-	if en.dstSt == nil || c.dst == nil || e.opt.DryRun || !e.backups.on() {
+	if en.dstSt == nil || c.dst == nil || e.skipWrite() || !e.backups.on() {
 		return nil
 	}
 	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {

@@ -41,7 +41,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 	if st.IsRegular() && st.Nlink > 1 && !links {
 		en.linkCopy = e.fs.linkCopy(st)
 	}
-	keep := dc.keepsExisting(en) // --update, --ignore-existing (backup.go)
+	keep := dc.keepsExisting(en) // --update, --ignore-existing (update.go)
 	// A source inode seen before becomes a hard link to its first copy.
 	if links {
 		k := devIno{st.Dev, st.Ino}

@@ -190,8 +190,8 @@ type engine struct {
 	bw throttle // --bwlimit (bwlimit.go); nil without a limit
 	// linkDest makes snapshots (--link-dest; linkdest.go).
 	linkDest *linkDests
-	// --delete, --backup-dir, --move (delete.go, backup.go, move.go)
-	mirror  *mirror
+	// --delete, --backup-dir, --move (mirror.go, backupdir.go, move.go)
+	mirror  *mirrorStage
 	backups *backups
 	mover   *move.Journal
 	// --scrub (scrub.go)
@@ -223,7 +223,7 @@ func newEngine(opt Options) *engine {
 	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}
 	e.commit = &committer{e: e}
 	e.linkDest = &linkDests{e: e}
-	e.mirror, e.backups = &mirror{e: e}, &backups{e: e}
+	e.mirror, e.backups = &mirrorStage{e: e}, &backups{e: e}
 	e.scrub = &scrubber{e: e}
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()

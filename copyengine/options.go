@@ -201,7 +201,7 @@ type Options struct {
 	BwLimit  int64
 	throttle throttle
 
-	// Backup decisions (backup.go, linkdest.go), with rsync's meanings.
+	// Backup decisions (update.go, linkdest.go), with rsync's meanings.
 	//
 	// Update leaves alone a source file whose destination is a regular
 	// file with a newer mtime (compared at the coarser resolution of the
@@ -231,8 +231,9 @@ type Options struct {
 	Scrub    time.Duration
 	ScrubMax int64
 
-	// Mirror and verified move (delete.go, backup.go, move.go; see
-	// docs/design.md, Mirror and verified move).
+	// Mirror and verified move (mirror.go and internal/mirror, backupdir.go
+	// and internal/backupdir, move.go; see docs/design.md, Mirror and
+	// verified move).
 
 	// Delete removes from each directory copied what its source lacks,
 	// once every file of the run is verified and durable, and only in
