@@ -14,7 +14,7 @@ import (
 // durable once the next flush of its filesystem is done: the next batch's
 // (batchFlushed), or the run's last (engine.run, flushForLog). What
 // --delete, --backup-dir and --move remove after that is flushed in turn
-// (afterFlush, removalsFlushed).
+// (finish.go removals, removalsFlushed).
 
 // emit stamps ev with the time and hands it to OnEvent. In a dry run it
 // is where the report says "would": the dry run takes the real run's
@@ -120,7 +120,7 @@ func (c *committer) flushForLog() {
 }
 
 // removalsFlushed is called once the flush that follows the removals of
-// --delete, --backup-dir and --move (afterFlush: DEST, the backup
+// --delete, --backup-dir and --move (finish.go removals: DEST, the backup
 // directory and every source filesystem --move removed from), begun at at,
 // is done: OnFlush is then told that every removal reported before at is
 // durable. Without that last call the removals, made after the run's final

@@ -62,7 +62,7 @@ func (e *engine) endScript() []endStep {
 		{name: "stop", when: endStopped, do: e.stopErr},
 		{name: "final flush", when: endDone, isFlush: true, do: e.finalFlush},
 		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.writeMHL(); return nil }}, // every file it lists is in place and flushed
-		{name: "removals (--delete, --move)", when: endDone, flush: true, do: e.afterFlush},
+		{name: "removals (--delete, --move)", when: endDone, flush: true, do: e.removals},
 		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.writeBag(); return nil }}, // after --delete: the bag lists what data/ holds
 	}
 }
@@ -120,4 +120,51 @@ func (e *engine) finalFlush() error {
 	e.record.rememberFlushed()
 	e.flushed(at)
 	return nil
+}
+
+// removals runs after the final flush of a run that was not stopped:
+// --delete, then --move, then a flush of what they removed or kept. A
+// failed --delete pass (--max-delete, a guard) still has what it removed
+// flushed and its directories' times put back; the error is the step's.
+func (e *engine) removals() error {
+	if !e.removes() {
+		return nil
+	}
+	defer e.mover.Close()
+	err := e.mirror.finish()
+	if err == nil {
+		e.mirror.record()
+		e.finishMove()
+	}
+	if e.sum.Deleted > 0 && !e.skipWrite() {
+		// Removing entries moved their directories' times: put the
+		// source's back (only those that differ are touched).
+		e.commit.applyDirMeta()
+	}
+	if !e.opt.NoSync && !e.skipWrite() {
+		at, flushErr := time.Now(), error(nil)
+		if ferr := e.commit.flushDirs(); ferr != nil {
+			flushErr = fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, ferr)
+		}
+		if e.backups.d.IsOpen() {
+			if ferr := e.backups.d.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && flushErr == nil {
+				flushErr = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.d.Path(), ferr)
+			}
+		}
+		// What --move removed is flushed on the sources' filesystems too:
+		// exit 0 says the sources are gone, and a power cut must not bring
+		// them back.
+		if ferr := e.mover.Flush(); ferr != nil && flushErr == nil {
+			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
+		}
+		if flushErr == nil {
+			e.removalsFlushed(at) // the audit log (audit.go)
+		} else if err == nil {
+			err = flushErr
+		}
+	}
+	if err == nil {
+		err = e.ctx.Err()
+	}
+	return err
 }

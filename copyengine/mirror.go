@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
@@ -221,48 +220,3 @@ func (o *Options) checkMirror() error {
 
 // removes says whether the run removes anything once the copy is durable.
 func (e *engine) removes() bool { return e.opt.Delete || e.opt.Move }
-
-// afterFlush runs after the final flush of a run that was not stopped:
-// --delete, then --move, then a flush of what they removed or kept.
-func (e *engine) afterFlush() error {
-	if !e.removes() {
-		return nil
-	}
-	defer e.mover.Close()
-	err := e.mirror.finish()
-	if err == nil {
-		e.mirror.record()
-		e.finishMove()
-	}
-	if e.sum.Deleted > 0 && !e.skipWrite() {
-		// Removing entries moved their directories' times: put the
-		// source's back (only those that differ are touched).
-		e.commit.applyDirMeta()
-	}
-	if !e.opt.NoSync && !e.skipWrite() {
-		at, flushErr := time.Now(), error(nil)
-		if ferr := e.commit.flushDirs(); ferr != nil {
-			flushErr = fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, ferr)
-		}
-		if e.backups.d.IsOpen() {
-			if ferr := e.backups.d.Syncfs(); ferr != nil && !fileio.IsFallback(ferr) && flushErr == nil {
-				flushErr = fmt.Errorf("flushing --backup-dir %q to stable storage: %w", e.backups.d.Path(), ferr)
-			}
-		}
-		// What --move removed is flushed on the sources' filesystems too:
-		// exit 0 says the sources are gone, and a power cut must not bring
-		// them back.
-		if ferr := e.mover.Flush(); ferr != nil && flushErr == nil {
-			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
-		}
-		if flushErr == nil {
-			e.removalsFlushed(at) // the audit log (audit.go)
-		} else if err == nil {
-			err = flushErr
-		}
-	}
-	if err == nil {
-		err = e.ctx.Err()
-	}
-	return err
-}
