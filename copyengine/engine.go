@@ -16,6 +16,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -186,7 +187,7 @@ type engine struct {
 	dedupe *deduper
 	record *cacheRecorder
 
-	bw throttle // --bwlimit (bwlimit.go); nil without a limit
+	bw *throttle.Meter // --bwlimit (internal/throttle); nil without a limit
 	// linkDest makes snapshots (--link-dest; linkdest.go).
 	linkDest *linkDests
 	// --delete, --backup-dir, --move (delete.go, backup.go, move.go)

@@ -11,6 +11,7 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/pathjson"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -195,10 +196,10 @@ type Options struct {
 
 	// Bandwidth (--bwlimit): BwLimit, when above 0, is the most bytes per
 	// second the run reads and writes together, shared by all workers
-	// (see bwlimit.go for what is counted). throttle, when set, replaces
+	// (package throttle says what is counted). throttle, when set, replaces
 	// the limiter BwLimit makes (tests).
 	BwLimit  int64
-	throttle throttle
+	throttle throttle.Throttle
 
 	// Backup decisions (backup.go, linkdest.go), with rsync's meanings.
 	//
