@@ -13,6 +13,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/destlock"
 	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
@@ -330,7 +331,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	opt := e.opt
 	var made *fileio.Dir // the destination root, when this run made it
 	if p.create && !opt.DryRun {
-		d, release, err := makeDest(p.dstRoot, opt.openRoot)
+		d, release, err := destlock.Make(p.dstRoot, opt.openRoot)
 		if errors.Is(err, ErrLocked) {
 			return err
 		} else if err != nil {
@@ -361,9 +362,9 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		// what DEST held before it has the lock.
 		var wait time.Duration
 		if !p.create && !opt.Delete {
-			wait = lockBusyFor
+			wait = destlock.BusyFor
 		}
-		release, err := lockDest(d, p.dstRoot, wait)
+		release, err := destlock.Lock(d, p.dstRoot, wait)
 		if err != nil {
 			return err
 		}
