@@ -258,7 +258,7 @@ type Options struct {
 	// when its content is known equal by digest.
 	Move bool
 
-	// Read order (diskorder.go, readorder.go).
+	// Read order (internal/readorder; the dispatch in readorder.go).
 	//
 	// ReadOrder says in which order source files are read: auto (the
 	// default: disk order on a rotational or USB source, listing order
