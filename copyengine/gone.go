@@ -289,7 +289,7 @@ func (dw *driveWatch) stopGone(g *DriveGoneError) error {
 }
 
 // A destination that fills up makes every file after it fail the same way,
-// one after another. The up-front check (space.go) refuses only runs that
+// one after another. The up-front check (preflight.CheckSpace) refuses only runs that
 // cannot fit; when dedup finds less than it left out, the first file to fail
 // with ENOSPC or EDQUOT stops the run as a source that went away does
 // (halted): no new file is started, the files written and pending are
