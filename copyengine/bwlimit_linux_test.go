@@ -1,7 +1,6 @@
 package copyengine_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -156,25 +155,6 @@ func TestBwLimitCharges(t *testing.T) {
 		check(t, c, st, st.BytesRead.Load()+total, st.BytesWritten.Load()+total)
 		check(t, c, st, 3*total, total)
 	})
-}
-
-// The bucket lets a charge larger than its burst through in pieces, and
-// its burst is one buffer, or one second's worth at a lower limit.
-func TestBwLimitBucket(t *testing.T) {
-	ctx := context.Background()
-	burst, err := copyengine.BucketWait(ctx, 1<<40, 5<<20)
-	if err != nil || burst != 1<<20 {
-		t.Errorf("a 5 MiB charge to a fast bucket: burst %d, error %v; want a burst of 1 MiB and no error", burst, err)
-	}
-	burst, err = copyengine.BucketWait(ctx, 1000, 1000)
-	if err != nil || burst != 1000 {
-		t.Errorf("1000 B/s: burst %d, error %v; want 1000 and no error", burst, err)
-	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := copyengine.BucketWait(cancelled, 1000, 5000); err != context.Canceled {
-		t.Errorf("a charge past the burst in a cancelled run: %v, want context.Canceled", err)
-	}
 }
 
 // copyRangeOnly says why copy_file_range cannot be the primitive a copy

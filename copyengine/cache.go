@@ -606,7 +606,7 @@ func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte, device bool
 	if device {
 		_ = f.DropCache() // what is cached must not answer for the device
 	}
-	sum, n, err := verify.Stream(f, before.Size, false, buf, e.readSink)
+	sum, n, err := verify.Stream(f, before.Size, false, buf, e.bw.Sink(e.ctx))
 	if err != nil {
 		return verify.Sum{}, fileio.Stat{}, err
 	}

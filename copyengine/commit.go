@@ -449,7 +449,7 @@ func (c *committer) hashBack(p *pending, buf []byte) error {
 		return &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file before it was read back", p.tmp)}
 	}
 	p.unwritten() // f holds the inode from here on
-	got, n, err := verify.Stream(f, st.Size, false, buf, e.readSink)
+	got, n, err := verify.Stream(f, st.Size, false, buf, e.bw.Sink(e.ctx))
 	if err != nil {
 		return err
 	}

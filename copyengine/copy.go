@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -552,7 +553,7 @@ func (cp *copier) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
 // more (commitOne).
 func (fc *fileCopy) checkCached(p *pending) {
 	began := time.Now()
-	got, n, err := verify.Stream(fc.dst, p.size, false, fc.buf, fc.cp.e.readSink)
+	got, n, err := verify.Stream(fc.dst, p.size, false, fc.buf, fc.cp.e.bw.Sink(fc.cp.e.ctx))
 	if err != nil || n != p.size || got != p.sum {
 		return
 	}
@@ -783,7 +784,7 @@ func (fc *fileCopy) transfer() error {
 		if err := fc.dst.WriteAt(fc.buf[:fc.n], 0); err != nil {
 			return err
 		}
-		return e.charged(ioWrite, fc.n)
+		return e.bw.Charge(e.ctx, throttle.Write, fc.n)
 	}
 	if err := fc.copyData(); err != nil {
 		return err
@@ -931,14 +932,14 @@ func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
 	err = fc.dst.Clone(fc.src)
 	if err == nil {
 		e.cloneWorks.Store(st.Dev, true)
-		if err := e.chargedMoved(st.Size); err != nil {
+		if err := e.bw.Moved(e.ctx, st.Size); err != nil {
 			return true, err
 		}
 		fc.act, fc.sum, fc.n, fc.hashed = ActClone, verify.Sum{}, st.Size, e.needSum()
 		if e.needSum() {
 			// The clone moved no data through us: read the source once
 			// for its digest, which the read-back is checked against.
-			if fc.sum, fc.n, err = e.streamSource(fc.en, e.source(fc.src, st), st.Size, fc.buf, e.readSink); err != nil {
+			if fc.sum, fc.n, err = e.streamSource(fc.en, e.source(fc.src, st), st.Size, fc.buf, e.bw.Sink(e.ctx)); err != nil {
 				return true, err
 			}
 		}
@@ -1001,7 +1002,7 @@ func (fc *fileCopy) stream() (err error) {
 		if err := dst.WriteAt(p, off); err != nil {
 			return err
 		}
-		if err := e.charged(ioWrite, int64(len(p))); err != nil {
+		if err := e.bw.Charge(e.ctx, throttle.Write, int64(len(p))); err != nil {
 			return err
 		}
 		sc.wrote(off + int64(len(p)))
@@ -1012,8 +1013,9 @@ func (fc *fileCopy) stream() (err error) {
 	}
 	// Every byte read is charged to --bwlimit, zeros too: Stream is told
 	// the file is not sparse, and the sink leaves them out.
+	charge := e.bw.Sink(e.ctx)
 	fc.sum, fc.n, err = e.streamSource(fc.en, e.source(fc.src, st), st.Size, fc.buf, func(p []byte, off int64) error {
-		if err := e.readSink(p, off); err != nil {
+		if err := charge(p, off); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}
 		return write(p, off)

@@ -12,6 +12,7 @@ import (
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -182,7 +183,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 			f.Close()
 		}
 	}()
-	sum, n, err := e.streamSource(en, e.source(f, &en.st), en.st.Size, buf, e.readSink)
+	sum, n, err := e.streamSource(en, e.source(f, &en.st), en.st.Size, buf, e.bw.Sink(e.ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +424,7 @@ func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur 
 	if err = f.Clone(tf); err != nil {
 		return nil, err
 	}
-	if err = e.chargedMoved(d.en.st.Size); err != nil {
+	if err = e.bw.Moved(e.ctx, d.en.st.Size); err != nil {
 		return nil, err
 	}
 	src, err := d.src.d.Open(d.en.name, e.opt.Dereference)
@@ -458,7 +459,7 @@ func (dp *deduper) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Su
 	}
 	buf := e.buf()
 	defer e.putBuf(buf)
-	got, n, err := verify.Stream(tf, before.Size, false, *buf, e.readSink)
+	got, n, err := verify.Stream(tf, before.Size, false, *buf, e.bw.Sink(e.ctx))
 	e.stats.BytesRead.Add(n)
 	if err != nil || n != before.Size || got != sum {
 		return false
@@ -561,7 +562,7 @@ func (dp *deduper) sameBytes(d dupFile, td *fileio.Dir, tname string) (bool, err
 		if err != nil {
 			return false, err
 		}
-		if err := e.charged(ioRead, int64(n+m)); err != nil {
+		if err := e.bw.Charge(e.ctx, throttle.Read, int64(n+m)); err != nil {
 			return false, err
 		}
 		if n != m || !bytes.Equal((*ba)[:n], (*bb)[:m]) {

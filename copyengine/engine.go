@@ -13,11 +13,13 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/destlock"
 	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -187,7 +189,7 @@ type engine struct {
 	dedupe *deduper
 	record *cacheRecorder
 
-	bw throttle // --bwlimit (bwlimit.go); nil without a limit
+	bw *throttle.Meter // --bwlimit (internal/throttle); nil without a limit
 	// linkDest makes snapshots (--link-dest; linkdest.go).
 	linkDest *linkDests
 	// --delete, --backup-dir, --move (mirror.go, backupdir.go, move.go)
@@ -330,7 +332,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	opt := e.opt
 	var made *fileio.Dir // the destination root, when this run made it
 	if p.create && !e.skipWrite() {
-		d, release, err := makeDest(p.dstRoot, opt.openRoot)
+		d, release, err := destlock.Make(p.dstRoot, opt.openRoot)
 		if errors.Is(err, ErrLocked) {
 			return err
 		} else if err != nil {
@@ -362,9 +364,9 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		// what DEST held before it has the lock.
 		var wait time.Duration
 		if !p.create && !opt.Delete {
-			wait = lockBusyFor
+			wait = destlock.BusyFor
 		}
-		release, err := lockDest(d, p.dstRoot, wait)
+		release, err := destlock.Lock(d, p.dstRoot, wait)
 		if err != nil {
 			return err
 		}

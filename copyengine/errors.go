@@ -20,9 +20,6 @@ var ErrMismatch = refusal.ErrMismatch
 // for both.
 var ErrLocked = refusal.ErrLocked
 
-// errDestLocked is ErrLocked in the words a destination's messages use.
-var errDestLocked error = refusal.Locked("destination is locked by another fastcopy")
-
 // ErrTooLarge is the per-file error of a regular file larger than the
 // destination's filesystem holds (FAT: 4 GiB - 1 byte); the file is refused
 // before any byte of it is written.

@@ -3,6 +3,8 @@ package copyengine
 import (
 	"context"
 	"sync"
+
+	"github.com/fastcopy/fastcopy/internal/throttle"
 )
 
 // WithStageLimits returns opt with the most files and bytes a new
@@ -28,15 +30,15 @@ type Charges struct {
 	Read, Write int64
 	Calls       int
 	Max         int64 // the largest single charge
-	Piece       int64 // what piece() answers
+	Piece       int64 // what the throttle's Piece answers
 }
 
-func (c *Charges) wait(_ context.Context, kind ioKind, n int64) error {
+func (c *Charges) wait(_ context.Context, kind throttle.Kind, n int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.Calls++
 	c.Max = max(c.Max, n)
-	if kind == ioRead {
+	if kind == throttle.Read {
 		c.Read += n
 	} else {
 		c.Write += n
@@ -44,7 +46,15 @@ func (c *Charges) wait(_ context.Context, kind ioKind, n int64) error {
 	return nil
 }
 
-func (c *Charges) piece() int64 { return c.Piece }
+// chargesThrottle is c as a throttle.Throttle (Charges has a field named
+// Piece, so it cannot have the method).
+type chargesThrottle struct{ c *Charges }
+
+func (t chargesThrottle) Wait(ctx context.Context, kind throttle.Kind, n int64) error {
+	return t.c.wait(ctx, kind, n)
+}
+
+func (t chargesThrottle) Piece() int64 { return t.c.Piece }
 
 // Totals returns the bytes charged as read and as written.
 func (c *Charges) Totals() (read, write int64) {
@@ -54,14 +64,7 @@ func (c *Charges) Totals() (read, write int64) {
 }
 
 // RecordCharges makes the run of opt charge c instead of a token bucket.
-func RecordCharges(opt *Options, c *Charges) { opt.throttle = c }
-
-// BucketWait charges n bytes to the token bucket --bwlimit makes for
-// bytesPerSec, and returns its burst.
-func BucketWait(ctx context.Context, bytesPerSec, n int64) (burst int64, err error) {
-	r := newRateThrottle(bytesPerSec)
-	return r.piece(), r.wait(ctx, ioRead, n)
-}
+func RecordCharges(opt *Options, c *Charges) { opt.throttle = chargesThrottle{c} }
 
 // SetReadWindowFiles lowers the most files a read window of the run with
 // opt holds (disk and inode order), so that a small tree fills several.

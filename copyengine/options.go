@@ -12,6 +12,7 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/pathjson"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -196,10 +197,10 @@ type Options struct {
 
 	// Bandwidth (--bwlimit): BwLimit, when above 0, is the most bytes per
 	// second the run reads and writes together, shared by all workers
-	// (see bwlimit.go for what is counted). throttle, when set, replaces
+	// (package throttle says what is counted). throttle, when set, replaces
 	// the limiter BwLimit makes (tests).
 	BwLimit  int64
-	throttle throttle
+	throttle throttle.Throttle
 
 	// Backup decisions (update.go, linkdest.go), with rsync's meanings.
 	//
@@ -259,7 +260,7 @@ type Options struct {
 	// when its content is known equal by digest.
 	Move bool
 
-	// Read order (diskorder.go, readorder.go).
+	// Read order (internal/readorder; the dispatch in readorder.go).
 	//
 	// ReadOrder says in which order source files are read: auto (the
 	// default: disk order on a rotational or USB source, listing order

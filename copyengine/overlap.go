@@ -1,180 +1,25 @@
 package copyengine
 
-import (
-	"errors"
-	"path/filepath"
-	"strings"
-
-	"github.com/fastcopy/fastcopy/hashcache"
-	"github.com/fastcopy/fastcopy/internal/fileio"
-	"github.com/fastcopy/fastcopy/internal/namefold"
-)
+import "github.com/fastcopy/fastcopy/internal/preflight"
 
 // argPath is the path p a user gave (SOURCE, DEST, a flag's value) as the
-// kernel resolves it. Without a ".." component it is p cleaned as text:
-// that drops only "." and doubled or final separators, which the kernel
-// ignores too, and keeps the user's spelling for messages. With one, it
-// is fileio.Resolve's: "a/link/../d" is the link target's sibling d, as
-// for ls and realpath, where filepath.Clean (and filepath.Abs, which
-// cleans) would make it a/d, a directory the user never named. A ".."
-// after a directory that does not exist yet is refused: where it leads is
-// not known until that directory is made.
-func argPath(p string) (string, error) {
-	if !hasDotDot(p) {
-		return filepath.Clean(p), nil
-	}
-	r, err := fileio.Resolve(p)
-	if errors.Is(err, fileio.ErrUpFromMissing) {
-		return "", refuse(p, `goes up ("..") from a directory that does not exist yet: where it leads is not known`, `create that directory first, or name the path without ".." after it`)
-	}
-	if err != nil {
-		return "", refuse(p, "cannot resolve the path: "+ErrText(err), "check the path")
-	}
-	return r, nil
-}
+// kernel resolves it, or a refusal (preflight.ArgPath).
+func argPath(p string) (string, error) { return preflight.ArgPath(p) }
 
-func hasDotDot(p string) bool {
-	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
-		if c == ".." {
-			return true
-		}
-	}
-	return false
-}
-
-// overlapPlace is a path as the overlap checks see it: its nearest
-// existing directory, open, and the part of the path below it that does
-// not exist yet ("" when the path is that directory).
-type overlapPlace struct {
-	d    *fileio.Dir
-	dir  string // d's path, resolved
-	tail string // slash-separated, resolved: no "." or ".."
-}
-
-// overlapOpen opens the place the path p names (resolved by the kernel,
-// see argPath). A path that resolves nowhere is an error.
-func overlapOpen(p string) (overlapPlace, error) {
-	r, err := fileio.Resolve(p)
-	if err != nil {
-		return overlapPlace{}, err
-	}
-	var tail []string
-	for at := r; ; {
-		d, err := fileio.OpenDir(at)
-		if err == nil {
-			return overlapPlace{d: d, dir: at, tail: strings.Join(tail, "/")}, nil
-		}
-		// Missing, a file, or not to be opened: the place is below
-		// its parent.
-		up := filepath.Dir(at) // r is resolved: no symlink or ".." left to cut as text
-		if up == at {
-			return overlapPlace{}, err
-		}
-		tail = append([]string{filepath.Base(at)}, tail...)
-		at = up
-	}
-}
-
-func (o overlapPlace) close() {
-	if o.d != nil {
-		o.d.Close()
-	}
-}
-
-// overlapWithin reports whether the place a is the place b or lies below
-// it, by identity (fileio.Within): through symlinks, bind mounts and
-// second mounts. A place not made yet lies below b when its existing
-// directory does; only a place hanging from the same existing directory
-// can lie in a b not made yet, and there its tail decides.
-func overlapWithin(a, b overlapPlace) bool {
-	if overlapFolded(a, b) {
-		return true
-	}
-	if b.tail == "" {
-		ok, _ := fileio.Within(a.d, b.d)
-		return ok
-	}
-	as, err1 := a.d.Stat()
-	bs, err2 := b.d.Stat()
-	if err1 != nil || err2 != nil || as.Dev != bs.Dev || as.Ino != bs.Ino {
-		return false
-	}
-	return a.tail == b.tail || strings.HasPrefix(a.tail, b.tail+"/")
-}
-
-// overlapFolded is the rule for filesystems whose inode numbers do not
-// name a file (exFAT, FAT and NTFS through FUSE): exfat-fuse numbers each
-// spelling of a directory afresh, so dst and DST of one drive are one
-// place with two identities, and identity alone would take DST/old for a
-// place outside dst. There a and b on one device are taken for one place
-// when their paths are one under case folding, component by component,
-// with a's at or below b's. It can only add a refusal: on a FUSE
-// filesystem that keeps case, two directories whose names differ in case
-// alone are refused as one, and the refusal names both.
-func overlapFolded(a, b overlapPlace) bool {
-	as, err1 := a.d.Stat()
-	bs, err2 := b.d.Stat()
-	if err1 != nil || err2 != nil || as.Dev != bs.Dev {
-		return false
-	}
-	t, err := fileio.FSType(b.dir)
-	if err != nil || hashcache.PolicyFor(t).CheckInode {
-		return false
-	}
-	ak, bk := overlapFoldKeys(a), overlapFoldKeys(b)
-	if len(ak) < len(bk) {
-		return false
-	}
-	for i := range bk {
-		if ak[i] != bk[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// overlapFoldKeys is the place's path, components folded as a
-// case-insensitive destination compares names (namefold.Key).
-func overlapFoldKeys(p overlapPlace) []string {
-	full := filepath.ToSlash(p.dir)
-	if p.tail != "" {
-		full += "/" + p.tail
-	}
-	var keys []string
-	for _, c := range strings.Split(full, "/") {
-		if c != "" {
-			keys = append(keys, namefold.Key(c, true))
-		}
-	}
-	return keys
-}
+// hasDotDot reports whether p has a ".." component.
+func hasDotDot(p string) bool { return preflight.HasDotDot(p) }
 
 // overlapInside reports whether the path a names the place the path b
-// names or one inside it (overlapWithin). A path that cannot be resolved
-// or opened is an error.
-func overlapInside(a, b string) (bool, error) {
-	pa, err := overlapOpen(a)
-	if err != nil {
-		return false, err
-	}
-	defer pa.close()
-	pb, err := overlapOpen(b)
-	if err != nil {
-		return false, err
-	}
-	defer pb.close()
-	return overlapWithin(pa, pb), nil
-}
+// names or one inside it, by identity: through symlinks, bind mounts,
+// second mounts and the case folding of filesystems whose inode numbers
+// name no file (preflight.Inside). A path that cannot be resolved or
+// opened is an error.
+func overlapInside(a, b string) (bool, error) { return preflight.Inside(a, b) }
 
-// overlapSame reports whether the paths a and b name the same place.
-func overlapSame(a, b string) bool {
-	in, err1 := overlapInside(a, b)
-	out, err2 := overlapInside(b, a)
-	return err1 == nil && err2 == nil && in && out
-}
+// overlapSame reports whether the paths a and b name the same place
+// (preflight.Same).
+func overlapSame(a, b string) bool { return preflight.Same(a, b) }
 
-// overlapIn is overlapInside, false where a path cannot be resolved.
-func overlapIn(a, b string) bool {
-	in, err := overlapInside(a, b)
-	return err == nil && in
-}
+// overlapIn is overlapInside, false where a path cannot be resolved
+// (preflight.In).
+func overlapIn(a, b string) bool { return preflight.In(a, b) }

@@ -1,13 +1,9 @@
 package copyengine
 
-import (
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
-)
+import "github.com/fastcopy/fastcopy/internal/preflight"
 
-// rootSpec is one SOURCE argument mapped onto the destination.
+// rootSpec is one SOURCE argument mapped onto the destination
+// (preflight.Root), with the hash cache's side of its source.
 type rootSpec struct {
 	src    string // the source path as given (cleaned)
 	isDir  bool
@@ -17,7 +13,8 @@ type rootSpec struct {
 	side   cacheSide
 }
 
-// plan is what Run decided from the arguments before writing anything.
+// plan is what Run decided from the arguments before writing anything
+// (preflight.Plan).
 type plan struct {
 	dstRoot string // an existing (or to be created) directory
 	create  bool   // dstRoot must be created
@@ -27,181 +24,27 @@ type plan struct {
 	roots    []rootSpec
 }
 
-// makePlan applies the argument rules and refuses bad requests up front:
-//
-//   - one directory SOURCE: DEST becomes its copy (created if missing,
-//     brought up to date if it exists);
-//   - one file SOURCE: DEST/basename if DEST is a directory, DEST otherwise;
-//   - several SOURCEs: each lands as DEST/basename; DEST must be a directory.
+// makePlan applies the argument rules (preflight.Make) and refuses bad
+// requests up front.
 func makePlan(sources []string, dest string) (*plan, error) {
-	if len(sources) == 0 {
-		return nil, refuse("", "no SOURCE given", "name at least one file or directory to copy")
-	}
-	if dest == "" {
-		return nil, refuse("", "no DEST given", "name the destination")
-	}
-	srcs, err := statSources(sources)
+	pp, err := preflight.Make(preflight.Config{Sources: sources, Dest: dest})
 	if err != nil {
 		return nil, err
 	}
-	dst, err := argPath(dest)
-	if err != nil {
-		return nil, err
-	}
-	dstSt, dstErr := os.Stat(dst)
-	if dstErr != nil && !errors.Is(dstErr, os.ErrNotExist) {
-		return nil, refuse(dest, "cannot read destination: "+ErrText(dstErr), "check the path and its permissions")
-	}
-	if dstErr != nil {
-		dstSt = nil
-	}
-	if len(srcs) == 1 {
-		return planOne(srcs[0], dest, dst, dstSt)
-	}
-	return planMany(srcs, dest, dst, dstSt)
-}
-
-// srcArg is a SOURCE as given, checked.
-type srcArg struct {
-	path  string // as the kernel resolves it (argPath)
-	given string // as the user spelled it
-	isDir bool
-}
-
-// statSources checks each SOURCE is a file or a directory that can be read.
-func statSources(sources []string) ([]srcArg, error) {
-	var srcs []srcArg
-	for _, s := range sources {
-		st, err := os.Stat(s) // symlinks named on the command line are followed
-		if err != nil {
-			if _, lerr := os.Lstat(s); lerr == nil {
-				return nil, refuse(s, "is a symlink whose target does not exist", "name the target, or copy its directory")
-			}
-			return nil, refuse(s, "source does not exist or cannot be read: "+ErrText(err), "check the path")
-		}
-		if !st.IsDir() && !st.Mode().IsRegular() {
-			// Special files are copied inside trees; as a SOURCE they are
-			// almost always a mistake (a device to read?).
-			return nil, refuse(s, "source is not a regular file or directory", "copy the directory that holds it")
-		}
-		path, err := argPath(s)
-		if err != nil {
-			return nil, err
-		}
-		srcs = append(srcs, srcArg{path: path, given: s, isDir: st.IsDir()})
-	}
-	return srcs, nil
-}
-
-// planOne plans a single SOURCE s; dstSt is DEST's stat, nil when it does
-// not exist.
-func planOne(s srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error) {
-	dstExists := dstSt != nil
-	p := &plan{}
-	switch {
-	case s.isDir:
-		if dstExists && !dstSt.IsDir() {
-			return nil, refuse(dest, "destination exists and is not a directory, but SOURCE is one", "name a directory, or remove the file first")
-		}
-		if err := checkNotInside(s.path, dst); err != nil {
-			return nil, err
-		}
-		p.dstRoot, p.create = dst, !dstExists
-		p.roots = []rootSpec{{src: s.path, isDir: true, srcDir: s.path, dstRel: ""}}
-	case dstExists && dstSt.IsDir():
-		if err := checkNotSame(s.path, filepath.Join(dst, filepath.Base(s.path))); err != nil {
-			return nil, err
-		}
-		p.dstRoot = dst
-		p.roots = []rootSpec{fileRoot(s.path, filepath.Base(s.path))}
-	default:
-		if strings.HasSuffix(dest, "/") {
-			return nil, refuse(dest, "destination directory does not exist", "create it first, or leave off the final slash to copy onto that name")
-		}
-		if err := checkNotSame(s.path, dst); err != nil {
-			return nil, err
-		}
-		p.dstRoot = filepath.Dir(dst)
-		if _, err := os.Stat(p.dstRoot); err != nil {
-			p.create = true
-		}
-		p.roots = []rootSpec{fileRoot(s.path, filepath.Base(dst))}
-		p.ontoFile = true
+	p := &plan{dstRoot: pp.DstRoot, create: pp.Create, ontoFile: pp.OntoFile}
+	for _, r := range pp.Roots {
+		p.roots = append(p.roots, rootSpec{src: r.Src, isDir: r.IsDir, srcDir: r.SrcDir, name: r.Name, dstRel: r.DstRel})
 	}
 	return p, nil
 }
 
-// planMany plans several SOURCEs, each copied as DEST/its base name.
-func planMany(srcs []srcArg, dest, dst string, dstSt os.FileInfo) (*plan, error) {
-	if dstSt == nil || !dstSt.IsDir() {
-		return nil, refuse(dest, "several sources need an existing destination directory", "create the directory first")
+// preflightRoots is p's roots as package preflight takes them.
+func (p *plan) preflightRoots() []preflight.Root {
+	roots := make([]preflight.Root, len(p.roots))
+	for i, r := range p.roots {
+		roots[i] = preflight.Root{Src: r.src, IsDir: r.isDir, SrcDir: r.srcDir, Name: r.name, DstRel: r.dstRel}
 	}
-	p := &plan{}
-	seen := map[string]string{}
-	for _, s := range srcs {
-		base := filepath.Base(s.path)
-		if b := filepath.Base(filepath.Clean(s.given)); b == "." || b == ".." || base == "." || base == ".." || base == string(filepath.Separator) {
-			// DEST/. is DEST itself and DEST/.. lies outside it.
-			return nil, refuse(filepath.Clean(s.given), "has no name of its own to give its copy in "+quote(dest), "name the directory by its path (for example ../NAME), or copy it on its own: fastcopy SOURCE DEST/NAME")
-		}
-		if prev, ok := seen[base]; ok {
-			return nil, refuse(s.path, "has the same name as "+quote(prev)+": both would land on "+quote(filepath.Join(dst, base)), "copy them in separate runs into different directories")
-		}
-		seen[base] = s.path
-		if s.isDir {
-			if err := checkNotInside(s.path, filepath.Join(dst, base)); err != nil {
-				return nil, err
-			}
-			if st, err := os.Lstat(filepath.Join(dst, base)); err == nil && !st.IsDir() {
-				return nil, refuse(filepath.Join(dst, base), "exists and is not a directory, but "+quote(s.path)+" is one", "remove it or copy elsewhere")
-			}
-			p.roots = append(p.roots, rootSpec{src: s.path, isDir: true, srcDir: s.path, dstRel: base})
-		} else {
-			if err := checkNotSame(s.path, filepath.Join(dst, base)); err != nil {
-				return nil, err
-			}
-			p.roots = append(p.roots, fileRoot(s.path, base))
-		}
-	}
-	p.dstRoot = dst
-	return p, nil
-}
-
-// fileRoot maps the file SOURCE src onto dstName. A symlink named on the
-// command line is followed (statSources): the file it leads to is read,
-// by its own name in its own directory, since every source is opened
-// without following a symlink; its copy keeps the name the link gave it.
-func fileRoot(src, dstName string) rootSpec {
-	at := src
-	if st, err := os.Lstat(src); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		if target, err := filepath.EvalSymlinks(src); err == nil {
-			at = target
-		}
-	}
-	return rootSpec{src: src, srcDir: filepath.Dir(at), name: filepath.Base(at), dstRel: dstName}
-}
-
-// checkNotInside refuses a dst that is the directory src, or inside it,
-// by identity rather than by name (overlapInside): a symlink, a bind mount
-// of src or of a directory below it, or a second mount of its filesystem
-// puts src at another path.
-func checkNotInside(src, dst string) error {
-	if in, err := overlapInside(dst, src); err != nil || !in {
-		return nil // makePlan stat'ed both: gone since, the walk reports it
-	}
-	if overlapSame(src, dst) {
-		return refuse(dst, "source and destination are the same directory", "name a different destination")
-	}
-	return refuse(dst, "destination is inside the source "+quote(src)+": the copy would copy itself", "choose a destination outside the source")
-}
-
-func checkNotSame(src, dst string) error {
-	a, err1 := os.Stat(src)
-	b, err2 := os.Stat(dst)
-	if err1 == nil && err2 == nil && os.SameFile(a, b) {
-		return refuse(dst, "source and destination are the same file", "name a different destination")
-	}
-	return nil
+	return roots
 }
 
 func quote(s string) string { return `"` + s + `"` }

@@ -1,14 +1,12 @@
 package copyengine
 
 import (
-	"cmp"
-	"container/heap"
 	"context"
-	"slices"
 	"sync"
 	"unsafe"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/readorder"
 )
 
 // In disk and inode order (see ReadOrder) the walk reads the source's
@@ -20,7 +18,7 @@ import (
 //     inode order (the listing's d_ino), so that the inode tables are read
 //     in one sweep;
 //   - the regular files that need work are not sent to the copier as they
-//     are listed but held in a window (readQueue, readWindow), with the
+//     are listed but held in a window (readQueue, readorder.Window), with the
 //     place of their first data (disk order: fileio PhysicalStart, asked
 //     while the walk is among the file's metadata anyway), their inode
 //     and their listing position;
@@ -35,19 +33,8 @@ import (
 // is done) is unchanged: a file's staged directory counts it from the
 // moment it is listed, so finishing out of order publishes nothing early.
 // The window holds a reference to each directory its files are in; it is
-// flushed early when it holds readWindowDirs directories, so that the
+// flushed early when it holds readorder.WindowDirs directories, so that the
 // descriptors it keeps open stay within the process's limit.
-
-// readWindowDirs is the most source directories a read window keeps
-// open for the process's descriptor limit (0: unknown): an eighth of it,
-// between 64 and 4,096 (each comes with its destination directory, and
-// the look-ahead's budget is a quarter).
-func readWindowDirs(limit int) int {
-	if limit <= 0 {
-		return 128
-	}
-	return min(max(limit/8, 64), 4096)
-}
 
 // windowItem is a file waiting in the read window, with the references to
 // its directories that its chunk will carry.
@@ -63,7 +50,7 @@ type readQueue struct {
 	e       *engine
 	order   ReadOrder // disk or inode
 	mu      sync.Mutex
-	win     *readWindow[windowItem]
+	win     *readorder.Window[windowItem]
 	dirs    map[*handle]int // source directories of the files held, and how many each
 	maxDirs int
 	next    int64 // listing position of the next file
@@ -80,9 +67,9 @@ func newReadQueue(e *engine, order ReadOrder) *readQueue {
 	q := &readQueue{
 		e:       e,
 		order:   order,
-		win:     newReadWindow[windowItem](order, e.opt.readWindowFiles, 0),
+		win:     readorder.NewWindow[windowItem](order, e.opt.readWindowFiles, 0),
 		dirs:    map[*handle]int{},
-		maxDirs: readWindowDirs(fileio.OpenLimit()),
+		maxDirs: readorder.WindowDirs(fileio.OpenLimit()),
 	}
 	q.aheadCond = sync.NewCond(&q.aheadMu)
 	return q
@@ -102,7 +89,7 @@ func (q *readQueue) hold(src, dst *handle, st *stage, entries []entry) []entry {
 			rest = append(rest, en)
 			continue
 		}
-		key := readKey{Ino: en.st.Ino}
+		key := readorder.Key{Ino: en.st.Ino}
 		if q.order == ReadOrderDisk && en.st.Size > 0 {
 			key.Phys, key.Known = src.d.PhysicalStart(en.name)
 		}
@@ -283,63 +270,20 @@ func (q *readQueue) copied(asked int64) {
 // inode order (see dispatch); listing order keeps two per worker.
 const readQueueChunks = 64
 
-// dirQueue is the walk's queue of directories in disk and inode order: the
-// directory of lowest inode number first (in listing order among equals),
-// so that a tree whose directories were made in order is listed in one
-// sweep of its inode tables.
-type dirQueue struct {
-	items []queuedDir
-	seq   int64
-}
+// dirQueue is the walk's queue of directories in disk and inode order
+// (readorder.DirQueue): the directory of lowest inode number first.
+type dirQueue struct{ q readorder.DirQueue[dirWork] }
 
-type queuedDir struct {
-	w   dirWork
-	ino uint64
-	seq int64
-}
-
-func (q *dirQueue) Len() int { return len(q.items) }
-func (q *dirQueue) Less(i, j int) bool {
-	a, b := q.items[i], q.items[j]
-	if c := cmp.Compare(a.ino, b.ino); c != 0 {
-		return c < 0
-	}
-	return a.seq < b.seq
-}
-func (q *dirQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *dirQueue) Push(x any)    { q.items = append(q.items, x.(queuedDir)) }
-func (q *dirQueue) Pop() any {
-	it := q.items[len(q.items)-1]
-	q.items = q.items[:len(q.items)-1]
-	return it
-}
-
-func (q *dirQueue) push(w dirWork) {
-	q.seq++
-	heap.Push(q, queuedDir{w: w, ino: w.ino, seq: q.seq})
-}
-
-func (q *dirQueue) pop() dirWork { return heap.Pop(q).(queuedDir).w }
-
-// statOrder returns the indices of names in the order to stat them: by
-// inode number where the listing gives it, then in listing order.
-func statOrder(names []fileio.DirEntry, skip func(i int) bool) []int {
-	idx := make([]int, 0, len(names))
-	for i := range names {
-		if !skip(i) {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(names[a].Ino, names[b].Ino) })
-	return idx
-}
+func (q *dirQueue) Len() int       { return q.q.Len() }
+func (q *dirQueue) push(w dirWork) { q.q.Push(w, w.ino) }
+func (q *dirQueue) pop() dirWork   { return q.q.Pop() }
 
 // preStat stats the names of the directory in inode order, before
 // classify goes through them in listing order: the inode tables are read
 // in one direction instead of by name.
 func (l *dirList) preStat() {
 	e := l.wk.e
-	order := statOrder(l.names, func(i int) bool {
+	order := readorder.StatOrder(l.names, func(i int) bool {
 		return l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != ""
 	})
 	l.stats = make([]preStat, len(l.names))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 )
 
 // A large file whose copy is interrupted (Ctrl-C, a fatal error, a kill, a
@@ -140,7 +141,7 @@ func (r *resumer) same(e *engine, p []byte, off int64) bool {
 	}
 	n, err := r.f.ReadFull(r.buf[:len(p)], off)
 	e.stats.BytesRead.Add(int64(n))
-	if cerr := e.charged(ioRead, int64(n)); cerr != nil {
+	if cerr := e.bw.Charge(e.ctx, throttle.Read, int64(n)); cerr != nil {
 		r.done = true
 		return false // the write that follows stops on the cancel
 	}

@@ -146,7 +146,7 @@ func (sc *scrubber) scrub(c scrubCand, rel string, buf []byte) (int64, bool) {
 		return 0, false
 	}
 	_ = f.DropCache() // what was cached before the rot must not answer for the device
-	sum, n, err := verify.Stream(f, before.Size, false, buf, e.readSink)
+	sum, n, err := verify.Stream(f, before.Size, false, buf, e.bw.Sink(e.ctx))
 	e.stats.BytesRead.Add(n)
 	if err != nil || n != before.Size {
 		return n, false

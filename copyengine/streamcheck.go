@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -50,7 +51,7 @@ type streamCheck struct {
 	dropped int64 // bytes whose cached pages have been let go
 	failed  bool
 
-	charge func(ioKind, int64) error // --bwlimit, for each piece read back
+	charge func(throttle.Kind, int64) error // --bwlimit, for each piece read back
 }
 
 // readAhead is how many windows the writer may be ahead of a direct
@@ -66,7 +67,7 @@ func (cp *copier) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, s
 	if st.Size < streamCheckMin || st.Sparse() {
 		return nil
 	}
-	sc := &streamCheck{dst: dst, charge: e.charged}
+	sc := &streamCheck{dst: dst, charge: func(k throttle.Kind, n int64) error { return e.bw.Charge(e.ctx, k, n) }}
 	if e.opt.Verify != VerifyOff {
 		sc.open = func() (*fileio.File, error) {
 			if e.opt.Verify == VerifyDevice {
@@ -204,7 +205,7 @@ func (sc *streamCheck) readTo(end int64) {
 		}
 		sc.h.Write(sc.buf[:n])
 		sc.checked += n
-		if sc.charge != nil && sc.charge(ioRead, n) != nil {
+		if sc.charge != nil && sc.charge(throttle.Read, n) != nil {
 			sc.failed = true // a cancelled run: the committer never reads it
 			return
 		}

@@ -217,7 +217,7 @@ type mirrorFlags struct {
 func (o *copyOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVarP(&o.jobs, "jobs", "j", 0, "copy workers (default: chosen from the source device, at most 4 to a FUSE destination; -v says which)")
-	// Read order (copyengine/readorder.go).
+	// Read order (internal/readorder).
 	o.order = copyengine.ReadOrderAuto
 	f.Var(&o.order, "order", "order of source reads: auto (disk order on a rotational or USB source, else listing), disk (where the data lies: give it for a spinning disk whose bridge reports neither rotational nor USB), inode, listing; -v says which")
 	o.reflink = copyengine.ReflinkAuto

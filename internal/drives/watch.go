@@ -295,7 +295,7 @@ func (w *Watch) Gone() *DriveGoneError {
 }
 
 // A destination that fills up makes every file after it fail the same way,
-// one after another. The up-front check (copyengine's space.go) refuses
+// one after another. The up-front check (preflight.CheckSpace) refuses
 // only runs that cannot fit; when dedup finds less than it left out, the
 // first file to fail with ENOSPC or EDQUOT stops the run as a source that
 // went away does (Halted): no new file is started, the files written and pending are

@@ -1,4 +1,14 @@
-package copyengine
+// Package destlock keeps two runs out of one destination tree: a run
+// locks its destination root exclusively and every directory above it
+// shared (flock on directory descriptors), so a run into a directory
+// above, below or at another run's destination is refused with
+// refusal.ErrLocked, and no run ever removes another's temporaries or
+// staged directories as its leftovers. Make creates a missing destination
+// root and its parents without entering another run's tree. Every
+// directory is reached through descriptors, from the one the caller
+// opened; the package changes nothing above the destination but the
+// directories Make creates.
+package destlock
 
 import (
 	"errors"
@@ -8,9 +18,14 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
-// lockDest keeps other runs out of the tree of the destination root d
+// ErrDestLocked is refusal.ErrLocked in the words a destination's messages
+// use: Lock and Make wrap it.
+var ErrDestLocked error = refusal.Locked("destination is locked by another fastcopy")
+
+// Lock keeps other runs out of the tree of the destination root d
 // (named name): a shared lock on every directory above d, then an
 // exclusive lock on d. A run into d, or into a directory above it, wants
 // an exclusive lock that one of these refuses; a run into a directory
@@ -27,8 +42,8 @@ import (
 // directory): above that, nesting goes unnoticed. The returned release
 // closes what it holds, dropping the locks above d (d's own lock goes
 // with d). The exclusive lock on d is asked for again for up to wait when
-// it is found held (see lockBusyFor).
-func lockDest(d *fileio.Dir, name string, wait time.Duration) (release func(), err error) {
+// it is found held (see BusyFor).
+func Lock(d *fileio.Dir, name string, wait time.Duration) (release func(), err error) {
 	abs, aerr := filepath.Abs(name)
 	if aerr != nil {
 		abs = name
@@ -41,7 +56,7 @@ func lockDest(d *fileio.Dir, name string, wait time.Duration) (release func(), e
 	if err := lockBusy(d.Lock, wait); err != nil {
 		release()
 		if errors.Is(err, fileio.ErrLocked) {
-			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, errDestLocked)
+			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, ErrDestLocked)
 		}
 		return nil, err
 	}
@@ -50,13 +65,13 @@ func lockDest(d *fileio.Dir, name string, wait time.Duration) (release func(), e
 
 // lockShared takes a shared lock on every directory above d (d is at abs,
 // for messages about the run dest), and on d itself when self, as
-// lockDest describes. It returns what it opened and holds (not d), or
+// Lock describes. It returns what it opened and holds (not d), or
 // ErrLocked, holding nothing, when one of them is another run's
 // destination.
 func lockShared(d *fileio.Dir, dest, abs string, self bool) (held []*fileio.Dir, err error) {
 	locked := func(at string) error {
 		closeAll(held)
-		return fmt.Errorf("%q: %w: it writes into %q, above it", dest, errDestLocked, at)
+		return fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrDestLocked, at)
 	}
 	if self {
 		if err := d.LockShared(); errors.Is(err, fileio.ErrLocked) {
@@ -92,13 +107,14 @@ func lockShared(d *fileio.Dir, dest, abs string, self bool) (held []*fileio.Dir,
 	return held, nil
 }
 
-// lockBusyFor is how long a run asks again for its destination's lock when
-// it finds it held, where waiting is safe (engine.openDest). A process
+// BusyFor is how long a run asks again for its destination's lock when
+// it finds it held, where waiting is safe (the engine waits for a destination that existed
+// when the run was planned, without --delete). A process
 // that forks holds a copy of each of its descriptors, the locked ones too,
 // until the child execs: a lock just released by a run of the same process
 // can seem held for that instant. A run into a destination another run
 // holds is refused after this wait.
-const lockBusyFor = 100 * time.Millisecond
+const BusyFor = 100 * time.Millisecond
 
 // lockBusy calls lock until it does not fail with fileio.ErrLocked, for
 // up to wait.
@@ -119,17 +135,17 @@ func closeAll(ds []*fileio.Dir) {
 	}
 }
 
-// makeDest creates the destination root dest and its missing parents
+// Make creates the destination root dest and its missing parents
 // without entering another run's tree: first a shared lock on its nearest
 // existing ancestor and on every directory above that (ErrLocked, nothing
 // created, when one of them is another run's destination), then each
 // missing directory, made through its parent's descriptor and locked
 // shared as soon as it is made, then dest itself, which it returns open
-// for lockDest. A run into a directory below dest that starts between a
+// for Lock. A run into a directory below dest that starts between a
 // directory's mkdir and its lock is the one window left. release drops
 // the shared locks; the caller closes the returned directory. openRoot
-// opens the directories named by path (Options.openRoot).
-func makeDest(dest string, openRoot func(string) (*fileio.Dir, error)) (d *fileio.Dir, release func(), err error) {
+// opens the directories named by path (the engine's Options.openRoot).
+func Make(dest string, openRoot func(string) (*fileio.Dir, error)) (d *fileio.Dir, release func(), err error) {
 	abs, err := filepath.Abs(dest)
 	if err != nil {
 		return nil, nil, err
@@ -155,7 +171,7 @@ func makeDest(dest string, openRoot func(string) (*fileio.Dir, error)) (d *filei
 		return nil, nil, err
 	}
 	// base itself is locked shared only when it is above dest: dest, made
-	// meanwhile by another run, is for lockDest to lock exclusively, and a
+	// meanwhile by another run, is for Lock to lock exclusively, and a
 	// shared lock of ours on it would refuse both runs.
 	held, err := lockShared(cur, dest, base, len(missing) > 0)
 	if err != nil {
@@ -177,12 +193,12 @@ func makeDest(dest string, openRoot func(string) (*fileio.Dir, error)) (d *filei
 			return nil, nil, err
 		}
 		if i == len(missing)-1 {
-			return next, release, nil // dest: lockDest locks it
+			return next, release, nil // dest: Lock locks it
 		}
 		if err := next.LockShared(); errors.Is(err, fileio.ErrLocked) {
 			next.Close()
 			release()
-			return nil, nil, fmt.Errorf("%q: %w: it writes into %q, above it", dest, errDestLocked, at)
+			return nil, nil, fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrDestLocked, at)
 		}
 		held = append(held, next)
 		cur = next

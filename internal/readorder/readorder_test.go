@@ -1,4 +1,4 @@
-package copyengine
+package readorder
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestReadOrderValue(t *testing.T) {
-	var o ReadOrder
+	var o Order
 	if o.String() != "auto" {
 		t.Fatalf("zero value is %q, want auto", o.String())
 	}
@@ -26,12 +26,12 @@ func TestReadOrderValue(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", "Disk", "physical", "listing "} {
-		o = ReadOrderInode
+		o = Inode
 		err := o.Set(s)
 		if err == nil || !strings.Contains(err.Error(), "auto, disk, inode or listing") {
 			t.Fatalf("Set(%q) = %v, want an error naming the choices", s, err)
 		}
-		if o != ReadOrderInode {
+		if o != Inode {
 			t.Fatalf("a failed Set(%q) changed the value to %q", s, o)
 		}
 	}
@@ -40,16 +40,16 @@ func TestReadOrderValue(t *testing.T) {
 func TestReadOrderAuto(t *testing.T) {
 	for _, c := range []struct {
 		dev  fileio.Device
-		want ReadOrder
+		want Order
 	}{
-		{fileio.Device{Name: "sdb", Rotational: true}, ReadOrderDisk},
-		{fileio.Device{Name: "sdc", USB: true}, ReadOrderDisk}, // a USB stick or USB SSD: the bridge may hide the kind
-		{fileio.Device{Name: "sdd", Rotational: true, USB: true}, ReadOrderDisk},
-		{fileio.Device{Name: "vda", Rotational: true, Virtual: true}, ReadOrderListing},
-		{fileio.Device{Name: "nvme0n1"}, ReadOrderListing},
-		{fileio.Device{}, ReadOrderListing}, // tmpfs, NFS: no block device
+		{fileio.Device{Name: "sdb", Rotational: true}, Disk},
+		{fileio.Device{Name: "sdc", USB: true}, Disk}, // a USB stick or USB SSD: the bridge may hide the kind
+		{fileio.Device{Name: "sdd", Rotational: true, USB: true}, Disk},
+		{fileio.Device{Name: "vda", Rotational: true, Virtual: true}, Listing},
+		{fileio.Device{Name: "nvme0n1"}, Listing},
+		{fileio.Device{}, Listing}, // tmpfs, NFS: no block device
 	} {
-		got, why := readOrderFor(c.dev)
+		got, why := forDevice(c.dev)
 		if got != c.want {
 			t.Errorf("%s: %s, want %s", c.dev, got, c.want)
 		}
@@ -58,31 +58,31 @@ func TestReadOrderAuto(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	for _, o := range []ReadOrder{ReadOrderDisk, ReadOrderInode, ReadOrderListing} {
-		if got, why := ChooseReadOrder(o, dir); got != o || why != "set by --order" {
-			t.Errorf("ChooseReadOrder(%s) = %s, %q", o, got, why)
+	for _, o := range []Order{Disk, Inode, Listing} {
+		if got, why := Choose(o, dir); got != o || why != "set by --order" {
+			t.Errorf("Choose(%s) = %s, %q", o, got, why)
 		}
 	}
-	want, _ := readOrderFor(fileio.DeviceOf(dir))
-	for _, o := range []ReadOrder{"", ReadOrderAuto} {
-		if got, _ := ChooseReadOrder(o, dir); got != want {
-			t.Errorf("ChooseReadOrder(%q) = %s, want %s for %s", o, got, want, fileio.DeviceOf(dir))
+	want, _ := forDevice(fileio.DeviceOf(dir))
+	for _, o := range []Order{"", Auto} {
+		if got, _ := Choose(o, dir); got != want {
+			t.Errorf("Choose(%q) = %s, want %s for %s", o, got, want, fileio.DeviceOf(dir))
 		}
 	}
 }
 
 // k is a key with a known place; u one without.
-func k(phys int64, ino uint64, index int64) readKey {
-	return readKey{Phys: phys, Known: true, Ino: ino, Index: index}
+func k(phys int64, ino uint64, index int64) Key {
+	return Key{Phys: phys, Known: true, Ino: ino, Index: index}
 }
 
-func u(ino uint64, index int64) readKey { return readKey{Ino: ino, Index: index} }
+func u(ino uint64, index int64) Key { return Key{Ino: ino, Index: index} }
 
 // orderOf adds keys (named by their position) to a window with room for
 // all of them, flushes, and returns the positions in read order.
-func orderOf(t *testing.T, order ReadOrder, keys []readKey) []int {
+func orderOf(t *testing.T, order Order, keys []Key) []int {
 	t.Helper()
-	w := newReadWindow[int](order, 0, 0)
+	w := NewWindow[int](order, 0, 0)
 	var got []int
 	for i, key := range keys {
 		got = append(got, w.Add(i, key, 100)...)
@@ -95,7 +95,7 @@ func orderOf(t *testing.T, order ReadOrder, keys []readKey) []int {
 }
 
 func TestReadWindowDiskOrder(t *testing.T) {
-	keys := []readKey{
+	keys := []Key{
 		0: k(9<<20, 5, 0),
 		1: u(40, 1), // no place: after every placed file, by inode
 		2: k(1<<20, 90, 2),
@@ -107,13 +107,13 @@ func TestReadWindowDiskOrder(t *testing.T) {
 		8: k(0, 1, 8), // offset 0 is a place like any other
 	}
 	want := []int{8, 2, 4, 6, 3, 0, 5, 7, 1}
-	if got := orderOf(t, ReadOrderDisk, keys); !slices.Equal(got, want) {
+	if got := orderOf(t, Disk, keys); !slices.Equal(got, want) {
 		t.Fatalf("disk order %v, want %v", got, want)
 	}
 }
 
 func TestReadWindowInodeOrder(t *testing.T) {
-	keys := []readKey{
+	keys := []Key{
 		0: k(9<<20, 5, 0),
 		1: u(40, 1),
 		2: k(1<<20, 90, 2),
@@ -122,7 +122,7 @@ func TestReadWindowInodeOrder(t *testing.T) {
 		5: k(1, 1, 5),
 	}
 	want := []int{5, 0, 4, 3, 1, 2} // places play no part
-	if got := orderOf(t, ReadOrderInode, keys); !slices.Equal(got, want) {
+	if got := orderOf(t, Inode, keys); !slices.Equal(got, want) {
 		t.Fatalf("inode order %v, want %v", got, want)
 	}
 }
@@ -130,8 +130,8 @@ func TestReadWindowInodeOrder(t *testing.T) {
 // TestReadWindowListing: listing order (and auto, which the caller should
 // have resolved) hands every file straight back and holds nothing.
 func TestReadWindowListing(t *testing.T) {
-	for _, order := range []ReadOrder{ReadOrderListing, ReadOrderAuto, ""} {
-		w := newReadWindow[string](order, 0, 0)
+	for _, order := range []Order{Listing, Auto, ""} {
+		w := NewWindow[string](order, 0, 0)
 		for i, name := range []string{"c", "a", "b"} {
 			got := w.Add(name, k(int64(100-i), uint64(10-i), int64(i)), 1<<30)
 			if !slices.Equal(got, []string{name}) {
@@ -151,7 +151,7 @@ func TestReadWindowListing(t *testing.T) {
 // maxBytes of metadata, whichever comes first, and no file crosses from
 // one window into another.
 func TestReadWindowBounds(t *testing.T) {
-	w := newReadWindow[int](ReadOrderDisk, 3, 1000)
+	w := NewWindow[int](Disk, 3, 1000)
 	var windows [][]int
 	for i := range 7 {
 		// Descending places: each window comes back reversed.
@@ -165,7 +165,7 @@ func TestReadWindowBounds(t *testing.T) {
 		t.Fatalf("windows by count %v, want %v", windows, want)
 	}
 
-	w = newReadWindow[int](ReadOrderInode, 1000, 100)
+	w = NewWindow[int](Inode, 1000, 100)
 	windows = nil
 	for i, meta := range []int64{40, 40, 40, 90, 5, 120, 1} {
 		if got := w.Add(i, u(uint64(50-i), int64(i)), meta); got != nil {
@@ -190,18 +190,18 @@ func TestReadWindowBounds(t *testing.T) {
 func TestReadWindowRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
-		order := []ReadOrder{ReadOrderDisk, ReadOrderInode}[round%2]
+		order := []Order{Disk, Inode}[round%2]
 		maxFiles := 1 + r.IntN(50)
 		maxBytes := int64(1 + r.IntN(5000))
 		n := r.IntN(400)
-		keys := make([]readKey, n)
+		keys := make([]Key, n)
 		meta := make([]int64, n)
 		for i := range keys {
 			// Few distinct places and inodes, so that ties are common.
-			keys[i] = readKey{Phys: int64(r.IntN(20)) << 12, Known: r.IntN(4) > 0, Ino: uint64(r.IntN(30)), Index: int64(i)}
+			keys[i] = Key{Phys: int64(r.IntN(20)) << 12, Known: r.IntN(4) > 0, Ino: uint64(r.IntN(30)), Index: int64(i)}
 			meta[i] = int64(r.IntN(300))
 		}
-		w := newReadWindow[int](order, maxFiles, maxBytes)
+		w := NewWindow[int](order, maxFiles, maxBytes)
 		var windows [][]int
 		for i := range keys {
 			if got := w.Add(i, keys[i], meta[i]); got != nil {
@@ -232,13 +232,13 @@ func TestReadWindowRandom(t *testing.T) {
 			}
 			next += len(win)
 			for j := 1; j < len(win); j++ {
-				if compareRead(order, keys[win[j-1]], keys[win[j]]) >= 0 {
+				if compare(order, keys[win[j-1]], keys[win[j]]) >= 0 {
 					t.Fatalf("round %d: window %d: %+v before %+v in %s order", round, wi, keys[win[j-1]], keys[win[j]], order)
 				}
 			}
 			shuffled := slices.Clone(win)
 			r.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
-			again := newReadWindow[int](order, len(win)+1, 1<<40)
+			again := NewWindow[int](order, len(win)+1, 1<<40)
 			for _, i := range shuffled {
 				again.Add(i, keys[i], meta[i])
 			}
@@ -249,5 +249,36 @@ func TestReadWindowRandom(t *testing.T) {
 		if next != n {
 			t.Fatalf("round %d: %d of %d files came back", round, next, n)
 		}
+	}
+}
+
+// The directory queue gives back the lowest inode number first, and
+// directories of one inode number in the order they were pushed.
+func TestDirQueue(t *testing.T) {
+	var q DirQueue[string]
+	for _, d := range []struct {
+		name string
+		ino  uint64
+	}{{"c", 30}, {"a1", 10}, {"b", 20}, {"a2", 10}, {"root", 0}} {
+		q.Push(d.name, d.ino)
+	}
+	var got []string
+	for q.Len() > 0 {
+		got = append(got, q.Pop())
+	}
+	if want := []string{"root", "a1", "a2", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("popped %q, want %q", got, want)
+	}
+}
+
+// StatOrder leaves out the skipped names and orders the rest by inode
+// number, in listing order among equals.
+func TestStatOrder(t *testing.T) {
+	names := []fileio.DirEntry{
+		{Name: "z", Ino: 9}, {Name: "skipped", Ino: 1}, {Name: "a", Ino: 3}, {Name: "none1"}, {Name: "b", Ino: 3}, {Name: "none2"},
+	}
+	got := StatOrder(names, func(i int) bool { return names[i].Name == "skipped" })
+	if want := []int{3, 5, 2, 4, 0}; !slices.Equal(got, want) {
+		t.Errorf("StatOrder = %v, want %v", got, want)
 	}
 }
