@@ -220,7 +220,7 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 	ens := []entry{en}
 	e.decide.lookupCache(r.side, src, dst, "", "", ens)
 	en = ens[0]
-	if e.decide.plan(src, dst, &en, r.dstRel) {
+	if wk.carryOut(e.decide.plan(src, dst, &en, r.dstRel), src, dst, &en, r.dstRel) {
 		c = append(c, en)
 	}
 	wk.sendChunk(src, dst, nil, c)
@@ -719,7 +719,7 @@ func (l *dirList) send() {
 		en := &files[i]
 		tmp, isKept := kept[en.dstName]
 		delete(kept, en.dstName)
-		if !e.decide.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
+		if rel := joinRel(w.dstRel, en.dstName); !l.wk.carryOut(e.decide.plan(src, dst, en, rel), src, dst, en, rel) {
 			e.passSource(&en.st) // not read by this run
 			if isKept {
 				e.copier.removeKept(dst, tmp) // unchanged after all: a leftover
