@@ -214,7 +214,7 @@ func (mv *mover) finish() {
 }
 
 // noteDryDir notes, in a dry run, a source directory the walk went
-// through (the real run has them in e.commit.dirs).
+// through (the real run has them from committer.walkedDirs).
 func (mv *mover) noteDryDir(dm dirMeta) {
 	if mv.e.opt.Move {
 		mv.mu.Lock()
@@ -275,9 +275,7 @@ func (mv *mover) wouldEmpty(d *fileio.Dir, gone map[devIno]map[string]bool, empt
 // failed is left too.
 func (mv *mover) removeDirs() {
 	e := mv.e
-	e.mu.Lock()
-	dirs := append([]dirMeta(nil), e.commit.dirs...)
-	e.mu.Unlock()
+	dirs := e.commit.walkedDirs()
 	mv.eachSourceDir(dirs, func(dm dirMeta, root *fileio.Dir) {
 		if mv.dirMetaLost(root, dm) {
 			return

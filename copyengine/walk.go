@@ -251,9 +251,7 @@ func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	defer sd.Close()
 	st, err := sd.Stat()
 	if err == nil {
-		e.mu.Lock()
-		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
-		e.mu.Unlock()
+		e.commit.addDir(dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
 	}
 }
 
@@ -690,9 +688,7 @@ func (l *dirList) subdir(en *entry) {
 		e.event(ActMkdir, dstRel)
 	}
 	if !e.opt.DryRun {
-		e.mu.Lock()
-		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
-		e.mu.Unlock()
+		e.commit.addDir(dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 	} else {
 		e.mover.noteDryDir(dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel}) // move.go
 	}
