@@ -46,9 +46,10 @@ const (
 type verdict struct {
 	kind verdictKind
 	err  error // needFail: the reason
-	// group is the source inode with several names whose first name this
-	// entry is (en.group), or, for needLink and needKeep of a further
-	// name, the group it belongs to; nil for a file with one name.
+	// group is the link group of a source inode with several names: for
+	// its first name en.group, which the entry's outcome completes; for
+	// needLink the group of the first name it is linked to; nil for a
+	// file with one name and for a further name kept as it is.
 	group *linkGroup
 	// fixTimes: needSkip, and the destination's mtime is to be set to the
 	// source's (decider.fixTimes, recording timesSum); where it cannot
