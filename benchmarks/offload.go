@@ -100,6 +100,23 @@ func runOffload(args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "offload: source %s in %s; destinations %s and %s, writes throttled to %s/s each (%s)\n",
 		humanBytes(srcBytes), src, dests[0].loop, dests[1].loop, humanBytes(c.bps), ctl.describeWrite())
+	runs, err := offloadRounds(c, bin, src, srcBytes, dests)
+	if err != nil {
+		return err
+	}
+	offloadReport(runs, srcBytes)
+	path := c.json
+	if path == "" {
+		path = filepath.Join(c.work, "offload.json")
+	}
+	b, _ := json.MarshalIndent(runs, "", "  ")
+	return os.WriteFile(path, b, 0o644)
+}
+
+// offloadRounds runs bin, c.rounds times, in each mode: to dests[0]
+// alone and with --also to dests[1], verifying and not, caches dropped
+// before each run, each to fresh destination names.
+func offloadRounds(c offloadConfig, bin, src string, srcBytes int64, dests []*throttledDest) ([]offloadRun, error) {
 	modes := []struct {
 		name string
 		two  bool
@@ -123,11 +140,11 @@ func runOffload(args []string) error {
 			}
 			unix.Sync()
 			if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200); err != nil {
-				return err
+				return nil, err
 			}
 			run, err := timeOffload(argv)
 			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			run.Mode, run.Round, run.SourceBytes, run.Destinations = m.name, r, srcBytes, n
 			fmt.Fprintf(os.Stderr, "offload: %-8s round %d: %.2f s, device reads %s, read %s, taken from the other's read %s, exit %d\n",
@@ -135,13 +152,7 @@ func runOffload(args []string) error {
 			runs = append(runs, run)
 		}
 	}
-	offloadReport(runs, srcBytes)
-	path := c.json
-	if path == "" {
-		path = filepath.Join(c.work, "offload.json")
-	}
-	b, _ := json.MarshalIndent(runs, "", "  ")
-	return os.WriteFile(path, b, 0o644)
+	return runs, nil
 }
 
 // offloadSource writes the source once (kept between invocations): large

@@ -113,8 +113,57 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	// then decides as without a cache, by size and mtime, and reads where
 	// it must know (--checksum, a manifest).
 	vouch := srcSide.policy.Vouches() && dstPolicy.Vouches()
-	var srcKeys, dstKeys, movedKeys []string
-	var idx, movedIdx []int
+	q := dc.cacheKeys(srcSide, src, srcRel, dstRel, ens, vouch)
+	q.dstPolicy = dstPolicy
+	if len(q.movedIdx) > 0 {
+		// DEST's filesystem keeps no change time (exFAT, FAT) and coarse
+		// mtimes: size and mtime there can match a source rewritten since
+		// its copy. The source's own entry, recorded when it was last read
+		// (by the copy, or a check since), tells whether it was.
+		for j, r := range e.cache.Lookup(q.movedKeys) {
+			en := &ens[q.movedIdx[j]]
+			en.srcMoved = r.Found && statMoved(r.Entry, fileState(&en.st, q.volume(en.st.Dev)), srcSide.policy)
+		}
+	}
+	if len(q.idx) == 0 {
+		return
+	}
+	srcRes := e.cache.Lookup(q.srcKeys)
+	dstRes := e.cache.Lookup(q.dstKeys)
+	for j, i := range q.idx {
+		dc.takeCached(&ens[i], srcRes[j], dstRes[j], q)
+	}
+}
+
+// cacheQuery is one directory's look-ups in the hash cache: the keys of
+// both sides of the files to compare (idx, their places in the listing),
+// and the source keys of those only the source's entry can tell about
+// (movedIdx), with what their entries are judged by.
+type cacheQuery struct {
+	e                           *engine
+	srcPolicy, dstPolicy        hashcache.Policy
+	dstRel                      string // the destination directory
+	srcKeys, dstKeys, movedKeys []string
+	idx, movedIdx               []int
+	vols                        map[uint64]hashcache.Volume
+}
+
+// volume is the known volume of the filesystem dev, asked once.
+func (q *cacheQuery) volume(dev uint64) hashcache.Volume {
+	v, ok := q.vols[dev]
+	if !ok {
+		v = q.e.fs.knownVolume(dev)
+		q.vols[dev] = v
+	}
+	return v
+}
+
+// cacheKeys gathers the keys to look up for the regular files of ens (the
+// source directory src, at srcRel) and notes, for the entries stored once
+// they are read, the volume and a directory of each source filesystem.
+func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel string, ens []entry, vouch bool) *cacheQuery {
+	e := dc.e
+	q := &cacheQuery{e: e, srcPolicy: srcSide.policy, dstRel: dstRel, vols: map[uint64]hashcache.Volume{}}
 	learned, seen := uint64(0), false
 	for i := range ens {
 		en := &ens[i]
@@ -139,8 +188,8 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		}
 		if !vouch {
 			if srcSide.policy.Vouches() {
-				movedKeys = append(movedKeys, en.srcKey)
-				movedIdx = append(movedIdx, i)
+				q.movedKeys = append(q.movedKeys, en.srcKey)
+				q.movedIdx = append(q.movedIdx, i)
 			}
 			continue
 		}
@@ -148,59 +197,40 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 			srcKey: en.srcKey,
 			dstKey: e.dstSide.key(joinRel(dstRel, en.dstName)),
 		}
-		srcKeys = append(srcKeys, en.cache.srcKey)
-		dstKeys = append(dstKeys, en.cache.dstKey)
-		idx = append(idx, i)
+		q.srcKeys = append(q.srcKeys, en.cache.srcKey)
+		q.dstKeys = append(q.dstKeys, en.cache.dstKey)
+		q.idx = append(q.idx, i)
 	}
-	vols := map[uint64]hashcache.Volume{}
-	volume := func(dev uint64) hashcache.Volume {
-		v, ok := vols[dev]
-		if !ok {
-			v = e.fs.knownVolume(dev)
-			vols[dev] = v
-		}
-		return v
+	return q
+}
+
+// takeCached fills in en.cache from the look-ups of its source (sr) and
+// destination (dr) entries, valid by the policies of their filesystems.
+func (dc *decider) takeCached(en *entry, sr, dr hashcache.LookupResult, q *cacheQuery) {
+	e := dc.e
+	srcPolicy, dstPolicy := q.srcPolicy, q.dstPolicy
+	// An entry without a digest a record needs does not vouch: the
+	// source is read for it (records.go).
+	if sr.Found && sr.Entry.Valid(fileState(&en.st, q.volume(en.st.Dev)), srcPolicy) && e.cachedExtras(en, sr.Entry) {
+		en.cache.src, en.cache.srcOK = sr.Entry.Sum, true
 	}
-	if len(movedIdx) > 0 {
-		// DEST's filesystem keeps no change time (exFAT, FAT) and coarse
-		// mtimes: size and mtime there can match a source rewritten since
-		// its copy. The source's own entry, recorded when it was last read
-		// (by the copy, or a check since), tells whether it was.
-		for j, r := range e.cache.Lookup(movedKeys) {
-			en := &ens[movedIdx[j]]
-			en.srcMoved = r.Found && statMoved(r.Entry, fileState(&en.st, volume(en.st.Dev)), srcSide.policy)
+	if dr.Found && dr.Entry.Valid(fileState(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
+		en.cache.dst, en.cache.dstOK, en.cache.readAt = dr.Entry.Sum, true, dr.Entry.ReadAt
+		if e.opt.Move {
+			// A cache entry vouches for a stat, never for bytes: a
+			// source is removed only once its copy was read from the
+			// device in this run (checkEntry), and a copy that does
+			// not give the digest recorded for it is rotten.
+			en.cache.dstOK, en.cache.moveRec = false, true
 		}
+	} else if dr.Found && dr.Entry.Rotten && dr.Entry.Unmarked().Valid(fileState(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
+		// An earlier run found it rotten and could not repair it.
+		e.scrub.note(en.cache.dstKey, joinRel(q.dstRel, en.dstName), dr.Entry.Sum, foundEarlier)
 	}
-	if len(idx) == 0 {
-		return
-	}
-	srcRes := e.cache.Lookup(srcKeys)
-	dstRes := e.cache.Lookup(dstKeys)
-	for j, i := range idx {
-		en := &ens[i]
-		// An entry without a digest a record needs does not vouch: the
-		// source is read for it (records.go).
-		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) && e.cachedExtras(en, r.Entry) {
-			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
-		}
-		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
-			en.cache.dst, en.cache.dstOK, en.cache.readAt = r.Entry.Sum, true, r.Entry.ReadAt
-			if e.opt.Move {
-				// A cache entry vouches for a stat, never for bytes: a
-				// source is removed only once its copy was read from the
-				// device in this run (checkEntry), and a copy that does
-				// not give the digest recorded for it is rotten.
-				en.cache.dstOK, en.cache.moveRec = false, true
-			}
-		} else if r.Found && r.Entry.Rotten && r.Entry.Unmarked().Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
-			// An earlier run found it rotten and could not repair it.
-			e.scrub.note(en.cache.dstKey, joinRel(dstRel, en.dstName), r.Entry.Sum, foundEarlier)
-		}
-		if rec, ok := e.scrub.rottenAt(en.cache.dstKey); ok {
-			// Neither side's entry decides: checkEntry reads both.
-			en.cache.rotten, en.cache.rec = true, rec
-			en.cache.srcOK, en.cache.dstOK = false, false
-		}
+	if rec, ok := e.scrub.rottenAt(en.cache.dstKey); ok {
+		// Neither side's entry decides: checkEntry reads both.
+		en.cache.rotten, en.cache.rec = true, rec
+		en.cache.srcOK, en.cache.dstOK = false, false
 	}
 }
 
@@ -373,12 +403,15 @@ func (dc *decider) entryFor(key string, st *fileio.Stat, sum verify.Sum, started
 // cannot vouch for either side (see lookupCache), the rsync rule applies
 // (same size and mtime), unless --checksum. Cases the stats and the
 // cache cannot settle are marked for a check by a worker (en.check), which
-// reads what it must.
-func (dc *decider) sameContent(dst *handle, en *entry) bool {
+// reads what it must. Its verdict is needSkip when the file holds the
+// content (its mtime to be set where it differs: fixTimes), needCopy
+// otherwise.
+func (dc *decider) sameContent(en *entry) verdict {
 	e := dc.e
 	d, s := en.dstSt, &en.st
+	copyIt, skip := verdict{kind: needCopy}, verdict{kind: needSkip}
 	if d.Size != s.Size {
-		return false
+		return copyIt
 	}
 	same := sameMtime(d.Mtime, s.Mtime, en.gran)
 	c := en.cache
@@ -387,42 +420,42 @@ func (dc *decider) sameContent(dst *handle, en *entry) bool {
 		// The destination file may hold the other name's bytes (destfs.FoldPlan.Contested):
 		// read it, whatever its mtime or the cache says.
 		en.check = true
-		return false
+		return copyIt
 	case s.Size == 0:
 		// Two empty files hold the same (no) bytes: nothing to remember or
 		// read, whatever the cache says.
-		if !same {
-			return dc.fixTimes(dst, en, verify.Sum{}, en.dstSt, true)
-		}
-		return true
+		skip.fixTimes = !same
+		return skip
 	case en.srcMoved && same:
 		// The source changed since it was last read, which DEST's coarse
 		// times cannot show (lookupCache): read both.
 		en.check = true
-		return false
+		return copyIt
 	case e.cache == nil || c == nil:
 		// A manifest (or an ASC MHL generation) lists the source's
 		// digest, and a destination file with another is not the same
 		// file: both are read.
 		if e.opt.Checksum || e.listsSums() { // a dry run decides as the real run
 			en.check = true
-			return false
+			return copyIt
 		}
-		return same
+		if same {
+			return skip
+		}
+		return copyIt
 	case c.srcOK && c.dstOK:
 		if c.src != c.dst {
-			return false
+			return copyIt
 		}
-		e.count(func(s *Summary) { s.CacheHits += 2 })
-		if !same {
-			return dc.fixTimes(dst, en, c.dst, en.dstSt, true) // the entry vouches that its data was flushed
-		}
-		return true
+		// Where the mtime differs, the entry vouches that the file's data
+		// was flushed: its new state is recorded at once (fixTimes).
+		skip.hits, skip.fixTimes, skip.timesSum = 2, !same, c.dst
+		return skip
 	case !same && !c.dstOK && !e.opt.Checksum:
-		return false // the rsync rule: another mtime and nothing vouching otherwise
+		return copyIt // the rsync rule: another mtime and nothing vouching otherwise
 	}
 	en.check = true
-	return false
+	return copyIt
 }
 
 // fixTimes gives an unchanged destination file its source's times (only the
@@ -501,92 +534,127 @@ func (cr *cacheRecorder) rememberDest(key string, st *fileio.Stat, sum verify.Su
 // digest from the cache or by reading it, and reports true when they are
 // equal (the file is then done: skipped, its times brought up to date).
 func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
-	e := dc.e
-	var srcSum, dstSum verify.Sum
-	var srcOK, dstOK bool
-	if en.cache != nil {
-		srcSum, srcOK, dstSum, dstOK = en.cache.src, en.cache.srcOK, en.cache.dst, en.cache.dstOK
-	}
-	hits := int64(0)
-	var found *fileio.Stat // the destination as read, when it was
-	var foundAt time.Time
-	var foundRead int64 // hashcache.Entry.ReadAt of that read
-	if srcOK {
-		hits++
-	} else {
-		started := time.Now()
-		sum, err := e.dedupe.hashSource(c.src.d, en, buf)
-		if err != nil {
-			return false // copied, which reports a real error
-		}
-		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-		e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
-		srcSum = sum
-	}
-	vouched := en.dstSt // the stat the cache entry was found valid with
-	if dstOK && !en.contested {
-		hits++
-	} else {
-		started := time.Now()
-		sum, st, err := dc.hashDest(c.dst.d, en.dstName, buf, e.opt.Move)
-		if err != nil {
-			return false
-		}
-		e.count(func(s *Summary) { s.BytesHashed += st.Size })
-		found, foundAt = &st, started
-		if e.opt.Move {
-			foundRead = deviceRead(started) // read from the device (hashDest)
-		}
-		dstSum, vouched = sum, &st
-	}
-	e.count(func(s *Summary) { s.CacheHits += hits })
-	if ch := en.cache; ch != nil && ch.moveRec && !ch.rotten && dstSum != ch.dst && ch.dst == srcSum {
-		// --move: the copy its source would be removed for is rotten. It
-		// is copied again only from a source that gives the digest
-		// recorded for both (read now if it came from the cache), and
-		// the source is removed once that copy is verified.
-		e.scrub.note(ch.dstKey, rel, ch.dst, foundByMove)
-		e.scrub.rottenAt(ch.dstKey)
-		ch.rotten, ch.rec = true, ch.dst
-		if srcOK {
-			sum, err := e.dedupe.hashSource(c.src.d, en, buf)
-			if err != nil {
-				return false
-			}
-			e.count(func(s *Summary) { s.BytesHashed += en.st.Size; s.CacheHits-- })
-			srcSum = sum
-		}
+	k, ok := dc.readSides(c, en, buf)
+	if !ok || !dc.rottenForMove(c, en, rel, buf, &k) {
+		return false // copied, which reports a real error
 	}
 	if en.cache != nil && en.cache.rotten {
 		// --scrub found DEST's file rotten: it is copied again only from
 		// a source that still holds the digest recorded for it.
-		return e.scrub.settle(en, rel, srcSum)
+		return dc.e.scrub.settle(en, rel, k.src)
 	}
-	if srcSum != dstSum {
+	if k.src != k.dst {
 		return false
 	}
 	en.equal = true // replacing it loses nothing (see respelled)
 	if _, _, _, _, differs := dc.metaWanted(en); differs && en.dstSt.Nlink > 1 {
 		return false // a shared inode cannot take new metadata: replace the name
 	}
-	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
-		if !dc.fixTimes(c.dst, en, dstSum, vouched, dstOK) { // it records the file's new state
+	return dc.keepChecked(c, en, rel, &k)
+}
+
+// checked is what checkEntry found of an entry: each side's digest, taken
+// from the cache (srcOK, dstOK) or read.
+type checked struct {
+	src, dst     verify.Sum
+	srcOK, dstOK bool
+	vouched      *fileio.Stat // the destination's stat its digest holds for
+	found        *fileio.Stat // the destination as read, when it was
+	foundAt      time.Time
+	foundRead    int64 // hashcache.Entry.ReadAt of that read
+}
+
+// readSides takes each side's digest of en from the cache where its entry
+// vouches, else by reading the file (the source's digest then recorded
+// for the cache); false when a read failed.
+func (dc *decider) readSides(c *chunk, en *entry, buf []byte) (checked, bool) {
+	e := dc.e
+	var k checked
+	if en.cache != nil {
+		k.src, k.srcOK, k.dst, k.dstOK = en.cache.src, en.cache.srcOK, en.cache.dst, en.cache.dstOK
+	}
+	hits := int64(0)
+	if k.srcOK {
+		hits++
+	} else {
+		started := time.Now()
+		sum, err := e.dedupe.hashSource(c.src.d, en, buf)
+		if err != nil {
+			return k, false
+		}
+		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
+		e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
+		k.src = sum
+	}
+	k.vouched = en.dstSt // the stat the cache entry was found valid with
+	if k.dstOK && !en.contested {
+		hits++
+	} else {
+		started := time.Now()
+		sum, st, err := dc.hashDest(c.dst.d, en.dstName, buf, e.opt.Move)
+		if err != nil {
+			return k, false
+		}
+		e.count(func(s *Summary) { s.BytesHashed += st.Size })
+		k.found, k.foundAt = &st, started
+		if e.opt.Move {
+			k.foundRead = deviceRead(started) // read from the device (hashDest)
+		}
+		k.dst, k.vouched = sum, &st
+	}
+	e.count(func(s *Summary) { s.CacheHits += hits })
+	return k, true
+}
+
+// rottenForMove marks, under --move, a copy that does not give the digest
+// its cache entry recorded for it as rotten: the source it would be
+// removed for is copied again only from a source that gives the digest
+// recorded for both (read now if it came from the cache), and removed
+// once that copy is verified. False when that read failed.
+func (dc *decider) rottenForMove(c *chunk, en *entry, rel string, buf []byte, k *checked) bool {
+	e := dc.e
+	ch := en.cache
+	if ch == nil || !ch.moveRec || ch.rotten || k.dst == ch.dst || ch.dst != k.src {
+		return true
+	}
+	e.scrub.note(ch.dstKey, rel, ch.dst, foundByMove)
+	e.scrub.rottenAt(ch.dstKey)
+	ch.rotten, ch.rec = true, ch.dst
+	if k.srcOK {
+		sum, err := e.dedupe.hashSource(c.src.d, en, buf)
+		if err != nil {
 			return false
 		}
-	} else if found != nil && en.cache != nil {
+		e.count(func(s *Summary) { s.BytesHashed += en.st.Size; s.CacheHits-- })
+		k.src = sum
+	}
+	return true
+}
+
+// keepChecked keeps in place a file checkEntry found to hold its source's
+// bytes: its times and metadata brought up to date, its new state recorded
+// for the cache, its other names' group done, reported as skipped and
+// noted for --move. False when its times cannot be set: it is copied.
+func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *checked) bool {
+	e := dc.e
+	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
+		if !dc.fixTimes(c.dst, en, k.dst, k.vouched, k.dstOK) { // it records the file's new state
+			return false
+		}
+	} else if k.found != nil && en.cache != nil {
 		// Kept as it was found, and read: its data may not be flushed yet.
 		// (A file that is replaced gets its entry from its copy.)
-		e.record.rememberDestLater(en.cache.dstKey, found, dstSum, foundAt, foundRead)
+		e.record.rememberDestLater(en.cache.dstKey, k.found, k.dst, k.foundAt, k.foundRead)
 	}
 	dc.fixMeta(c.dst, en)
 	if en.group != nil {
-		en.group.ok, en.group.sum, en.group.ino = true, srcSum, devIno{vouched.Dev, vouched.Ino}
+		en.group.ok, en.group.sum, en.group.ino = true, k.src, devIno{k.vouched.Dev, k.vouched.Ino}
 		en.group.extra = en.extra
 		close(en.group.done)
 	}
-	e.recordSum(rel, srcSum, en.extra)
-	dc.skip(rel, en.st.Size, en.fixed, srcSum)
-	e.noteMove(c.src, en, rel, srcSum)
+	e.recordSum(rel, k.src, en.extra)
+	dc.skip(rel, en.st.Size, en.fixed, k.src)
+	e.noteMove(c.src, en, rel, k.src)
 	return true
 }
 

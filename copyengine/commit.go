@@ -62,7 +62,7 @@ type committer struct {
 	bytes   int64           // in batch
 	oldest  time.Time       // when the first file of batch came
 
-	dirs []dirMeta // the directories the walk made or went through (under e.mu), given their metadata last
+	dirs []dirMeta // the directories the walk made or went through (addDir; under mu), given their metadata last
 
 	mu        sync.Mutex
 	discarded []*pending // closed by discard, their temporaries removed once the committer stops (removeDiscarded)

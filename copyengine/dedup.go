@@ -25,9 +25,22 @@ type deduper struct {
 	dups        []dupFile    // duplicates waiting to share a placed file's data (under e.mu)
 	destTargets sync.Once    // loadDestTargets, before the first file is written
 	// followers are the further names of source inodes, linked to the
-	// first name once it is placed (under e.mu).
+	// first name once it is placed (addFollower; under mu).
 	followers []linkFollower
+	mu        sync.Mutex
 	dry       dryDedup // a dry run's index (dryrun.go)
+}
+
+// addFollower takes a further name of a source inode, to be linked to the
+// first name once that is placed (linkFollowers), and holds back its new
+// directory (f.stage) until then.
+func (dp *deduper) addFollower(f linkFollower) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	if f.stage != nil {
+		f.stage.add()
+	}
+	dp.followers = append(dp.followers, f)
 }
 
 // dupFile is a file whose content an earlier file of the run already holds;
@@ -358,6 +371,16 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		dp.noteDedup("the destination filesystem cannot clone; duplicates were copied")
 		return nil, nil
 	}
+	return dp.linkTo(d, td, tname, &cur, tmp)
+}
+
+// linkTo makes tmp, in d's destination directory, a hard link to the
+// target (tname in td, found as cur) when the filesystem has hard links
+// and the target carries the metadata d's copy would have; nil, nil when
+// it cannot be, and the caller copies.
+func (dp *deduper) linkTo(d dupFile, td *fileio.Dir, tname string, cur *fileio.Stat, tmp string) (*pending, error) {
+	e := dp.e
+	dd := d.dst.d
 	if !e.fs.hasLinks() {
 		// No hard links here (exFAT, FAT).
 		if e.opt.Dedup == dedup.Hardlink {

@@ -37,8 +37,8 @@ func (l *dirList) respellClash(name, dstRel string) *CollisionError {
 // cache entry are proof) and fails unless the digests are equal; a
 // symlink with the same target, a special file of the same type and
 // device, an empty file onto an empty file hold what the source holds
-// (en.equal). It reports false when en failed.
-func (dc *decider) respelled(dst *handle, en *entry, dstRel string) bool {
+// (en.equal). It reports false when en is to fail, with en.clash.
+func (dc *decider) respelled(dst *handle, en *entry) bool {
 	d, s := en.dstSt, &en.st
 	same := d.Type() == s.Type()
 	switch {
@@ -59,7 +59,6 @@ func (dc *decider) respelled(dst *handle, en *entry, dstRel string) bool {
 		same = d.Rdev == s.Rdev
 	}
 	if !same {
-		dc.e.fail(dstRel, en.clash)
 		return false
 	}
 	if !s.IsRegular() {

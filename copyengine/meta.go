@@ -182,6 +182,21 @@ func (dc *decider) fixMeta(dst *handle, en *entry) {
 // entry was replaced by another object between the look and the change.
 var errDestReplaced = errors.New("the destination entry was replaced while its metadata was being set; rerun")
 
+// addDir takes a directory the walk made or went through, to be given
+// its source's metadata last (applyDirMeta).
+func (c *committer) addDir(dm dirMeta) {
+	c.mu.Lock()
+	c.dirs = append(c.dirs, dm)
+	c.mu.Unlock()
+}
+
+// walkedDirs returns the directories the walk made or went through so far.
+func (c *committer) walkedDirs() []dirMeta {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]dirMeta(nil), c.dirs...)
+}
+
 // applyDirMeta gives each destination directory its source's owner, mode,
 // extended attributes and times, deepest first: after its contents are
 // written, so read-only directories copy and their times stay as the

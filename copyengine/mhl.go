@@ -137,14 +137,12 @@ func (e *engine) writeGeneration() error {
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
 	var dirs []mhl.Dir
-	for _, dm := range e.commit.dirs {
+	for _, dm := range e.commit.walkedDirs() {
 		if dm.dstRel != "" {
 			dirs = append(dirs, mhl.Dir{Path: dm.dstRel})
 		}
 	}
-	e.mu.Unlock()
 	ng := &mhl.NewGeneration{
 		Creator: mhl.Creator{ToolVersion: e.opt.MHLToolVersion},
 		Formats: e.opt.mhlFormatNames(),

@@ -88,10 +88,9 @@ func (e *engine) sourceRemoved(rel string, dir bool) {
 // moveDirs are the source directories the copy went through, for
 // --move to remove those left empty.
 func (e *engine) moveDirs() []move.Dir {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	dirs := make([]move.Dir, len(e.commit.dirs))
-	for i, dm := range e.commit.dirs {
+	walked := e.commit.walkedDirs()
+	dirs := make([]move.Dir, len(walked))
+	for i, dm := range walked {
 		dirs[i] = move.Dir{SrcRoot: dm.srcRoot, SrcRel: dm.srcRel, DstRel: dm.dstRel}
 	}
 	return dirs

@@ -222,7 +222,7 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 	ens := []entry{en}
 	e.decide.lookupCache(r.side, src, dst, "", "", ens)
 	en = ens[0]
-	if e.decide.plan(src, dst, &en, r.dstRel) {
+	if wk.carryOut(e.decide.plan(src, dst, &en, r.dstRel), src, dst, &en, r.dstRel) {
 		c = append(c, en)
 	}
 	wk.sendChunk(src, dst, nil, c)
@@ -253,9 +253,7 @@ func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	defer sd.Close()
 	st, err := sd.Stat()
 	if err == nil {
-		e.mu.Lock()
-		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
-		e.mu.Unlock()
+		e.commit.addDir(dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
 	}
 }
 
@@ -692,9 +690,7 @@ func (l *dirList) subdir(en *entry) {
 		e.event(ActMkdir, dstRel)
 	}
 	if !e.skipWrite() {
-		e.mu.Lock()
-		e.commit.dirs = append(e.commit.dirs, dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
-		e.mu.Unlock()
+		e.commit.addDir(dirMeta{srcRoot: w.root.srcDir, srcRel: srcRel, dstRel: dstRel, st: en.st, created: created || stg != nil})
 	} else {
 		e.mover.NoteDryDir(move.Dir{SrcRoot: w.root.srcDir, SrcRel: srcRel, DstRel: dstRel})
 	}
@@ -721,7 +717,7 @@ func (l *dirList) send() {
 		en := &files[i]
 		tmp, isKept := kept[en.dstName]
 		delete(kept, en.dstName)
-		if !e.decide.plan(src, dst, en, joinRel(w.dstRel, en.dstName)) {
+		if rel := joinRel(w.dstRel, en.dstName); !l.wk.carryOut(e.decide.plan(src, dst, en, rel), src, dst, en, rel) {
 			e.passSource(&en.st) // not read by this run
 			if isKept {
 				e.copier.removeKept(dst, tmp) // unchanged after all: a leftover

@@ -39,9 +39,41 @@ type verifyOptions struct {
 func newVerifyCommand(out *output) *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify [flags] SOURCE DEST\n  fastcopy verify [flags] --manifest FILE [--manifest-hash FORMAT] DIR\n  fastcopy verify [flags] [--mhl] DIR",
-		Short: "Check a copy against its source, a manifest, a history or a bag",
-		Long: `verify compares by content. With two directories it hashes every file of
+		Use:           "verify [flags] SOURCE DEST\n  fastcopy verify [flags] --manifest FILE [--manifest-hash FORMAT] DIR\n  fastcopy verify [flags] [--mhl] DIR",
+		Short:         "Check a copy against its source, a manifest, a history or a bag",
+		Long:          verifyHelp,
+		Example:       verifyExamples,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVerify(cmd.Context(), out, o, args, cmd.InOrStdin())
+		},
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags declares verify's flags on cmd, their values in o.
+func (o *verifyOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.manifest, "manifest", "", "check DIR against this manifest instead of a SOURCE tree")
+	f.Var(verifyManifestHash{&o.manifestHash}, "manifest-hash", "the format of --manifest's digests ("+strings.Join(verifyManifestFormats(), ", ")+"); default: from its tags, its file name or its digests' length")
+	f.BoolVar(&o.mhl, "mhl", false, "check DIR against its ASC MHL history (DIR/ascmhl); the default for one DIR that has one and no bagit.txt")
+	f.IntVarP(&o.jobs, "jobs", "j", 4, "files hashed at once")
+	o.names = copyengine.NamesStrict
+	f.Var(&o.names, "names", "how DEST's names were written: strict (as the source's), encode or decode (as by 'fastcopy --names')")
+	f.BoolVar(&o.fromCache, "from-cache", false, "read through the page cache (faster; does not check the media)")
+	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only differences and errors")
+	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
+	f.BoolVar(&o.cache.off, "no-cache", false, "read every file, trusting no cached digest (a full scrub)")
+	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
+	o.filter.addFlags(cmd, "compare")
+}
+
+// verifyHelp is verify's long help: what each form checks, and its exit
+// status.
+const verifyHelp = `verify compares by content. With two directories it hashes every file of
 both (xxh128) and lists what is missing from DEST, what DEST has in
 addition, and what differs. On a DEST that ignores case, names are matched
 as the copy matches them: a source name DEST holds under another spelling
@@ -118,8 +150,10 @@ EXIT STATUS
   5    the hash cache is in use by another fastcopy (--no-cache reads
        without it)
   130  interrupted
-`,
-		Example: `  fastcopy verify ~/Photos /media/usb/Photos
+`
+
+// verifyExamples are verify's examples in its help.
+const verifyExamples = `  fastcopy verify ~/Photos /media/usb/Photos
   fastcopy --manifest photos.xxh128 ~/Photos /media/usb/Photos
   fastcopy verify --manifest photos.xxh128 /media/usb/Photos
   fastcopy verify --manifest SHA256SUMS /media/usb/Photos   # by sha256sum
@@ -127,29 +161,7 @@ EXIT STATUS
   fastcopy verify /Volumes/RAID/A002R2EC   # has A002R2EC/ascmhl: checked
   fastcopy verify --mhl --json /Volumes/RAID/A002R2EC > check.json
   fastcopy verify /archive/transfer-0042   # has bagit.txt: a BagIt bag
-  fastcopy verify --names=encode ~/notes /media/usb/notes`,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVerify(cmd.Context(), out, o, args, cmd.InOrStdin())
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&o.manifest, "manifest", "", "check DIR against this manifest instead of a SOURCE tree")
-	f.Var(verifyManifestHash{&o.manifestHash}, "manifest-hash", "the format of --manifest's digests ("+strings.Join(verifyManifestFormats(), ", ")+"); default: from its tags, its file name or its digests' length")
-	f.BoolVar(&o.mhl, "mhl", false, "check DIR against its ASC MHL history (DIR/ascmhl); the default for one DIR that has one and no bagit.txt")
-	f.IntVarP(&o.jobs, "jobs", "j", 4, "files hashed at once")
-	o.names = copyengine.NamesStrict
-	f.Var(&o.names, "names", "how DEST's names were written: strict (as the source's), encode or decode (as by 'fastcopy --names')")
-	f.BoolVar(&o.fromCache, "from-cache", false, "read through the page cache (faster; does not check the media)")
-	f.BoolVar(&o.json, "json", false, "write a machine-readable report to stdout (a name that is not UTF-8 also as path_base64, its bytes)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only differences and errors")
-	f.StringVar(&o.cache.path, "cache", "", "hash cache file (default: $XDG_CACHE_HOME/fastcopy/hashes.db)")
-	f.BoolVar(&o.cache.off, "no-cache", false, "read every file, trusting no cached digest (a full scrub)")
-	f.DurationVar(&o.cache.lockTimeout, "cache-wait", 5*time.Second, "how long to wait for a hash cache another fastcopy holds alone (runs share it)")
-	o.filter.addFlags(cmd, "compare")
-	return cmd
-}
+  fastcopy verify --names=encode ~/notes /media/usb/notes`
 
 func runVerify(ctx context.Context, out *output, o *verifyOptions, args []string, stdin io.Reader) error {
 	topt := treeverify.TreeOptions{Jobs: o.jobs, FromCache: o.fromCache, DestName: o.names.DestName()}

@@ -161,15 +161,24 @@ func (o *output) summaryLine(s copyengine.Summary, err error) string {
 		return "" // refused before starting
 	}
 	var b strings.Builder
+	writeCounts(&b, s)
+	o.writeNotes(&b, s)
+	o.mirrorSummary(&b, s)
+	return b.String()
+}
+
+// writeCounts writes the summary line's first part: what was copied,
+// skipped, failed, shared and linked, and how long it took.
+func writeCounts(b *strings.Builder, s copyengine.Summary) {
 	verb := "copied"
 	if s.DryRun {
 		verb = "would copy"
 	}
-	fmt.Fprintf(&b, "%s %d files (%s", verb, s.Copied, copyengine.HumanBytes(s.Bytes))
+	fmt.Fprintf(b, "%s %d files (%s", verb, s.Copied, copyengine.HumanBytes(s.Bytes))
 	if s.Cloned > 0 {
-		fmt.Fprintf(&b, ", %d cloned", s.Cloned)
+		fmt.Fprintf(b, ", %d cloned", s.Cloned)
 	}
-	fmt.Fprintf(&b, "), skipped %d unchanged, failed %d", s.Skipped, s.Failed)
+	fmt.Fprintf(b, "), skipped %d unchanged, failed %d", s.Skipped, s.Failed)
 	if s.Deduped > 0 {
 		how := "cloned"
 		switch {
@@ -178,72 +187,75 @@ func (o *output) summaryLine(s copyengine.Summary, err error) string {
 		case s.DedupLinked > 0:
 			how = "hard-linked"
 		}
-		fmt.Fprintf(&b, ", %d duplicates %s (%s not written)", s.Deduped, how, copyengine.HumanBytes(s.BytesNotWritten))
+		fmt.Fprintf(b, ", %d duplicates %s (%s not written)", s.Deduped, how, copyengine.HumanBytes(s.BytesNotWritten))
 	}
 	if s.Linked > 0 {
-		fmt.Fprintf(&b, ", %d hard links", s.Linked)
+		fmt.Fprintf(b, ", %d hard links", s.Linked)
 	}
 	if s.LinkDest > 0 {
-		fmt.Fprintf(&b, ", %d linked to --link-dest", s.LinkDest)
+		fmt.Fprintf(b, ", %d linked to --link-dest", s.LinkDest)
 	}
 	if s.LinkCopies > 0 {
-		fmt.Fprintf(&b, ", %d hard links copied as separate files", s.LinkCopies)
+		fmt.Fprintf(b, ", %d hard links copied as separate files", s.LinkCopies)
 	}
 	if s.Resumed > 0 {
-		fmt.Fprintf(&b, ", %d resumed (%s kept from an interrupted run)", s.Resumed, copyengine.HumanBytes(s.BytesResumed))
+		fmt.Fprintf(b, ", %d resumed (%s kept from an interrupted run)", s.Resumed, copyengine.HumanBytes(s.BytesResumed))
 	}
 	if s.Symlinks+s.Specials > 0 {
-		fmt.Fprintf(&b, ", %d symlinks/special", s.Symlinks+s.Specials)
+		fmt.Fprintf(b, ", %d symlinks/special", s.Symlinks+s.Specials)
 	}
-	fmt.Fprintf(&b, " in %s", s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(b, " in %s", s.Elapsed.Round(time.Millisecond))
 	if secs := s.Elapsed.Seconds(); secs > 0 && s.Bytes > 0 {
-		fmt.Fprintf(&b, " (%s/s)", copyengine.HumanBytes(int64(float64(s.Bytes)/secs)))
+		fmt.Fprintf(b, " (%s/s)", copyengine.HumanBytes(int64(float64(s.Bytes)/secs)))
 	}
+}
+
+// writeNotes writes the summary line's notes after the counts: how the
+// copies were verified, the cache, the limits, and the records written.
+func (o *output) writeNotes(b *strings.Builder, s copyengine.Summary) {
 	switch {
 	case s.DryRun || s.Copied == 0:
 	case s.Verify == copyengine.VerifyOff:
 		b.WriteString("; not verified")
 	default:
-		fmt.Fprintf(&b, "; verified %d from %s", s.Verified, s.Verify)
+		fmt.Fprintf(b, "; verified %d from %s", s.Verified, s.Verify)
 	}
 	if s.Scrubbed > 0 {
-		fmt.Fprintf(&b, "; scrubbed %d (%s read from the device), %d rotten", s.Scrubbed, copyengine.HumanBytes(s.BytesScrubbed), len(s.Rotten))
+		fmt.Fprintf(b, "; scrubbed %d (%s read from the device), %d rotten", s.Scrubbed, copyengine.HumanBytes(s.BytesScrubbed), len(s.Rotten))
 	}
 	if s.CacheHits > 0 || s.BytesHashed > 0 {
-		fmt.Fprintf(&b, "; %d digests from cache, %s hashed", s.CacheHits, copyengine.HumanBytes(s.BytesHashed))
+		fmt.Fprintf(b, "; %d digests from cache, %s hashed", s.CacheHits, copyengine.HumanBytes(s.BytesHashed))
 	}
 	if s.BwLimit > 0 {
-		fmt.Fprintf(&b, "; at most %s/s (--bwlimit)", copyengine.HumanBytes(s.BwLimit))
+		fmt.Fprintf(b, "; at most %s/s (--bwlimit)", copyengine.HumanBytes(s.BwLimit))
 	}
 	if s.DedupNote != "" {
-		fmt.Fprintf(&b, "; note: %s", s.DedupNote)
+		fmt.Fprintf(b, "; note: %s", s.DedupNote)
 	}
 	if s.VerifyNote != "" {
-		fmt.Fprintf(&b, "; note: %s", s.VerifyNote)
+		fmt.Fprintf(b, "; note: %s", s.VerifyNote)
 	}
 	if s.StagingNote != "" && o.verbose {
-		fmt.Fprintf(&b, "; note: %s", s.StagingNote)
+		fmt.Fprintf(b, "; note: %s", s.StagingNote)
 	}
 	if s.Mismatches > 0 {
-		fmt.Fprintf(&b, "; %d MISMATCHED", s.Mismatches)
+		fmt.Fprintf(b, "; %d MISMATCHED", s.Mismatches)
 	}
 	if s.BytesShared > 0 {
-		fmt.Fprintf(&b, "; %s of source taken from another destination's read", copyengine.HumanBytes(s.BytesShared))
+		fmt.Fprintf(b, "; %s of source taken from another destination's read", copyengine.HumanBytes(s.BytesShared))
 	}
 	switch {
 	case s.MHL != "":
-		fmt.Fprintf(&b, "; ASC MHL generation %d (%d files) written: %s", s.MHLSeq, s.MHLFiles, s.MHL)
+		fmt.Fprintf(b, "; ASC MHL generation %d (%d files) written: %s", s.MHLSeq, s.MHLFiles, s.MHL)
 	case s.MHLError != "":
-		fmt.Fprintf(&b, "; ASC MHL history NOT written: %s", s.MHLError)
+		fmt.Fprintf(b, "; ASC MHL history NOT written: %s", s.MHLError)
 	}
 	switch {
 	case s.Bag != "":
-		fmt.Fprintf(&b, "; bag written: %s (Payload-Oxum %s)", s.Bag, s.BagOxum)
+		fmt.Fprintf(b, "; bag written: %s (Payload-Oxum %s)", s.Bag, s.BagOxum)
 	case s.BagError != "":
-		fmt.Fprintf(&b, "; bag NOT written: %s", s.BagError)
+		fmt.Fprintf(b, "; bag NOT written: %s", s.BagError)
 	}
-	o.mirrorSummary(&b, s)
-	return b.String()
 }
 
 // progress draws a pb/v3 bar on stderr from the engine's counters.

@@ -127,9 +127,43 @@ func Check(ctx context.Context, dir string, opt treeverify.TreeOptions) (*CheckR
 	for _, m := range append(append([]*checkManifest(nil), payload...), tags...) {
 		m.checkLiterals(files)
 	}
+	want, order, err := res.checkWanted(payload, tags)
+	if err != nil {
+		return nil, err
+	}
 	var diffs []treeverify.Diff
-	want := map[string][]treeverify.Digest{}
-	var order []string
+	diffs = append(diffs, checkCompleteness(payload, files)...)
+	diffs = append(diffs, checkUnhashedMissing(payload, files, want)...)
+	oxum, oxumDiff, err := checkOxum(d, files)
+	if err != nil {
+		return nil, err
+	}
+	res.Oxum = oxum
+	if oxumDiff != nil {
+		diffs = append(diffs, *oxumDiff)
+	}
+	sort.Strings(order)
+	entries := make([]treeverify.DigestEntry, 0, len(order))
+	for _, p := range order {
+		entries = append(entries, treeverify.DigestEntry{Path: p, Digests: want[p]})
+	}
+	opt.Known, opt.Unhashed, opt.Exclude, opt.DestName = nil, nil, nil, nil
+	opt.Unlisted = func(string) bool { return false } // completeness is checked above
+	rep, err := treeverify.CheckDigests(ctx, entries, dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	checkMerge(&rep, diffs, want)
+	res.Report = rep
+	return res, nil
+}
+
+// checkWanted gathers, from the manifests fastcopy computes, the digests
+// each path must have (order lists the paths, each once), and names in
+// res the manifests checked and those in formats it does not compute. A
+// bag whose payload manifests are all in such formats is an error.
+func (res *CheckResult) checkWanted(payload, tags []*checkManifest) (want map[string][]treeverify.Digest, order []string, err error) {
+	want = map[string][]treeverify.Digest{}
 	add := func(m *checkManifest) {
 		for p, v := range m.entries {
 			if m.format == nil {
@@ -156,7 +190,7 @@ func Check(ctx context.Context, dir string, opt treeverify.TreeOptions) (*CheckR
 		for _, m := range payload {
 			algs = append(algs, m.alg)
 		}
-		return nil, &CheckError{Path: payload[0].name, Err: fmt.Errorf("%w: %s (fastcopy checks %s)", ErrCheckFormat, strings.Join(algs, ", "), strings.Join(CheckFormats(), ", "))}
+		return nil, nil, &CheckError{Path: payload[0].name, Err: fmt.Errorf("%w: %s (fastcopy checks %s)", ErrCheckFormat, strings.Join(algs, ", "), strings.Join(CheckFormats(), ", "))}
 	}
 	for _, m := range tags {
 		if m.format == nil {
@@ -166,27 +200,13 @@ func Check(ctx context.Context, dir string, opt treeverify.TreeOptions) (*CheckR
 		}
 		add(m)
 	}
-	diffs = append(diffs, checkCompleteness(payload, files)...)
-	diffs = append(diffs, checkUnhashedMissing(payload, files, want)...)
-	oxum, oxumDiff, err := checkOxum(d, files)
-	if err != nil {
-		return nil, err
-	}
-	res.Oxum = oxum
-	if oxumDiff != nil {
-		diffs = append(diffs, *oxumDiff)
-	}
-	sort.Strings(order)
-	entries := make([]treeverify.DigestEntry, 0, len(order))
-	for _, p := range order {
-		entries = append(entries, treeverify.DigestEntry{Path: p, Digests: want[p]})
-	}
-	opt.Known, opt.Unhashed, opt.Exclude, opt.DestName = nil, nil, nil, nil
-	opt.Unlisted = func(string) bool { return false } // completeness is checked above
-	rep, err := treeverify.CheckDigests(ctx, entries, dir, opt)
-	if err != nil {
-		return nil, err
-	}
+	return want, order, nil
+}
+
+// checkMerge completes rep, the digests' check: a missing file is told
+// the manifests that list it, and the differences found before reading
+// (diffs: completeness, Payload-Oxum) join it, all sorted by path.
+func checkMerge(rep *treeverify.Report, diffs []treeverify.Diff, want map[string][]treeverify.Digest) {
 	for i, df := range rep.Diffs {
 		if df.Kind == treeverify.Missing && df.Detail == "" {
 			var from []string
@@ -203,8 +223,6 @@ func Check(ctx context.Context, dir string, opt treeverify.TreeOptions) (*CheckR
 		}
 	}
 	sort.SliceStable(rep.Diffs, func(i, j int) bool { return rep.Diffs[i].Path < rep.Diffs[j].Path })
-	res.Report = rep
-	return res, nil
 }
 
 // CheckFormats lists the BagIt manifest algorithms Check computes,
