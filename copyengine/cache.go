@@ -180,7 +180,7 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		en := &ens[i]
 		// An entry without a digest a record needs does not vouch: the
 		// source is read for it (records.go).
-		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) && e.cachedExtras(en, r.Entry) {
+		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) && e.records.cachedExtras(en, r.Entry) {
 			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
 		}
 		if r := dstRes[j]; r.Found && r.Entry.Valid(fileState(en.dstSt, volume(en.dstSt.Dev)), dstPolicy) {
@@ -404,7 +404,7 @@ func (dc *decider) sameContent(dst *handle, en *entry) bool {
 		// A manifest (or an ASC MHL generation) lists the source's
 		// digest, and a destination file with another is not the same
 		// file: both are read.
-		if e.opt.Checksum || e.listsSums() { // a dry run decides as the real run
+		if e.opt.Checksum || e.opt.listsSums() { // a dry run decides as the real run
 			en.check = true
 			return false
 		}
@@ -584,8 +584,9 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 		en.group.extra = en.extra
 		close(en.group.done)
 	}
-	e.recordSum(rel, srcSum, en.extra)
-	dc.skip(rel, en.st.Size, en.fixed, srcSum)
+	o := skipOutcome(rel, en.st.Size, en.fixed, srcSum)
+	o.Extra, o.Listed = en.extra, true
+	e.report(o)
 	e.mover.add(c.src, en, rel, srcSum)
 	return true
 }

@@ -77,9 +77,8 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 			return false
 		}
 		if dc.unchanged(dst, en) {
-			dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
+			g.sum = dc.skipUnchanged(dstRel, en)
 			e.mover.add(src, en, dstRel, unchangedSum(en))
-			g.sum = e.recordUnchanged(dstRel, en)
 			g.extra = en.extra
 			g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 			close(g.done)
@@ -95,11 +94,8 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 		return false
 	}
 	if dc.unchanged(dst, en) {
-		dc.skip(dstRel, st.Size, en.fixed, unchangedSum(en))
+		dc.skipUnchanged(dstRel, en)
 		e.mover.add(src, en, dstRel, unchangedSum(en))
-		if st.IsRegular() {
-			e.recordUnchanged(dstRel, en)
-		}
 		return false
 	}
 	return true
@@ -109,20 +105,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) bool {
 // its times, mode or owner were brought up to date (fixed), else as "skip";
 // sum is its digest, when known (zero otherwise).
 func (dc *decider) skip(rel string, size int64, fixed bool, sum verify.Sum) {
-	e := dc.e
-	e.count(func(s *Summary) {
-		s.Skipped++
-		if fixed {
-			s.MetaUpdated++
-		}
-	})
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(size)
-	act := ActSkip
-	if fixed {
-		act = ActMeta
-	}
-	e.emit(Event{Action: act, Path: rel, Size: size, Sum: sum})
+	dc.e.report(skipOutcome(rel, size, fixed, sum))
 }
 
 // unchanged reports whether the destination already holds this entry: same

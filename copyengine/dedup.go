@@ -182,7 +182,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 			f.Close()
 		}
 	}()
-	sum, n, err := e.streamSource(en, e.source(f, &en.st), en.st.Size, buf, e.readSink)
+	sum, n, err := e.records.stream(en, e.source(f, &en.st), en.st.Size, buf, e.readSink)
 	if err != nil {
 		return nil, err
 	}

@@ -661,7 +661,7 @@ func (e *engine) afterFlush() error {
 			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
 		}
 		if flushErr == nil {
-			e.removalsFlushed(at) // the audit log (audit.go)
+			e.records.flushed(at) // the audit log (audit.go)
 		} else if err == nil {
 			err = flushErr
 		}
