@@ -179,7 +179,7 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	for j, i := range idx {
 		en := &ens[i]
 		// An entry without a digest a record needs does not vouch: the
-		// source is read for it (records.go).
+		// source is read for it (records.Hashes.FromCache).
 		if r := srcRes[j]; r.Found && r.Entry.Valid(fileState(&en.st, volume(en.st.Dev)), srcSide.policy) && e.records.cachedExtras(en, r.Entry) {
 			en.cache.src, en.cache.srcOK = r.Entry.Sum, true
 		}

@@ -82,7 +82,7 @@ type entry struct {
 	equal bool // the destination entry was found to hold the source's content
 	// extra: the source's digests in the formats the records need besides
 	// xxh128, once it was read or its cache entry vouched for them
-	// (records.go).
+	// (internal/records/tee.go).
 	extra map[string]string
 }
 
