@@ -8,13 +8,13 @@ import (
 )
 
 // What the audit log (--log) needs of the engine: events that say what was
-// placed, with its size, digest and time (emit), and a signal, OnFlush,
-// each time what was reported before a moment is on stable storage. A
-// file takes its final name after its batch's flush; that rename is
-// durable once the next flush of its filesystem is done: the next batch's
-// (batchFlushed), or the run's last (engine.run, flushForLog). What
-// --delete, --backup-dir and --move remove after that is flushed in turn
-// (finish.go removals, removalsFlushed).
+// placed, with its size, digest and time (emit, fed with each outcome by
+// eventOf: outcome.go), and a signal, OnFlush (records.Flushes), each time
+// what was reported before a moment is on stable storage. A file takes its
+// final name after its batch's flush; that rename is durable once the
+// next flush of its filesystem is done: the next batch's (batchFlushed),
+// or the run's last (engine.run, flushForLog). What --delete, --backup-dir
+// and --move remove after that is flushed in turn (finish.go removals).
 
 // emit stamps ev with the time and hands it to OnEvent. In a dry run it
 // is where the report says "would": the dry run takes the real run's
@@ -33,16 +33,6 @@ func (e *engine) emit(ev Event) {
 	e.opt.OnEvent(ev)
 }
 
-// doneSum counts a file placed (as done does) and reports it with its
-// digest, when known.
-func (e *engine) doneSum(a Action, rel string, size int64, sum verify.Sum, f func(s *Summary)) {
-	e.drives.placed()
-	e.count(f)
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(size)
-	e.emit(Event{Action: a, Path: rel, Size: size, Sum: sum})
-}
-
 // unchangedSum is the digest of a regular file found unchanged without
 // being read, where it is known: an empty file's, or the one the cache
 // vouches for on both sides.
@@ -57,19 +47,6 @@ func unchangedSum(en *entry) verify.Sum {
 	return verify.Sum{}
 }
 
-// wantFlushed says whether OnFlush is to be called: not without a flush to
-// wait for (--no-sync, --dry-run).
-func (e *engine) wantFlushed() bool {
-	return e.opt.OnFlush != nil && !e.opt.NoSync && !e.opt.DryRun
-}
-
-// flushed tells OnFlush that what was reported before at is durable.
-func (e *engine) flushed(at time.Time) {
-	if e.wantFlushed() {
-		e.opt.OnFlush(at)
-	}
-}
-
 // batchFlushed is called after a batch's flush, which began at at and
 // flushed the filesystems in flushed (with their errors). The renames of
 // the files placed before at may be on other filesystems the run writes in
@@ -79,7 +56,7 @@ func (e *engine) flushed(at time.Time) {
 // rename durable: OnFlush then waits for the end of the run.
 func (c *committer) batchFlushed(at time.Time, flushed map[uint64]error) {
 	e := c.e
-	if !e.wantFlushed() {
+	if !e.records.flushes.Wanted() {
 		return
 	}
 	for _, err := range flushed {
@@ -100,7 +77,7 @@ func (c *committer) batchFlushed(at time.Time, flushed map[uint64]error) {
 			return
 		}
 	}
-	e.flushed(at)
+	e.records.flushed(at)
 }
 
 // flushForLog makes what a stopping run placed durable, for OnFlush: an
@@ -110,24 +87,21 @@ func (c *committer) batchFlushed(at time.Time, flushed map[uint64]error) {
 // not reported durable.
 func (c *committer) flushForLog() {
 	e := c.e
-	if !e.wantFlushed() || e.dstRoot == nil || e.drives.goneErr() != nil {
+	if !e.records.flushes.Wanted() || e.dstRoot == nil || e.drives.goneErr() != nil {
 		return
 	}
 	at := time.Now()
 	if err := c.flushDirs(); err == nil {
-		e.flushed(at)
+		e.records.flushed(at)
 	}
 }
 
-// removalsFlushed is called once the flush that follows the removals of
-// --delete, --backup-dir and --move (finish.go removals: DEST, the backup
-// directory and every source filesystem --move removed from), begun at at,
-// is done: OnFlush is then told that every removal reported before at is
-// durable. Without that last call the removals, made after the run's final
-// flush, would get no line.
-func (e *engine) removalsFlushed(at time.Time) {
-	e.flushed(at)
-}
+// What --delete, --backup-dir and --move remove is flushed once more
+// after the run's final flush (finish.go removals: DEST, the backup directory and
+// every source filesystem --move removed from); OnFlush is then told, by
+// records.flushed, that every removal reported before that flush began is
+// durable. Without that last call the removals, made after the run's
+// final flush, would get no line.
 
 // CheckLogPath refuses, with a *RefusalError, an audit log (--log) at path
 // that lies inside the destination opt names, by whatever spelling (see

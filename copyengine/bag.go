@@ -10,6 +10,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/bagit"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
+	"github.com/fastcopy/fastcopy/internal/records"
 )
 
 // --bag: DEST becomes a BagIt bag (RFC 8493) as it is copied.
@@ -20,7 +21,8 @@ import (
 // digest (sha256, or sha512) taken in the same read of its source as the
 // xxh128 its read-back matched, or vouched for by the source's cache entry.
 // Once the copy is in place and durable (and --delete has run), the tag
-// files are written beside data/ by internal/bagit, each published whole.
+// files are written beside data/ by internal/records (records.Bag) through
+// internal/bagit, each published whole.
 //
 // A rerun brings the bag up to date: new and changed files are copied and
 // listed with their new digests, unchanged ones listed again with theirs.
@@ -141,7 +143,7 @@ func (o *Options) prepareBag() error {
 			return refuse(o.bagRoot, "is not a BagIt bag (it has no bagit.txt) but holds "+strings.Join(foreign, ", ")+": the bag's tag files would replace them", "move them out of the destination, or give --bag a new or empty destination")
 		}
 		if len(other) > 0 {
-			return refuse(o.bagRoot, "the bag holds "+strings.Join(other, ", ")+", and this run writes manifest-"+o.bagFormat()+".txt", "rerun with --bag-hash "+bagOtherFormat(other[0]))
+			return refuse(o.bagRoot, "the bag holds "+strings.Join(other, ", ")+", and this run writes manifest-"+o.bagFormat()+".txt", "rerun with --bag-hash "+records.BagOtherFormat(other[0]))
 		}
 	}
 	if o.DryRun {
@@ -153,170 +155,31 @@ func (o *Options) prepareBag() error {
 	return nil
 }
 
-// bagOtherFormat is the format of a manifest's name.
-func bagOtherFormat(name string) string {
-	name = strings.TrimSuffix(name, ".txt")
-	return name[strings.LastIndexByte(name, '-')+1:]
-}
-
-// writeBag writes the bag's tag files once the copy is in place and
-// durable. A failure is kept in the summary (BagError) and in e.bagErr.
-func (e *engine) writeBag() {
+// writeBag writes the bag's tag files (records.Bag) once the copy is in
+// place and durable. A failure is kept in the summary (BagError) and in
+// rk.bagErr.
+func (rk *recordKeeper) writeBag() {
+	e := rk.e
 	if !e.opt.Bag || e.opt.DryRun || e.dstRoot == nil {
 		return
 	}
-	w, err := e.writeBagFiles()
+	given, _ := e.opt.bagFields() // checked by Check
+	b := records.Bag{
+		Payload:     e.dstRoot,
+		PayloadPath: e.dstRootPath,
+		Root:        e.opt.bagRoot,
+		Format:      e.opt.bagFormat(),
+		Info:        given,
+		Agent:       strings.TrimSpace("fastcopy " + e.opt.MHLToolVersion),
+		NoSync:      e.opt.NoSync,
+		Skip:        made.Name,
+	}
+	w, failed, err := b.Write(&rk.set)
+	rk.failAll(failed)
 	if err != nil {
-		e.bagErr = &BagError{Bag: e.opt.bagRoot, Err: err}
+		rk.bagErr = &BagError{Bag: e.opt.bagRoot, Err: err}
 		e.sum.BagError = ErrText(err)
 		return
 	}
 	e.sum.Bag, e.sum.BagOxum, e.sum.BagManifest = e.opt.bagRoot, w.Oxum, filepath.Join(e.opt.bagRoot, w.Manifest)
-}
-
-func (e *engine) writeBagFiles() (bagit.Written, error) {
-	if err := e.sameDestPath(); err != nil {
-		return bagit.Written{}, err
-	}
-	root, err := e.dstRoot.Parent()
-	if err != nil {
-		return bagit.Written{}, err
-	}
-	defer root.Close()
-	if err := e.sameBagRoot(root); err != nil {
-		return bagit.Written{}, err
-	}
-	format := e.opt.bagFormat()
-	listed, err := e.listedLines(format)
-	if err != nil {
-		return bagit.Written{}, err
-	}
-	digests := make(map[string]string, len(listed))
-	for _, l := range listed {
-		digests[l.Path] = l.Digest
-	}
-	old, err := bagit.WriteReadManifest(root, format)
-	if err != nil {
-		return bagit.Written{}, err
-	}
-	var files []bagit.WriteFile
-	err = e.bagWalk(e.dstRoot, "", func(rel string, st *fileio.Stat) {
-		d, ok := digests[rel]
-		if !ok {
-			d, ok = old[rel]
-		}
-		if !ok {
-			e.fail(rel, errors.New("in the bag's payload, but neither copied by this run nor listed in the bag's manifest: the bag would not validate; remove it, or copy it into the source and rerun"))
-			return
-		}
-		files = append(files, bagit.WriteFile{Path: rel, Size: st.Size, Digest: d})
-	})
-	if err != nil {
-		return bagit.Written{}, err
-	}
-	info, err := bagit.WriteReadInfo(root)
-	if err != nil {
-		return bagit.Written{}, err
-	}
-	given, _ := e.opt.bagFields() // checked by Check
-	return bagit.Write(&bagit.WriteInput{
-		Root:      root,
-		Algorithm: format,
-		Files:     files,
-		Info:      bagMergeInfo(info, given),
-		Agent:     strings.TrimSpace("fastcopy " + e.opt.MHLToolVersion),
-		NoSync:    e.opt.NoSync,
-	})
-}
-
-// sameBagRoot checks that the bag's path still leads to the directory
-// above the payload folder the run copied into.
-func (e *engine) sameBagRoot(root *fileio.Dir) error {
-	at, err := fileio.OpenDir(e.opt.bagRoot)
-	if err != nil {
-		return err
-	}
-	st, err1 := at.Stat()
-	at.Close()
-	own, err2 := root.Stat()
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
-	if st.Dev != own.Dev || st.Ino != own.Ino {
-		return fmt.Errorf("%q is no longer the directory that holds the payload the run copied into", e.opt.bagRoot)
-	}
-	return nil
-}
-
-// bagWalk calls found for every regular file below d (the payload folder
-// at rel), and fails by name each entry that is neither a directory nor a
-// regular file. fastcopy's record of its temporaries in the payload
-// folder (removed when the run ends with nothing to record) is passed
-// over.
-func (e *engine) bagWalk(d *fileio.Dir, rel string, found func(rel string, st *fileio.Stat)) error {
-	ents, err := d.ReadDir()
-	if err != nil {
-		return err
-	}
-	for _, ent := range ents {
-		if rel == "" && ent.Name == made.Name {
-			continue
-		}
-		p := joinRel(rel, ent.Name)
-		st, err := d.Lstat(ent.Name)
-		if err != nil {
-			return err
-		}
-		switch {
-		case st.IsDir():
-			sub, err := d.OpenSub(ent.Name)
-			if err != nil {
-				return err
-			}
-			err = e.bagWalk(sub, p, found)
-			sub.Close()
-			if err != nil {
-				return err
-			}
-		case st.IsRegular():
-			found(p, &st)
-		default:
-			e.fail(p, errors.New("in the bag's payload and not a regular file: a BagIt manifest lists files only; the bag would not validate with it"))
-		}
-	}
-	return nil
-}
-
-// bagMergeInfo is the bag's bag-info.txt fields with those given on this
-// run: a label given replaces every field of that label, in place of its
-// first; new labels follow.
-func bagMergeInfo(old, given []bagit.WriteField) []bagit.WriteField {
-	byLabel := map[string][]bagit.WriteField{}
-	var order []string
-	for _, g := range given {
-		k := strings.ToLower(g.Label)
-		if _, ok := byLabel[k]; !ok {
-			order = append(order, k)
-		}
-		byLabel[k] = append(byLabel[k], g)
-	}
-	var out []bagit.WriteField
-	done := map[string]bool{}
-	for _, f := range old {
-		k := strings.ToLower(f.Label)
-		if g, ok := byLabel[k]; ok {
-			if !done[k] {
-				out = append(out, g...)
-				done[k] = true
-			}
-			continue
-		}
-		out = append(out, f)
-	}
-	for _, k := range order {
-		if !done[k] {
-			out = append(out, byLabel[k]...)
-		}
-	}
-	return out
 }

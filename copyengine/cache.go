@@ -210,8 +210,8 @@ func (dc *decider) takeCached(en *entry, sr, dr hashcache.LookupResult, q *cache
 	e := dc.e
 	srcPolicy, dstPolicy := q.srcPolicy, q.dstPolicy
 	// An entry without a digest a record needs does not vouch: the
-	// source is read for it (records.go).
-	if sr.Found && sr.Entry.Valid(fileState(&en.st, q.volume(en.st.Dev)), srcPolicy) && e.cachedExtras(en, sr.Entry) {
+	// source is read for it (records.Hashes.FromCache).
+	if sr.Found && sr.Entry.Valid(fileState(&en.st, q.volume(en.st.Dev)), srcPolicy) && e.records.cachedExtras(en, sr.Entry) {
 		en.cache.src, en.cache.srcOK = sr.Entry.Sum, true
 	}
 	if dr.Found && dr.Entry.Valid(fileState(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
@@ -435,7 +435,7 @@ func (dc *decider) sameContent(en *entry) verdict {
 		// A manifest (or an ASC MHL generation) lists the source's
 		// digest, and a destination file with another is not the same
 		// file: both are read.
-		if e.opt.Checksum || e.listsSums() { // a dry run decides as the real run
+		if e.opt.Checksum || e.opt.listsSums() { // a dry run decides as the real run
 			en.check = true
 			return copyIt
 		}
@@ -652,8 +652,9 @@ func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *checked) bool
 		en.group.extra = en.extra
 		close(en.group.done)
 	}
-	e.recordSum(rel, k.src, en.extra)
-	dc.skip(rel, en.st.Size, en.fixed, k.src)
+	o := skipOutcome(rel, en.st.Size, en.fixed, k.src)
+	o.Extra, o.Listed = en.extra, true
+	e.report(o)
 	e.noteMove(c.src, en, rel, k.src)
 	return true
 }

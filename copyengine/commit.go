@@ -10,6 +10,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -283,49 +284,22 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p); e.mover.Note(mv, sum) })
 }
 
-// reportPlaced reports p as placed: in the hash cache, the manifest, the
-// counts and the events.
+// reportPlaced reports p as placed (report): to the hash cache, the
+// records, the counts and the events.
 func (c *committer) reportPlaced(p *pending) {
 	e := c.e
+	o := &outcome.Outcome{
+		Kind: outcome.Placed, Action: string(p.action), Path: p.rel, Size: p.size,
+		Sum: p.sum, Extra: p.en.extra, Listed: true,
+		LinkCopy: p.en.linkCopy && (p.action == ActCopy || p.action == ActClone),
+	}
 	if p.placed != nil && e.cache != nil && e.opt.Verify != VerifyOff {
-		var readAt int64
+		o.Dest = &outcome.Dest{Key: e.dstSide.key(p.rel), Stat: p.placed, Started: p.readAt}
 		if e.opt.Verify == VerifyDevice {
-			readAt = deviceRead(p.readAt)
+			o.Dest.ReadAt = deviceRead(p.readAt)
 		}
-		e.record.rememberDest(e.dstSide.key(p.rel), p.placed, p.sum, p.readAt, readAt)
 	}
-	e.recordSum(p.rel, p.sum, p.en.extra)
-	act := p.action
-	if p.en.linkCopy && (act == ActCopy || act == ActClone) {
-		act = ActLinkCopy
-	}
-	e.doneSum(act, p.rel, p.size, p.sum, func(s *Summary) {
-		if act == ActLinkCopy {
-			s.LinkCopies++
-			s.LinkCopyPaths = append(s.LinkCopyPaths, p.rel)
-		}
-		switch p.action {
-		case ActDedupClone, ActDedupLink:
-			s.Deduped++
-			s.BytesNotWritten += p.size
-			s.DiskSaved += p.size
-			if p.action == ActDedupClone {
-				s.DedupCloned++
-			} else {
-				s.DedupLinked++
-			}
-		default:
-			s.Copied++
-			s.Bytes += p.size
-		}
-		if p.action == ActClone {
-			s.Cloned++
-		}
-		if e.opt.Verify != VerifyOff {
-			s.Verified++
-			s.VerifiedBytes += p.size
-		}
-	})
+	e.report(o)
 }
 
 // placedAs checks that p's final name leads to the inode that was read

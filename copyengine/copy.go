@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -126,7 +127,7 @@ func (cp *copier) openAhead(sd *fileio.Dir, en *entry) bool {
 	if en.src != nil || !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
 		return true
 	}
-	if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.needSum() && cp.mayClone(&en.st) {
+	if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.opt.needSum() && cp.mayClone(&en.st) {
 		return true // a clone that needs no digest reads no data
 	}
 	if !e.ahead.take() {
@@ -210,20 +211,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 			en.group.ok = true
 			close(en.group.done)
 		}
-		e.done(act, rel, en.st.Size, func(s *Summary) {
-			s.Deduped++
-			s.BytesNotWritten += en.st.Size
-			s.DiskSaved += en.st.Size
-			if act == ActDedupClone {
-				s.DedupCloned++
-			} else {
-				s.DedupLinked++
-			}
-			if e.opt.Verify != VerifyOff {
-				s.Verified++ // read back as a copy is (committer.placed)
-				s.VerifiedBytes += en.st.Size
-			}
-		})
+		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
 		e.wouldRead(en.st.Size)
 		e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
@@ -240,24 +228,6 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	if !cp.wouldKeepReplaced(c, en, rel) {
 		return
 	}
-	e.count(func(s *Summary) {
-		switch act {
-		case ActCopy, ActClone:
-			s.Copied++
-			s.Bytes += en.st.Size
-			if act == ActClone {
-				s.Cloned++
-			}
-			if e.opt.Verify != VerifyOff {
-				s.Verified++
-				s.VerifiedBytes += en.st.Size
-			}
-		case ActSymlink:
-			s.Symlinks++
-		default:
-			s.Specials++
-		}
-	})
 	if en.group != nil {
 		en.group.ok = true
 		close(en.group.done)
@@ -265,9 +235,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	if act == ActCopy || act == ActClone {
 		e.wouldRead(en.st.Size)
 	}
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(en.st.Size)
-	e.emit(Event{Action: act, Path: rel, Size: en.st.Size})
+	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
 	e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
 }
 
@@ -362,10 +330,10 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 		mv := e.moveItem(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
 			e.mover.Note(mv, verify.Sum{})
-			e.done(ActSymlink, rel, 0, func(s *Summary) { s.Symlinks++ })
+			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActSymlink), Path: rel})
 		})
 	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
-		e.done(ActNotKept, rel, 0, func(s *Summary) {})
+		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActNotKept), Path: rel})
 		return nil
 	}
 	return err
@@ -384,7 +352,7 @@ func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 		mv := e.moveItem(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
 			e.mover.Note(mv, verify.Sum{})
-			e.done(ActSpecial, rel, 0, func(s *Summary) { s.Specials++ })
+			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActSpecial), Path: rel})
 		})
 	} else if fileio.IsPermission(err) && !e.root {
 		err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)
@@ -397,11 +365,6 @@ func (c *chunk) dstRel() string {
 		return c.src.rel // dry run into a directory not created yet
 	}
 	return c.dst.rel
-}
-
-// done counts an entry that reached its final name.
-func (e *engine) done(a Action, rel string, size int64, f func(s *Summary)) {
-	e.doneSum(a, rel, size, verify.Sum{}, f)
 }
 
 // makeNonRegular creates a symlink, fifo, socket or device under a
@@ -911,7 +874,7 @@ func (fc *fileCopy) copyData() error {
 			return err
 		}
 	}
-	if st.Size > 0 && sameDev && !e.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && fc.sc == nil && e.opt.share == nil {
+	if st.Size > 0 && sameDev && !e.opt.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && fc.sc == nil && e.opt.share == nil {
 		if done, err := fc.copyRange(); done || err != nil {
 			return err
 		}
@@ -935,11 +898,11 @@ func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
 		if err := e.bw.Moved(e.ctx, st.Size); err != nil {
 			return true, err
 		}
-		fc.act, fc.sum, fc.n, fc.hashed = ActClone, verify.Sum{}, st.Size, e.needSum()
-		if e.needSum() {
+		fc.act, fc.sum, fc.n, fc.hashed = ActClone, verify.Sum{}, st.Size, e.opt.needSum()
+		if e.opt.needSum() {
 			// The clone moved no data through us: read the source once
 			// for its digest, which the read-back is checked against.
-			if fc.sum, fc.n, err = e.streamSource(fc.en, e.source(fc.src, st), st.Size, fc.buf, e.bw.Sink(e.ctx)); err != nil {
+			if fc.sum, fc.n, err = e.records.stream(fc.en, e.source(fc.src, st), st.Size, fc.buf, e.bw.Sink(e.ctx)); err != nil {
 				return true, err
 			}
 		}
@@ -1014,7 +977,7 @@ func (fc *fileCopy) stream() (err error) {
 	// Every byte read is charged to --bwlimit, zeros too: Stream is told
 	// the file is not sparse, and the sink leaves them out.
 	charge := e.bw.Sink(e.ctx)
-	fc.sum, fc.n, err = e.streamSource(fc.en, e.source(fc.src, st), st.Size, fc.buf, func(p []byte, off int64) error {
+	fc.sum, fc.n, err = e.records.stream(fc.en, e.source(fc.src, st), st.Size, fc.buf, func(p []byte, off int64) error {
 		if err := charge(p, off); err != nil {
 			return err // a cancel stops a large file mid-way, not after it
 		}

@@ -166,15 +166,13 @@ func (wk *walker) carryOut(v verdict, src, dst *handle, en *entry, dstRel string
 // several (g) is then done, in place as the destination holds it.
 func (wk *walker) skipUnchanged(src *handle, en *entry, dstRel string, g *linkGroup) {
 	e := wk.e
-	e.decide.skip(dstRel, en.st.Size, en.fixed, unchangedSum(en))
+	sum := e.decide.skipUnchanged(dstRel, en)
 	e.noteMove(src, en, dstRel, unchangedSum(en))
 	if g != nil {
-		g.sum = e.recordUnchanged(dstRel, en)
+		g.sum = sum
 		g.extra = en.extra
 		g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}
 		close(g.done)
-	} else if en.st.IsRegular() {
-		e.recordUnchanged(dstRel, en)
 	}
 }
 
@@ -182,20 +180,7 @@ func (wk *walker) skipUnchanged(src *handle, en *entry, dstRel string, g *linkGr
 // its times, mode or owner were brought up to date (fixed), else as "skip";
 // sum is its digest, when known (zero otherwise).
 func (dc *decider) skip(rel string, size int64, fixed bool, sum verify.Sum) {
-	e := dc.e
-	e.count(func(s *Summary) {
-		s.Skipped++
-		if fixed {
-			s.MetaUpdated++
-		}
-	})
-	e.stats.FilesDone.Add(1)
-	e.stats.BytesDone.Add(size)
-	act := ActSkip
-	if fixed {
-		act = ActMeta
-	}
-	e.emit(Event{Action: act, Path: rel, Size: size, Sum: sum})
+	dc.e.report(skipOutcome(rel, size, fixed, sum))
 }
 
 // unchanged reports whether the destination already holds this entry

@@ -196,7 +196,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 			f.Close()
 		}
 	}()
-	sum, n, err := e.streamSource(en, e.source(f, &en.st), en.st.Size, buf, e.bw.Sink(e.ctx))
+	sum, n, err := e.records.stream(en, e.source(f, &en.st), en.st.Size, buf, e.bw.Sink(e.ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -439,7 +440,7 @@ func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 		return false
 	}
 	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
-	e.done(ActNotKept, rel, 0, func(s *Summary) {})
+	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActNotKept), Path: rel})
 	return true
 }
 

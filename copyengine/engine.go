@@ -14,11 +14,11 @@ import (
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/destlock"
-	"github.com/fastcopy/fastcopy/internal/digest"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -86,7 +86,7 @@ type entry struct {
 	equal bool // the destination entry was found to hold the source's content
 	// extra: the source's digests in the formats the records need besides
 	// xxh128, once it was read or its cache entry vouched for them
-	// (records.go).
+	// (internal/records/tee.go).
 	extra map[string]string
 }
 
@@ -159,12 +159,11 @@ type engine struct {
 
 	bufs sync.Pool
 
-	mu       sync.Mutex
-	sum      Summary
-	manifest []listed         // each file's digests, for the manifest, the ASC MHL generation or the bag (records.go)
-	extra    []*digest.Format // formats the records need besides xxh128, computed as sources are read (records.go)
-	mhlErr   error            // why the ASC MHL generation was not written (mhl.go)
-	bagErr   error            // why the bag's tag files were not written (bag.go)
+	mu  sync.Mutex
+	sum Summary
+
+	outcomes outcome.Hub   // what became of each entry, told by report (outcome.go)
+	records  *recordKeeper // the manifest, the ASC MHL generation, the bag, the audit log's flushes (records.go)
 
 	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
 	noClone    sync.Map    // dev -> true once FICLONE failed there
@@ -214,7 +213,8 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 
 // newEngine makes a run's shared state and its stages.
 func newEngine(opt Options) *engine {
-	e := &engine{opt: opt, stats: opt.Stats, filter: opt.rules, extra: opt.extraFormats()}
+	e := &engine{opt: opt, stats: opt.Stats, filter: opt.rules}
+	e.records = newRecordKeeper(e)
 	e.fs = &fsInfo{e: e}
 	e.drives.e = e
 	e.record = &cacheRecorder{e: e}
@@ -227,6 +227,7 @@ func newEngine(opt Options) *engine {
 	e.linkDest = &linkDests{e: e}
 	e.mirror, e.backups = &mirrorStage{e: e}, &backups{e: e}
 	e.scrub = &scrubber{e: e}
+	subscribeOutcomes(e)
 	e.euid = fileio.Geteuid()
 	e.umask, e.umaskKnown = fileio.Umask()
 	e.groups = map[uint32]bool{}
@@ -253,10 +254,10 @@ func newEngine(opt Options) *engine {
 // destination and locks it, copies, and sums up.
 func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary, error) {
 	opt := e.opt
-	if err := e.checkManifestPath(p); err != nil {
+	if err := e.opt.checkManifestPath(p); err != nil {
 		return Summary{}, err
 	}
-	if err := e.checkMHLPlan(p); err != nil {
+	if err := e.opt.checkMHLPlan(p); err != nil {
 		return Summary{}, err
 	}
 	if !e.skipWrite() && !opt.NoSpaceCheck {
@@ -294,7 +295,7 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	e.sum.Elapsed = time.Since(start)
 	e.sum.BytesRead = e.stats.BytesRead.Load()
 	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
-	e.noteMHLNotWritten(ctx.Err(), err) // mhl.go
+	e.records.noteMHLNotWritten(ctx.Err(), err) // mhl.go
 	switch {
 	case ctx.Err() != nil:
 		return e.sum, ctx.Err()
@@ -306,10 +307,10 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 		return e.sum, ErrSomeFailed
 	case e.mover.Incomplete() != nil: // internal/move
 		return e.sum, e.mover.Incomplete()
-	case e.mhlErr != nil: // mhl.go
-		return e.sum, e.mhlErr
-	case e.bagErr != nil: // bag.go
-		return e.sum, e.bagErr
+	case e.records.mhlErr != nil: // mhl.go
+		return e.sum, e.records.mhlErr
+	case e.records.bagErr != nil: // bag.go
+		return e.sum, e.records.bagErr
 	}
 	return e.sum, nil
 }
@@ -496,16 +497,7 @@ func (e *engine) fail(rel string, err error) {
 	if e.drives.destFull(rel, err) {
 		return // one error for a full destination (internal/drives)
 	}
-	e.mu.Lock()
-	e.sum.Failed++
-	e.sum.Failures = append(e.sum.Failures, newFailure(rel, err))
-	var mm *MismatchError
-	if errors.As(err, &mm) {
-		e.sum.Mismatches++
-	}
-	e.mu.Unlock()
-	e.stats.FilesDone.Add(1)
-	e.emit(Event{Action: ActFail, Path: rel, Err: err})
+	e.report(&outcome.Outcome{Kind: outcome.Failed, Path: rel, Err: err})
 }
 
 func (e *engine) count(f func(s *Summary)) {

@@ -53,7 +53,7 @@ func (e *engine) endScript() []endStep {
 		step("remember what the run holds in the cache", endAlways, e.record.rememberHeld),
 		step("note metadata not kept", endDone, e.fs.noteNotKept),
 		step("report the scrub", endDone, e.scrub.report),
-		{name: "write the manifest", when: endDone, do: e.writeManifest},
+		{name: "write the manifest", when: endDone, do: e.records.writeManifest},
 		// The directories get their mode and times now (a stopped run's
 		// too: not 0700 and the time of their last write until the next
 		// run).
@@ -61,9 +61,9 @@ func (e *engine) endScript() []endStep {
 		step("flush for the audit log", endStopped, e.commit.flushForLog),
 		{name: "stop", when: endStopped, do: e.stopErr},
 		{name: "final flush", when: endDone, isFlush: true, do: e.finalFlush},
-		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.writeMHL(); return nil }}, // every file it lists is in place and flushed
+		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.records.writeMHL(); return nil }}, // every file it lists is in place and flushed
 		{name: "removals (--delete, --move)", when: endDone, flush: true, do: e.removals},
-		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.writeBag(); return nil }}, // after --delete: the bag lists what data/ holds
+		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.records.writeBag(); return nil }}, // after --delete: the bag lists what data/ holds
 	}
 }
 
@@ -118,7 +118,7 @@ func (e *engine) finalFlush() error {
 		return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 	}
 	e.record.rememberFlushed()
-	e.flushed(at)
+	e.records.flushed(at)
 	return nil
 }
 
@@ -158,7 +158,7 @@ func (e *engine) removals() error {
 			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
 		}
 		if flushErr == nil {
-			e.removalsFlushed(at) // the audit log (audit.go)
+			e.records.flushed(at) // the audit log (audit.go)
 		} else if err == nil {
 			err = flushErr
 		}

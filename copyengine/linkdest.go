@@ -12,6 +12,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -279,7 +280,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	}
 	if e.cache != nil && en.srcKey != "" {
 		pol := ld.srcPolicy(c.src.d, en.st.Dev)
-		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(fileState(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.cachedExtras(en, r[0].Entry) {
+		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(fileState(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.records.cachedExtras(en, r[0].Entry) {
 			e.count(func(s *Summary) { s.CacheHits++ })
 			return r[0].Entry.Sum, true
 		}
@@ -403,8 +404,7 @@ func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st 
 		close(en.group.done)
 	}
 	e.staged.report(c.stage, rel, func() {
-		e.done(ActLinkDest, rel, en.st.Size, func(s *Summary) { s.LinkDest++ })
-		e.recordSum(rel, sum, en.extra)
+		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActLinkDest), Path: rel, Size: en.st.Size, Sum: sum, Extra: en.extra, Listed: true})
 		e.mover.Note(mv, sum)
 	})
 }

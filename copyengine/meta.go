@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 )
 
 // owner returns the uid and gid to set on a copy of st (-1 = leave as
@@ -309,9 +310,10 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	}
 	cur, err := fd.Lstat(fname)
 	if err == nil && (devIno{cur.Dev, cur.Ino}) == want {
-		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+		o := skipOutcome(f.rel, f.st.Size, false, f.group.sum)
+		o.Extra, o.Listed = f.group.extra, true // another name of the leader's inode
+		e.report(o)
 		e.mover.Note(f.mv, f.group.sum)
-		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
 		return nil
 	}
 	if f.clash != nil && !fileio.IsNotExist(err) {
@@ -343,11 +345,8 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
 	}
 	e.staged.report(f.stage, f.rel, func() {
-		e.count(func(s *Summary) { s.Linked++ })
-		e.stats.FilesDone.Add(1)
-		e.stats.BytesDone.Add(f.st.Size)
-		e.emit(Event{Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum})
-		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
+		e.report(&outcome.Outcome{Kind: outcome.Linked, Action: string(ActLink), Path: f.rel, Size: f.st.Size, Sum: f.group.sum,
+			Extra: f.group.extra, Listed: true}) // another name of the leader's inode
 		e.mover.Note(f.mv, f.group.sum)
 	})
 	return nil

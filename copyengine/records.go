@@ -1,34 +1,19 @@
 package copyengine
 
 import (
-	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/digest"
+	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/records"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// Digests in other formats than xxh128, for records.
-//
-// The copy's own checks (the read-back, dedup, the cache's decisions) are
-// xxh128 and stay so. A record may need other formats: a manifest with
-// ManifestHash sha256, an ASC MHL generation with MHLHashes xxh64,md5, a
-// BagIt bag's sha256 manifest. Those are computed in the same pass over
-// each source byte as its xxh128 (streamSource tees what is read into a
-// digest.Set), never by reading a file again, and only when a record asks
-// for them: a run without one hashes xxh128 alone, as before. They ride
-// with the entry (entry.extra, linkGroup.extra) to the one report that
-// lists the file (recordSum), and are remembered in the source's hash
-// cache entry (hashcache.Entry.Digests), so that a rerun that finds the
-// file unchanged lists them without reading it; an entry that lacks one
-// does not vouch for the source, which is then read.
-
 // xxh128 is the copy's own format, which verify.Sum holds.
-const xxh128 = "xxh128"
+const xxh128 = records.XXH128
 
 // checkRecords parses the formats the records are asked for and refuses
 // what they cannot hold.
@@ -51,28 +36,15 @@ func (o *Options) checkRecords() error {
 			return &RefusalError{Msg: "--mhl-hash sets the formats of --mhl's generation, and --mhl was not given", Hint: "add --mhl, or leave --mhl-hash out"}
 		}
 		if _, err := digest.Parse(strings.Join(o.MHLHashes, ",")); err != nil {
-			return &RefusalError{Msg: "--mhl-hash: " + err.Error(), Hint: "name formats of the ASC MHL specification: " + strings.Join(mhlFormats, ", ")}
+			return &RefusalError{Msg: "--mhl-hash: " + err.Error(), Hint: "name formats of the ASC MHL specification: " + strings.Join(records.MHLFormats, ", ")}
 		}
 		for _, n := range o.MHLHashes {
-			if !isMHLFormat(n) {
-				return refuse(n, "is not a hash format of the ASC MHL specification", "use "+strings.Join(mhlFormats, ", "))
+			if !records.IsMHLFormat(n) {
+				return refuse(n, "is not a hash format of the ASC MHL specification", "use "+strings.Join(records.MHLFormats, ", "))
 			}
 		}
 	}
 	return o.checkBag()
-}
-
-// mhlFormats are the formats an ASC MHL generation may record (the
-// specification's, less none).
-var mhlFormats = []string{"xxh128", "xxh64", "xxh3", "md5", "sha1", "c4"}
-
-func isMHLFormat(name string) bool {
-	for _, f := range mhlFormats {
-		if strings.EqualFold(f, strings.TrimSpace(name)) {
-			return true
-		}
-	}
-	return false
 }
 
 // manifestFormat is the format of the manifest's digests.
@@ -124,157 +96,6 @@ func (o *Options) extraFormats() []*digest.Format {
 	return out
 }
 
-// streamSource is verify.Stream over a source file (en's): with the run's
-// extra formats, each byte read is also fed to them, and their digests are
-// kept in en.extra once the whole file was read. Without any, it is
-// verify.Stream.
-//
-// A file read in one piece is hashed in the worker, which the other
-// workers' files keep the other cores busy beside. A larger one is hashed
-// by a teeHasher: one goroutine per extra format, each over a copy of
-// every piece, beside the worker's read, xxh128 and write of the next
-// pieces, so that a slow format (sha512, md5: a few hundred MB/s a core)
-// takes cores of its own instead of holding up the copy of a large file.
-func (e *engine) streamSource(en *entry, f verify.Source, size int64, buf []byte, sink verify.Sink) (verify.Sum, int64, error) {
-	if len(e.extra) == 0 {
-		return verify.Stream(f, size, false, buf, sink)
-	}
-	var tee interface {
-		Write(p []byte) (int, error)
-	}
-	var sums func() map[string]string
-	if size > 0 && size <= int64(len(buf)) {
-		set := digest.NewSet(e.extra)
-		tee, sums = set, set.Sums
-	} else {
-		th := e.newTeeHasher()
-		defer th.close()
-		tee, sums = th, th.sums
-	}
-	sum, n, err := verify.Stream(f, size, false, buf, func(p []byte, off int64) error {
-		_, _ = tee.Write(p)
-		return sink(p, off)
-	})
-	if err == nil {
-		en.extra = sums()
-	}
-	return sum, n, err
-}
-
-// teeHashDepth is how many pieces a teeHasher holds copies of: the
-// worker runs that far ahead of its slowest format before it waits.
-const teeHashDepth = 4
-
-// teeHasher hashes what it is given in the extra formats, each in a
-// goroutine of its own, over copies of the pieces (the caller's buffer is
-// reused by the next read as soon as Write returns).
-type teeHasher struct {
-	e     *engine
-	sets  []*digest.Set // one format each
-	ins   []chan *teePiece
-	free  chan *teePiece
-	made  int
-	wg    sync.WaitGroup
-	final map[string]string
-}
-
-// teePiece is one piece's copy, returned to free once every format has
-// hashed it.
-type teePiece struct {
-	buf  *[]byte
-	n    int
-	left atomic.Int32
-}
-
-func (e *engine) newTeeHasher() *teeHasher {
-	th := &teeHasher{e: e, free: make(chan *teePiece, teeHashDepth)}
-	for _, f := range e.extra {
-		set := digest.NewSet([]*digest.Format{f})
-		in := make(chan *teePiece, teeHashDepth)
-		th.sets, th.ins = append(th.sets, set), append(th.ins, in)
-		th.wg.Add(1)
-		go func() {
-			defer th.wg.Done()
-			for p := range in {
-				_, _ = set.Write((*p.buf)[:p.n])
-				if p.left.Add(-1) == 0 {
-					th.free <- p
-				}
-			}
-		}()
-	}
-	return th
-}
-
-// Write hands a copy of p to every format's goroutine, waiting for a
-// free piece when all are taken.
-func (th *teeHasher) Write(p []byte) (int, error) {
-	var pc *teePiece
-	if th.made < teeHashDepth {
-		th.made++
-		pc = &teePiece{buf: th.e.buf()}
-	} else {
-		pc = <-th.free
-	}
-	if len(*pc.buf) < len(p) { // not the engine's reads (verify.BufSize)
-		b := make([]byte, len(p))
-		pc.buf = &b
-	}
-	pc.n = copy(*pc.buf, p)
-	pc.left.Store(int32(len(th.ins)))
-	for _, in := range th.ins {
-		in <- pc
-	}
-	return len(p), nil
-}
-
-// close waits for the goroutines to hash what they were given and
-// releases the buffers; the digests are then final. It may be called
-// more than once.
-func (th *teeHasher) close() {
-	if th.final != nil {
-		return
-	}
-	for _, in := range th.ins {
-		close(in)
-	}
-	th.wg.Wait()
-	th.final = map[string]string{}
-	for _, s := range th.sets {
-		for k, v := range s.Sums() {
-			th.final[k] = v
-		}
-	}
-	for ; th.made > 0; th.made-- {
-		if b := (<-th.free).buf; len(*b) == verify.BufSize {
-			th.e.putBuf(b)
-		}
-	}
-}
-
-// sums returns the digests of everything written.
-func (th *teeHasher) sums() map[string]string {
-	th.close()
-	return th.final
-}
-
-// cachedExtras says whether a source's valid cache entry ent holds every
-// extra digest the run needs, and if so gives them to en. Without extra
-// formats it is always true.
-func (e *engine) cachedExtras(en *entry, ent hashcache.Entry) bool {
-	if len(e.extra) == 0 {
-		return true
-	}
-	ds := ent.DigestMap()
-	for _, f := range e.extra {
-		if ds[f.Name] == "" {
-			return false
-		}
-	}
-	en.extra = ds
-	return true
-}
-
 // withDigests is ent with the extra digests extra, for the cache.
 func withDigests(ent hashcache.Entry, extra map[string]string) hashcache.Entry {
 	if len(extra) > 0 {
@@ -283,34 +104,69 @@ func withDigests(ent hashcache.Entry, extra map[string]string) hashcache.Entry {
 	return ent
 }
 
-// listed is one file the run lists in its records: its path below DEST,
-// its xxh128 and the digests of the other formats asked for.
-type listed struct {
-	path  string
-	sum   verify.Sum
-	extra map[string]string
+// recordKeeper is the engine's glue to the run's records
+// (internal/records): it lists each outcome the records list (the
+// manifest, the ASC MHL generation and the bag share one Set), hashes
+// sources in the records' other formats as they are read, and has each
+// record written at its moment of the run, failing by name the files a
+// record could not list. It also tells the audit log (--log) when what
+// was reported is durable (audit.go).
+type recordKeeper struct {
+	e       *engine
+	set     records.Set
+	hashes  records.Hashes // the formats besides xxh128 the records need (Options.extraFormats)
+	flushes records.Flushes
+	mhlErr  error // why the ASC MHL generation was not written (mhl.go)
+	bagErr  error // why the bag's tag files were not written (bag.go)
 }
 
-// digestOf returns l's digest in the format named, as records write it.
-func (l *listed) digestOf(format string) (string, bool) {
-	if format == xxh128 {
-		return verify.Hex(l.sum), true
+func newRecordKeeper(e *engine) *recordKeeper {
+	return &recordKeeper{
+		e:       e,
+		hashes:  records.Hashes{Formats: e.opt.extraFormats(), Get: e.buf, Put: e.putBuf},
+		flushes: records.Flushes{OnFlush: e.opt.OnFlush, Off: e.opt.NoSync || e.opt.DryRun},
 	}
-	v, ok := l.extra[format]
-	return v, ok
 }
 
-// emptyExtras are the extra digests of no bytes.
-func (e *engine) emptyExtras() map[string]string {
-	if len(e.extra) == 0 {
-		return nil
+// listen is the records' listener: an outcome Listed is noted for them
+// when the run lists digests.
+func (rk *recordKeeper) listen(o *outcome.Outcome) {
+	if o.Listed && rk.e.opt.listsSums() {
+		rk.set.Add(records.Listed{Path: o.Path, Sum: o.Sum, Extra: o.Extra})
 	}
-	return digest.NewSet(e.extra).Sums()
 }
 
-// errNoDigest is the failure of a file whose digest in a format a record
-// needs the run does not have (it was neither read nor vouched for with
-// it): the record is written without it, and a rerun reads it.
-func errNoDigest(format string) error {
-	return fmt.Errorf("no %s digest of the source for the record: rerun to read it", format)
+// stream is verify.Stream over a source file (en's), which also computes
+// its digests in the records' other formats (records.Hashes.Stream) and
+// keeps them in en.extra once the whole file was read.
+func (rk *recordKeeper) stream(en *entry, f verify.Source, size int64, buf []byte, sink verify.Sink) (verify.Sum, int64, error) {
+	sum, n, extra, err := rk.hashes.Stream(f, size, buf, sink)
+	if err == nil && extra != nil {
+		en.extra = extra
+	}
+	return sum, n, err
 }
+
+// cachedExtras says whether a source's valid cache entry ent holds every
+// extra digest the run needs, and if so gives them to en. Without extra
+// formats it is always true.
+func (rk *recordKeeper) cachedExtras(en *entry, ent hashcache.Entry) bool {
+	if len(rk.hashes.Formats) == 0 {
+		return true
+	}
+	ds, ok := rk.hashes.FromCache(ent.DigestMap())
+	if ok {
+		en.extra = ds
+	}
+	return ok
+}
+
+// failAll fails by name the files a record could not list.
+func (rk *recordKeeper) failAll(failed []records.Failure) {
+	for _, f := range failed {
+		rk.e.fail(f.Path, f.Err)
+	}
+}
+
+// flushed tells OnFlush that what was reported before at is durable.
+func (rk *recordKeeper) flushed(at time.Time) { rk.flushes.Flushed(at) }
