@@ -655,7 +655,7 @@ func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *checked) bool
 	o := skipOutcome(rel, en.st.Size, en.fixed, k.src)
 	o.Extra, o.Listed = en.extra, true
 	e.report(o)
-	e.noteMove(c.src, en, rel, k.src)
+	e.moves.note(c.src, en, rel, k.src)
 	return true
 }
 

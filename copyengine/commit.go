@@ -280,7 +280,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 		}
 	}
 	c.groupDone(p, true)
-	mv, sum := e.moveItem(p.src, &p.en, p.rel), p.sum // --move: noted once placed
+	mv, sum := e.moves.item(p.src, &p.en, p.rel), p.sum // --move: noted once placed
 	e.staged.report(p.stageOf(), p.rel, func() { c.reportPlaced(p); e.mover.Note(mv, sum) })
 }
 

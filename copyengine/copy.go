@@ -213,7 +213,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 		}
 		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
 		e.wouldRead(en.st.Size)
-		e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
+		e.moves.note(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
 	}
 	act := ActCopy
@@ -236,7 +236,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 		e.wouldRead(en.st.Size)
 	}
 	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
-	e.noteMove(c.src, en, rel, verify.Sum{}) // --move: would be removed
+	e.moves.note(c.src, en, rel, verify.Sum{}) // --move: would be removed
 }
 
 // copyFile copies a regular file (or finds it equal, or leaves it to the
@@ -327,7 +327,7 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 		return made
 	})
 	if err == nil {
-		mv := e.moveItem(c.src, en, rel)
+		mv := e.moves.item(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
 			e.mover.Note(mv, verify.Sum{})
 			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActSymlink), Path: rel})
@@ -349,7 +349,7 @@ func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 		return c.dst.d.Mknod(tmp, en.st.Mode, en.st.Rdev)
 	})
 	if err == nil {
-		mv := e.moveItem(c.src, en, rel)
+		mv := e.moves.item(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
 			e.mover.Note(mv, verify.Sum{})
 			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActSpecial), Path: rel})

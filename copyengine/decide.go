@@ -142,7 +142,7 @@ func (wk *walker) carryOut(v verdict, src, dst *handle, en *entry, dstRel string
 	case needKeep:
 		e.decide.keepExisting(en, dstRel, v.group)
 	case needLink:
-		f := linkFollower{rel: dstRel, group: v.group, st: en.st, tmp: en.tmp, mv: e.moveItem(src, en, dstRel), clash: en.clash}
+		f := linkFollower{rel: dstRel, group: v.group, st: en.st, tmp: en.tmp, mv: e.moves.item(src, en, dstRel), clash: en.clash}
 		if dst != nil {
 			f.stage = dst.stage // its directory is published once the name is placed
 		}
@@ -167,7 +167,7 @@ func (wk *walker) carryOut(v verdict, src, dst *handle, en *entry, dstRel string
 func (wk *walker) skipUnchanged(src *handle, en *entry, dstRel string, g *linkGroup) {
 	e := wk.e
 	sum := e.decide.skipUnchanged(dstRel, en)
-	e.noteMove(src, en, dstRel, unchangedSum(en))
+	e.moves.note(src, en, dstRel, unchangedSum(en))
 	if g != nil {
 		g.sum = sum
 		g.extra = en.extra

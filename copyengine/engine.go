@@ -194,7 +194,8 @@ type engine struct {
 	// --delete, --backup-dir, --move (mirror.go, backupdir.go, move.go)
 	mirror  *mirrorStage
 	backups *backups
-	mover   *move.Journal
+	mover   *move.Journal // nil without --move
+	moves   moveStage     // what the journal asks of the run (move.go)
 	// --scrub (scrub.go)
 	scrub *scrubber
 }
@@ -237,7 +238,8 @@ func newEngine(opt Options) *engine {
 	e.ahead.max = aheadLimit(fileio.OpenLimit())
 	e.egid = fileio.Getegid()
 	e.root = e.euid == 0
-	e.mover = e.newMover() // --move, nil without
+	e.moves = moveStage{e}
+	e.mover = e.moves.journal() // --move, nil without
 	e.bufs.New = func() any { b := make([]byte, verify.BufSize); return &b }
 	e.sum.Verify = opt.Verify
 	if opt.Dedup != dedup.Off && !e.skipWrite() {
@@ -478,7 +480,8 @@ func (e *engine) run(p *plan) error {
 	}
 	e.stats.ScanDone.Store(true)
 
-	return e.finishRun(e.endScript())
+	end := ending{e}
+	return end.run(end.script())
 }
 
 func (e *engine) buf() *[]byte     { return e.bufs.Get().(*[]byte) }

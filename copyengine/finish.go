@@ -7,13 +7,16 @@ import (
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
-// The end of a run is one script (endScript): its steps in order, the same
+// The end of a run is one script (ending.script): its steps in order, the same
 // list for a run that copied everything and for one that was stopped
 // (cancelled, a drive gone, DEST full). Each step says when it runs and
-// whether it belongs after the final flush; finishRun runs the list. A
+// whether it belongs after the final flush; ending.run runs the list. A
 // step that needs the flush is skipped once the run is cancelled: what it
 // does (an ASC MHL generation, removals, the bag's tag files) vouches for
 // copies a cancelled run no longer stands behind.
+
+// ending is the end of a run: its script and the steps of its own.
+type ending struct{ e *engine }
 
 // endWhen says which runs take a step of the end of a run.
 type endWhen uint8
@@ -39,8 +42,9 @@ func step(name string, when endWhen, f func()) endStep {
 	return endStep{name: name, when: when, do: func() error { f(); return nil }}
 }
 
-// endScript is the end of a run, in order.
-func (e *engine) endScript() []endStep {
+// script is the end of a run, in order.
+func (en ending) script() []endStep {
+	e := en.e
 	return []endStep{
 		// Duplicates and further hard-link names are placed before the
 		// new directories they are in are published (each stage counts
@@ -59,17 +63,18 @@ func (e *engine) endScript() []endStep {
 		// run).
 		step("directory metadata", endAlways, e.commit.applyDirMeta),
 		step("flush for the audit log", endStopped, e.commit.flushForLog),
-		{name: "stop", when: endStopped, do: e.stopErr},
-		{name: "final flush", when: endDone, isFlush: true, do: e.finalFlush},
+		{name: "stop", when: endStopped, do: en.stopErr},
+		{name: "final flush", when: endDone, isFlush: true, do: en.finalFlush},
 		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.records.writeMHL(); return nil }}, // every file it lists is in place and flushed
-		{name: "removals (--delete, --move)", when: endDone, flush: true, do: e.removals},
+		{name: "removals (--delete, --move)", when: endDone, flush: true, do: en.removals},
 		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.records.writeBag(); return nil }}, // after --delete: the bag lists what data/ holds
 	}
 }
 
-// finishRun runs the end of a run's script and returns the run's error:
+// run runs the end of a run's script and returns the run's error:
 // the stop's, the first step's that failed, or the context's.
-func (e *engine) finishRun(steps []endStep) error {
+func (en ending) run(steps []endStep) error {
+	e := en.e
 	var stopped, known bool
 	flushed := false
 	for _, s := range steps {
@@ -97,7 +102,8 @@ func (e *engine) finishRun(steps []endStep) error {
 
 // stopErr is the error a stopped run returns: the drive that went, the
 // destination that filled up, or the interruption.
-func (e *engine) stopErr() error {
+func (en ending) stopErr() error {
+	e := en.e
 	if g := e.drives.goneErr(); g != nil {
 		return e.drives.stopGone(g)
 	}
@@ -109,7 +115,8 @@ func (e *engine) stopErr() error {
 
 // finalFlush makes what the run wrote durable. --delete and --move remove
 // only what this flush made safe to remove: they flush with --no-sync too.
-func (e *engine) finalFlush() error {
+func (en ending) finalFlush() error {
+	e := en.e
 	if (e.opt.NoSync && !e.removes()) || e.skipWrite() || e.dstRoot == nil {
 		return nil
 	}
@@ -126,7 +133,8 @@ func (e *engine) finalFlush() error {
 // --delete, then --move, then a flush of what they removed or kept. A
 // failed --delete pass (--max-delete, a guard) still has what it removed
 // flushed and its directories' times put back; the error is the step's.
-func (e *engine) removals() error {
+func (en ending) removals() error {
+	e := en.e
 	if !e.removes() {
 		return nil
 	}
@@ -134,7 +142,7 @@ func (e *engine) removals() error {
 	err := e.mirror.finish()
 	if err == nil {
 		e.mirror.record()
-		e.finishMove()
+		e.moves.finish()
 	}
 	if e.sum.Deleted > 0 && !e.skipWrite() {
 		// Removing entries moved their directories' times: put the

@@ -6,7 +6,7 @@ import "testing"
 // final flush, every step that needs it after it, and nothing a stopped
 // run takes after the step that returns its stop.
 func TestEndScriptOrder(t *testing.T) {
-	steps := newEngine(Options{}).endScript()
+	steps := ending{newEngine(Options{})}.script()
 	flush, stop := -1, -1
 	for i, s := range steps {
 		switch {

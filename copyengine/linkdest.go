@@ -397,7 +397,7 @@ func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st 
 	if placed != nil && e.cache != nil && st.Size > 0 {
 		e.record.rememberDestLater(e.dstSide.key(rel), placed, sum, time.Now(), deviceRead(readAt))
 	}
-	mv := e.moveItem(c.src, en, rel) // --move: noted once placed
+	mv := e.moves.item(c.src, en, rel) // --move: noted once placed
 	if en.group != nil {
 		en.group.ok, en.group.sum, en.group.ino = true, sum, devIno{st.Dev, st.Ino}
 		en.group.extra = en.extra

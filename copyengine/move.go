@@ -17,11 +17,16 @@ var ErrMoveIncomplete = move.ErrMoveIncomplete
 // (move.MoveIncompleteError).
 type MoveIncompleteError = move.MoveIncompleteError
 
-// newMover makes the journal of a run with --move (internal/move), nil
-// without: each source entry whose copy reached its final name is noted
-// (noteMove, or moveItem and then Note once placed), and after the final
-// flush finishMove removes those still proven to be what was copied.
-func (e *engine) newMover() *move.Journal {
+// moveStage is the engine's side of --move: it builds the journal
+// (internal/move) from the run and gives the journal what it asks of the
+// run; each source entry whose copy reached its final name is noted (note,
+// or item and then Journal.Note once placed), and after the final flush
+// finish removes those still proven to be what was copied.
+type moveStage struct{ e *engine }
+
+// journal makes the journal of a run with --move, nil without.
+func (ms moveStage) journal() *move.Journal {
+	e := ms.e
 	if !e.opt.Move {
 		return nil
 	}
@@ -31,35 +36,36 @@ func (e *engine) newMover() *move.Journal {
 		AllXattrs: e.root,
 		OpenDir:   e.opt.openRoot,
 		Dest:      func() (string, *fileio.Dir) { return e.dstRootPath, e.dstRoot },
-		Dirs:      e.moveDirs,
-		Failures:  e.failedPaths,
+		Dirs:      ms.dirs,
+		Failures:  ms.failedPaths,
 		Stopped:   func() bool { return e.ctx.Err() != nil },
 		Failed:    e.fail,
-		Removed:   e.sourceRemoved,
+		Removed:   ms.removed,
 		Hashed:    func(n int64) { e.count(func(s *Summary) { s.BytesHashed += n }) },
 	})
 }
 
-// moveItem is what --move needs to remove the source entry en of src
+// item is what --move needs to remove the source entry en of src
 // once its copy at rel is placed: taken while src is open.
-func (e *engine) moveItem(src *handle, en *entry, rel string) move.Item {
+func (ms moveStage) item(src *handle, en *entry, rel string) move.Item {
 	if src == nil {
 		return move.Item{}
 	}
-	return e.mover.Source(src.d, en.name, en.st, rel)
+	return ms.e.mover.Source(src.d, en.name, en.st, rel)
 }
 
-// noteMove notes the source entry en of src, whose copy reached its final
+// note notes the source entry en of src, whose copy reached its final
 // name rel with the content sum (zero when unknown), to remove once the
 // copy is durable.
-func (e *engine) noteMove(src *handle, en *entry, rel string, sum verify.Sum) {
-	e.mover.Note(e.moveItem(src, en, rel), sum)
+func (ms moveStage) note(src *handle, en *entry, rel string, sum verify.Sum) {
+	ms.e.mover.Note(ms.item(src, en, rel), sum)
 }
 
-// finishMove removes the noted sources (after the final flush of a run
+// finish removes the noted sources (after the final flush of a run
 // that was not stopped) and puts in the summary the sources kept in
 // place, once per reason.
-func (e *engine) finishMove() {
+func (ms moveStage) finish() {
+	e := ms.e
 	r := e.mover.Finish()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -69,9 +75,10 @@ func (e *engine) finishMove() {
 	}
 }
 
-// sourceRemoved counts and reports a source entry --move removed (in a
+// removed counts and reports a source entry --move removed (in a
 // dry run: would remove); dir: a directory left empty.
-func (e *engine) sourceRemoved(rel string, dir bool) {
+func (ms moveStage) removed(rel string, dir bool) {
+	e := ms.e
 	act := ActRemoveSource
 	if e.skipWrite() {
 		act = ActWouldRemoveSource
@@ -85,10 +92,10 @@ func (e *engine) sourceRemoved(rel string, dir bool) {
 	e.event(act, rel)
 }
 
-// moveDirs are the source directories the copy went through, for
+// dirs are the source directories the copy went through, for
 // --move to remove those left empty.
-func (e *engine) moveDirs() []move.Dir {
-	walked := e.commit.walkedDirs()
+func (ms moveStage) dirs() []move.Dir {
+	walked := ms.e.commit.walkedDirs()
 	dirs := make([]move.Dir, len(walked))
 	for i, dm := range walked {
 		dirs[i] = move.Dir{SrcRoot: dm.srcRoot, SrcRel: dm.srcRel, DstRel: dm.dstRel}
@@ -97,7 +104,8 @@ func (e *engine) moveDirs() []move.Dir {
 }
 
 // failedPaths are the paths of what failed so far.
-func (e *engine) failedPaths() []string {
+func (ms moveStage) failedPaths() []string {
+	e := ms.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var failed []string
