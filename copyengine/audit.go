@@ -24,7 +24,7 @@ func (e *engine) emit(ev Event) {
 	if e.opt.OnEvent == nil {
 		return
 	}
-	if e.opt.DryRun {
+	if e.skipWrite() {
 		ev.Action = ev.Action.Would()
 	}
 	if ev.Time.IsZero() {

@@ -27,7 +27,6 @@ func (b *backups) check(p *plan) error {
 	cfg := backupdir.Config{
 		Arg:       e.opt.BackupDir,
 		Dest:      p.dstRoot,
-		DryRun:    e.skipWrite(),
 		Resolve:   argPath,
 		Inside:    overlapInside,
 		SkipWrite: e.skipWrite,

@@ -160,7 +160,7 @@ func (o *Options) prepareBag() error {
 // rk.bagErr.
 func (rk *recordKeeper) writeBag() {
 	e := rk.e
-	if !e.opt.Bag || e.opt.DryRun || e.dstRoot == nil {
+	if !e.opt.Bag || e.skipWrite() || e.dstRoot == nil {
 		return
 	}
 	given, _ := e.opt.bagFields() // checked by Check

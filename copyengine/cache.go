@@ -387,7 +387,7 @@ func deviceRead(t time.Time) int64 {
 // a cache, for an empty file, or on a volume with no known identity.
 func (dc *decider) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
 	e := dc.e
-	if e.cache == nil || key == "" || st.Size == 0 || e.opt.DryRun {
+	if e.cache == nil || key == "" || st.Size == 0 || e.skipWrite() {
 		return hashcache.Entry{}, false // a dry run stores nothing
 	}
 	vol := e.fs.knownVolume(st.Dev)
@@ -476,7 +476,7 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 	if vouched.Nlink > 1 {
 		return false
 	}
-	if dst == nil || e.opt.DryRun {
+	if dst == nil || e.skipWrite() {
 		en.fixed = dst != nil // a dry run says the times would be set
 		return true
 	}

@@ -80,14 +80,14 @@ type fsInfo struct {
 
 // probeCaps gives the run's Info its Config once the destination root d
 // is open (nil: DEST a dry run would make), and learns what d can keep
-// from its type. With write, hard links may be tried there later.
-func (fsi *fsInfo) probeCaps(d *fileio.Dir, write bool) {
+// from its type. Unless a dry run, hard links may be tried there later.
+func (fsi *fsInfo) probeCaps(d *fileio.Dir) {
 	e := fsi.e
 	var made destfs.Recorder
 	if e.made != nil {
 		made = e.made
 	}
-	fsi.info.Start(destfs.Config{RootPath: e.dstRootPath, Root: d, DryRun: !write, Privileged: e.root, Made: made})
+	fsi.info.Start(destfs.Config{RootPath: e.dstRootPath, Root: d, SkipWrite: e.skipWrite, Privileged: e.root, Made: made})
 }
 
 func (fsi *fsInfo) hasLinks() bool                          { return fsi.info.HasLinks() }
@@ -135,7 +135,7 @@ func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
 	if dd == nil {
 		dd = e.dstRoot // a dry run's directory not made: DEST's filesystem
 	}
-	if dd == nil && e.opt.DryRun {
+	if dd == nil && e.skipWrite() {
 		// DEST that would be made: its nearest existing parent's.
 		if t, _ := fileio.FSType(nearestExisting(e.dstRootPath)); t != "" {
 			return t

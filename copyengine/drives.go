@@ -83,7 +83,7 @@ func (dw *driveWatch) destStillThere() error {
 func (dw *driveWatch) stopGone(g *DriveGoneError) error {
 	e := dw.e
 	g.Kept = dw.kept()
-	if g.Side != "destination" && !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
+	if g.Side != "destination" && !e.opt.NoSync && !e.skipWrite() && e.dstRoot != nil {
 		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("%w; and flushing %q to stable storage: %w", g, e.dstRootPath, err)
 		}
@@ -108,7 +108,7 @@ func (dw *driveWatch) stopFull() error {
 	if sp, err := fileio.SpaceOf(e.dstRootPath); err == nil && sp.Known() {
 		f.Free = sp.Free
 	}
-	if !e.opt.NoSync && !e.opt.DryRun && e.dstRoot != nil {
+	if !e.opt.NoSync && !e.skipWrite() && e.dstRoot != nil {
 		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("%w; and flushing %q to stable storage: %w", f, e.dstRootPath, err)
 		}

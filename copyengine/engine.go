@@ -348,7 +348,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.cacheSides(p)
 	e.linkDest.open(p.dstRoot, undo)
 	if p.create && e.skipWrite() {
-		e.fs.probeCaps(nil, false) // DEST a dry run would make: its type is unknown
+		e.fs.probeCaps(nil) // DEST a dry run would make: its type is unknown
 		return nil
 	}
 	d := made
@@ -379,7 +379,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.loadMade(d, p.dstRoot)
 	undo.add(e.made.Finish)
 	e.walker.destDir(d)
-	e.fs.probeCaps(d, !e.skipWrite())
+	e.fs.probeCaps(d)
 	e.drives.watch("destination", p.dstRoot, d)
 	if st, err := d.Stat(); err == nil {
 		e.dstDev = st.Dev

@@ -12,8 +12,8 @@ func (e *engine) loadMade(d *fileio.Dir, path string) {
 	e.made = made.Load(made.Config{
 		Root:         d,
 		Path:         path,
-		DryRun:       e.skipWrite(),
 		NoSync:       e.opt.NoSync,
+		SkipWrite:    e.skipWrite,
 		UID:          e.euid,
 		Cleaned:      func(rel string) { e.event(ActCleanTmp, rel) },
 		KeepDirTimes: keepDirTimes,

@@ -21,10 +21,6 @@ func (o *Options) needSum() bool {
 // digest.
 func (o *Options) listsSums() bool { return o.Manifest != "" || o.MHL || o.Bag }
 
-// wantSums says whether this run writes a list of digests: a manifest,
-// an ASC MHL generation or a bag.
-func (o *Options) wantSums() bool { return o.listsSums() && !o.DryRun }
-
 // skipUnchanged reports an entry found unchanged by its stat (and the
 // cache) as skipped, or fixed when its metadata was brought up to date,
 // and returns the digest the records list it with. A regular file is
@@ -38,7 +34,7 @@ func (dc *decider) skipUnchanged(rel string, en *entry) verify.Sum {
 	e := dc.e
 	o := skipOutcome(rel, en.st.Size, en.fixed, unchangedSum(en))
 	missing := false
-	if en.st.IsRegular() && e.opt.wantSums() {
+	if en.st.IsRegular() && e.opt.listsSums() && !e.skipWrite() { // the run writes a list of digests
 		switch {
 		case en.st.Size == 0:
 			en.extra = e.records.hashes.Empty()
@@ -76,7 +72,7 @@ func skipOutcome(rel string, size int64, fixed bool, sum verify.Sum) *outcome.Ou
 // or from its valid cache entry.
 func (rk *recordKeeper) writeManifest() error {
 	o := &rk.e.opt
-	if o.Manifest == "" || o.DryRun {
+	if o.Manifest == "" || rk.e.skipWrite() {
 		return nil
 	}
 	m := records.Manifest{Path: o.Manifest, Format: o.manifestFormat(), NoSync: o.NoSync, TempSuffix: tempSuffix}
@@ -91,9 +87,11 @@ func (rk *recordKeeper) writeManifest() error {
 // Strings cannot decide this: case folding, a symlink, a bind mount of
 // DEST or of a directory in it, or a --names mapping reach one file by
 // several spellings. So the manifest's nearest existing directory is
-// compared with DEST by identity (checkOutside).
+// compared with DEST by identity (checkOutside). It writes nothing, and a
+// dry run refuses what the real run would.
 func (o *Options) checkManifestPath(p *plan) error {
-	if o.Manifest == "" || o.DryRun {
+	if o.Manifest == "" {
+
 		return nil
 	}
 	inside := func() error {

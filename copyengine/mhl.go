@@ -91,7 +91,7 @@ func (rk *recordKeeper) leaveOutSourceMHL(srcDir, dstRel, name string) bool {
 // A failure is kept in the summary (MHLError) and in rk.mhlErr.
 func (rk *recordKeeper) writeMHL() {
 	e := rk.e
-	if !e.opt.MHL || e.opt.DryRun || e.dstRoot == nil {
+	if !e.opt.MHL || e.skipWrite() || e.dstRoot == nil {
 		return
 	}
 	m := records.MHL{
@@ -121,7 +121,7 @@ func (rk *recordKeeper) writeMHL() {
 // could not be written does. The outcome stays the stop's.
 func (rk *recordKeeper) noteMHLNotWritten(interrupted, err error) {
 	e := rk.e
-	if !e.opt.MHL || e.opt.DryRun || e.sum.MHL != "" || e.sum.MHLError != "" || (interrupted == nil && err == nil) {
+	if !e.opt.MHL || e.skipWrite() || e.sum.MHL != "" || e.sum.MHLError != "" || (interrupted == nil && err == nil) {
 		return
 	}
 	const after = "a run stopped early writes none; "

@@ -42,7 +42,6 @@ func (m *mirrorStage) guard(p *plan) error {
 		Create:    p.create,
 		Force:     e.opt.DeleteForce,
 		MaxDelete: e.opt.MaxDelete,
-		DryRun:    e.skipWrite(),
 		AsRoot:    e.root,
 		MadeName:  made.Name,
 		Inside:    overlapInside,

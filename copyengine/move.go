@@ -31,8 +31,8 @@ func (ms moveStage) journal() *move.Journal {
 		return nil
 	}
 	return move.New(move.Config{
-		DryRun:    e.skipWrite(),
 		NoSync:    e.opt.NoSync,
+		SkipWrite: e.skipWrite,
 		AllXattrs: e.root,
 		OpenDir:   e.opt.openRoot,
 		Dest:      func() (string, *fileio.Dir) { return e.dstRootPath, e.dstRoot },

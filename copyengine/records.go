@@ -124,7 +124,7 @@ func newRecordKeeper(e *engine) *recordKeeper {
 	return &recordKeeper{
 		e:       e,
 		hashes:  records.Hashes{Formats: e.opt.extraFormats(), Get: e.buf, Put: e.putBuf},
-		flushes: records.Flushes{OnFlush: e.opt.OnFlush, Off: e.opt.NoSync || e.opt.DryRun},
+		flushes: records.Flushes{OnFlush: e.opt.OnFlush, Off: e.opt.NoSync || e.skipWrite()},
 	}
 }
 

@@ -22,7 +22,6 @@ type Config struct {
 	Arg     string   // --backup-dir as the user gave it
 	Dest    string   // DEST
 	Sources []Source // the source roots that are directories
-	DryRun  bool     // nothing is made: Open only checks
 
 	// Resolve is the path arg as the kernel resolves it, or the
 	// refusal of a path that cannot be resolved.
@@ -102,7 +101,7 @@ func Open(cfg Config) (*Dir, error) {
 		}
 	}
 	b := &Dir{cfg: cfg}
-	if cfg.DryRun {
+	if cfg.SkipWrite() { // a dry run: nothing is made, Open only checks
 		return b, nil
 	}
 	if err := os.MkdirAll(bd, 0o755); err != nil {
@@ -469,7 +468,7 @@ func nearestExisting(p string) string {
 // right before the publishing rename, after the copy was read back and
 // flushed: a crash between the two leaves both versions.
 func (b *Dir) BeforeReplace(dir *fileio.Dir, name, rel string) error {
-	if b == nil || dir == nil || (b.root == nil && !b.cfg.DryRun) {
+	if b == nil || dir == nil || (b.root == nil && !b.cfg.SkipWrite()) {
 		return nil
 	}
 	st, err := dir.Lstat(name)

@@ -22,8 +22,9 @@ type Config struct {
 	// there, whichever directory asks first, so that a rerun touches no
 	// other directory.
 	Root *fileio.Dir
-	// DryRun: write nothing to find out; go by the filesystem's type.
-	DryRun bool
+	// SkipWrite is the dry run's gate (the engine's one): write nothing
+	// to find out, go by the filesystem's type; nil: the run writes.
+	SkipWrite func() bool
 	// Privileged: the run may give any file any owner (root), so an EPERM
 	// from setting one is the filesystem's refusal.
 	Privileged bool
@@ -33,6 +34,9 @@ type Config struct {
 	// none.
 	Made Recorder
 }
+
+// dry reports whether this is a dry run (SkipWrite).
+func (c *Config) dry() bool { return c.SkipWrite != nil && c.SkipWrite() }
 
 // Recorder is the record of what runs made in the destination root: a
 // name is noted before it is created (Before), confirmed or dropped after
@@ -80,7 +84,7 @@ type destCaps struct {
 }
 
 // Start gives fi its Config and learns what the destination root can keep
-// from its filesystem's type. Unless cfg.DryRun, hard links may be tried
+// from its filesystem's type. Unless a dry run (cfg.SkipWrite), hard links may be tried
 // in cfg.Root later (HasLinks).
 func (fi *Info) Start(cfg Config) {
 	fi.cfg = cfg
@@ -93,7 +97,7 @@ func (fi *Info) Start(cfg Config) {
 		if st, err := cfg.Root.Stat(); err == nil {
 			fi.rootDev = st.Dev
 		}
-		if !cfg.DryRun {
+		if !cfg.dry() {
 			fi.caps.probe = cfg.Root
 		}
 	}

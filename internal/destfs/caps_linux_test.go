@@ -21,7 +21,7 @@ func TestCannotKeep(t *testing.T) {
 	notsup := &os.PathError{Op: "setxattr user.x", Path: root + "/a", Err: syscall.ENOTSUP}
 	for _, privileged := range []bool{false, true} {
 		var fi destfs.Info
-		fi.Start(destfs.Config{RootPath: root, DryRun: true, Privileged: privileged})
+		fi.Start(destfs.Config{RootPath: root, SkipWrite: func() bool { return true }, Privileged: privileged})
 		if got := fi.CannotKeep(destfs.LostOwners, perm); got != privileged {
 			t.Errorf("privileged %v: CannotKeep(owners, EPERM) = %v", privileged, got)
 		}
@@ -52,7 +52,7 @@ func TestTooLarge(t *testing.T) {
 		}
 	}
 	var fi destfs.Info
-	fi.Start(destfs.Config{RootPath: t.TempDir(), DryRun: true})
+	fi.Start(destfs.Config{RootPath: t.TempDir(), SkipWrite: func() bool { return true }})
 	big := fileio.Stat{Mode: fileio.ModeRegular | 0o644, Size: 1 << 40}
 	err := fi.TooLarge(&big)
 	switch {

@@ -144,7 +144,7 @@ func (fi *Info) KnownResolution(dev uint64) int64 {
 // which its creation moved, are put back, so that a directory that was up
 // to date stays so.
 func (fi *Info) probeResolution(d *fileio.Dir, dev uint64) int64 {
-	if d == nil || fi.cfg.DryRun {
+	if d == nil || fi.cfg.dry() {
 		return 0
 	}
 	before, err := d.Stat()

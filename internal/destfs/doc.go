@@ -28,7 +28,7 @@
 // Its guarantees: every probe writes only under a temporary's name and
 // removes what it made, putting back the times of the directory it
 // probed in (KeepDirTimes), so a directory that was up to date stays so;
-// a dry run (Config.DryRun) writes nothing and goes by the filesystem's
+// a dry run (Config.SkipWrite) writes nothing and goes by the filesystem's
 // type; each fact is learned once per filesystem (st_dev) and run.
 //
 // Its input is Config, given to Info.Start; it imports nothing of

@@ -51,7 +51,7 @@ func (fi *Info) learnNameRules(d *fileio.Dir) *NameRules {
 		}
 		return nil
 	}
-	if fi.cfg.DryRun {
+	if fi.cfg.dry() {
 		return byType()
 	}
 	refused, ok := probeName(d, ":")

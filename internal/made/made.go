@@ -17,9 +17,12 @@ type Config struct {
 	// is its path, by which its filesystem is known.
 	Root *fileio.Dir
 	Path string
-	// DryRun reads the record and writes nothing; NoSync leaves the
-	// record's removal at the end of the run unflushed.
-	DryRun, NoSync bool
+	// NoSync leaves the record's removal at the end of the run
+	// unflushed.
+	NoSync bool
+	// SkipWrite is the dry run's gate (the engine's one): the record is
+	// read and nothing written; nil: the run writes.
+	SkipWrite func() bool
 	// UID is the run's effective user: a record owned by another is not
 	// the run's, and is left alone.
 	UID int
@@ -31,6 +34,9 @@ type Config struct {
 	// are when it is called; may be nil.
 	KeepDirTimes func(d *fileio.Dir) func()
 }
+
+// dry reports whether this is a dry run (SkipWrite).
+func (c *Config) dry() bool { return c.SkipWrite != nil && c.SkipWrite() }
 
 func (m *Record) cleaned(rel string) {
 	if m.cfg.Cleaned != nil {
@@ -102,7 +108,7 @@ func (m *Record) DropNested(dd *fileio.Dir, dirRel string, names []fileio.DirEnt
 		return
 	}
 	rel := joinRel(dirRel, Name)
-	if m.cfg.DryRun {
+	if m.cfg.dry() {
 		m.cleaned(rel)
 		return
 	}
@@ -160,7 +166,7 @@ var stableInoFS = map[string]bool{"ext4": true, "xfs": true, "btrfs": true, "tmp
 // Record it returns holds the record open until Finish.
 func Load(cfg Config) *Record {
 	m := &Record{cfg: cfg}
-	m.load(cfg.Root, cfg.Path, cfg.DryRun)
+	m.load(cfg.Root, cfg.Path, cfg.dry())
 	return m
 }
 
@@ -335,7 +341,7 @@ func (m *Record) Before(dirRel, name string, dir bool) {
 // Intend records that this run is about to create name in dirRel, and
 // returns where its line ends (0: nothing to wait for).
 func (m *Record) Intend(dirRel, name string, dir bool) int64 {
-	if m == nil || m.root == nil || m.foreign || m.cfg.DryRun {
+	if m == nil || m.root == nil || m.foreign || m.cfg.dry() {
 		return 0
 	}
 	rel := joinRel(dirRel, name)
@@ -430,7 +436,7 @@ func (m *Record) settle(off int64) {
 // A failure that found the name taken drops it durably: the record must
 // never name what someone else put there.
 func (m *Record) After(dd *fileio.Dir, dirRel, name string, st *fileio.Stat, err error) {
-	if m == nil || m.root == nil || m.cfg.DryRun {
+	if m == nil || m.root == nil || m.cfg.dry() {
 		return
 	}
 	rel := joinRel(dirRel, name)
@@ -461,7 +467,7 @@ func (m *Record) After(dd *fileio.Dir, dirRel, name string, st *fileio.Stat, err
 // did not announce is recorded now, not durably: a crash can lose it, and
 // then it is left alone.
 func (m *Record) Made(dd *fileio.Dir, dirRel, name string, st *fileio.Stat) {
-	if m == nil || m.root == nil || m.foreign || m.cfg.DryRun {
+	if m == nil || m.root == nil || m.foreign || m.cfg.dry() {
 		return
 	}
 	if st == nil {
@@ -553,7 +559,7 @@ func (m *Record) Disown(rels []string) {
 			m.write("- " + strconv.Quote(rel) + "\n")
 		}
 	}
-	if m.f != nil && !m.cfg.DryRun {
+	if m.f != nil && !m.cfg.dry() {
 		_ = m.f.Sync()
 	}
 }

@@ -25,7 +25,6 @@ type Config struct {
 	LinkDests []LinkDest // --link-dest
 	Force     bool       // --delete-force: the guards of a missing drive are passed
 	MaxDelete int        // --max-delete: 0 no bound, < 0 none may be removed
-	DryRun    bool       // nothing is recorded in the hash cache
 	AsRoot    bool       // the run is root's: a read-only directory is no obstacle
 	// MadeName is the name of the record, in DEST's root, of what runs
 	// made there: not content, for the guards.
@@ -303,7 +302,7 @@ func (p *Pass) dirHasEntries(dir string) bool {
 // Record remembers, after a run that finished, the filesystem each
 // mirrored source root was on (see Guard).
 func (p *Pass) Record() {
-	if p.cfg.Notes == nil || p.cfg.DryRun {
+	if p.cfg.Notes == nil || p.cfg.SkipWrite() {
 		return
 	}
 	for dst, v := range p.notes {

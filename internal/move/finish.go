@@ -37,7 +37,7 @@ func (j *Journal) Finish() Result {
 		return Result{}
 	}
 	f := &finisher{j: j}
-	if j.cfg.DryRun {
+	if j.cfg.dry() {
 		f.gone = map[devIno]map[string]bool{}
 	}
 	j.dirID = nil // the descriptors are closed by now; only paths and identities are used

@@ -9,9 +9,12 @@ import (
 
 // Config is the whole input of a run's --move.
 type Config struct {
-	// DryRun makes Finish check and report what it would remove, and
-	// remove nothing; NoSync leaves the removals unflushed.
-	DryRun, NoSync bool
+	// NoSync leaves the removals unflushed.
+	NoSync bool
+	// SkipWrite is the dry run's gate (the engine's one): Finish checks
+	// and reports what it would remove, and removes nothing; nil: the
+	// run writes.
+	SkipWrite func() bool
 	// AllXattrs says the copies took every extended attribute (the run
 	// is root's); otherwise only user.* and the ACLs are compared.
 	AllXattrs bool
@@ -42,6 +45,9 @@ type Config struct {
 	// Hashed is told of the bytes read again to prove a source's content.
 	Hashed func(n int64)
 }
+
+// dry reports whether this is a dry run (SkipWrite).
+func (c *Config) dry() bool { return c.SkipWrite != nil && c.SkipWrite() }
 
 // Dir is a source directory the run went through: its source root, its
 // path below it, and its copy's path below DEST.

@@ -112,7 +112,7 @@ func TestFinishKeepsASourceWhoseCopyIsGone(t *testing.T) {
 
 func TestDryFinishRemovesNothing(t *testing.T) {
 	r := newMoveRun(t)
-	r.cfg.DryRun = true
+	r.cfg.SkipWrite = func() bool { return true }
 	r.run(t, nil)
 	if !r.srcThere(t) || len(r.failed) != 0 || len(r.removed) != 1 {
 		t.Fatalf("source there: %v, failed %v, removed %v; want it reported and kept", r.srcThere(t), r.failed, r.removed)

@@ -50,7 +50,7 @@ func (j *Journal) proven(d *fileio.Dir, dst *destLook, it Item, cur *fileio.Stat
 		(checkCtime && cur.Ctime != ctime) {
 		return fmt.Errorf("--move: the source %q %w", it.name, errSourceChanged)
 	}
-	if j.cfg.DryRun {
+	if j.cfg.dry() {
 		return nil // no copy was made to check
 	}
 	cp, err := dst.lstat(it.rel)
