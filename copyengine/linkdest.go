@@ -12,6 +12,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/meta"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -310,7 +311,7 @@ func (ld *linkDests) srcPolicy(sd *fileio.Dir, dev uint64) hashcache.Policy {
 // with those the counterpart carries.
 func (ld *linkDests) sameXattrs(c *chunk, en *entry, cand linkCand) bool {
 	root := ld.e.root
-	return sameKeptXattrs(c.src.d, en.name, ld.e.opt.Dereference, cand.d, cand.name, func(k string) bool {
+	return meta.SameXattrs(c.src.d, en.name, ld.e.opt.Dereference, cand.d, cand.name, func(k string) bool {
 		return root || strings.HasPrefix(k, "user.") || strings.HasPrefix(k, "system.posix_acl_")
 	})
 }

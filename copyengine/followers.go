@@ -1,0 +1,140 @@
+package copyengine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fastcopy/fastcopy/internal/fileio"
+)
+
+// linkFollowers makes every further name of a source inode a hard link to
+// the first name's copy, once that copy is in place.
+func (dp *deduper) linkFollowers() {
+	e := dp.e
+	if e.opt.DryRun {
+		for _, f := range dp.followers {
+			if err := dp.wouldLink(f); err != nil {
+				e.fail(f.rel, err)
+			}
+		}
+		return
+	}
+	for _, f := range dp.followers {
+		if e.ctx.Err() != nil || e.drives.halted() {
+			return
+		}
+		if err := dp.linkOne(f); err != nil {
+			e.fail(f.rel, err)
+		}
+		f.stage.settle()
+	}
+}
+
+func (dp *deduper) linkOne(f linkFollower) error {
+	e := dp.e
+	if err := f.group.leaderErr(); err != nil {
+		return err
+	}
+	ldir, lname := splitRel(f.group.leaderRel)
+	fdir, fname := splitRel(f.rel)
+	ld, err := e.staged.openDst(ldir)
+	if err != nil {
+		return err
+	}
+	defer ld.Close()
+	fd, err := e.staged.openDst(fdir)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	// The leader's name is linked only while it holds the inode that was
+	// verified (or found unchanged): a writer of the destination may have
+	// put another file there since, one outside the destination even.
+	want := f.group.ino
+	lst, err := ld.Lstat(lname)
+	if err != nil {
+		return err
+	}
+	if want == (devIno{}) {
+		want = devIno{lst.Dev, lst.Ino} // not known: as before the checks
+	}
+	replaced := &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link to %q: %v", f.group.leaderRel, errLinkReplaced)}
+	if (devIno{lst.Dev, lst.Ino}) != want {
+		return replaced
+	}
+	cur, err := fd.Lstat(fname)
+	if err == nil && (devIno{cur.Dev, cur.Ino}) == want {
+		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+		f.mv.sum = f.group.sum
+		e.mover.addItem(f.mv)
+		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
+		return nil
+	}
+	if f.clash != nil && !fileio.IsNotExist(err) {
+		return f.clash // held under another spelling, and another file: see respelled
+	}
+	tmp := tempName(fname)
+	if f.tmp != "" {
+		tmp = f.tmp
+	}
+	e.clearLeftover(fd, fdir, tmp)
+	e.made.before(fdir, tmp, false)
+	err = linkChecked(fd, tmp, ld, lname, want)
+	e.made.after(fd, fdir, tmp, nil, err)
+	if err != nil {
+		if errors.Is(err, errLinkReplaced) {
+			return replaced
+		}
+		return err
+	}
+	if err := e.backups.beforeReplace(fd, fname, f.rel); err != nil {
+		_ = fd.Remove(tmp)
+		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+	}
+	if err := fd.Rename(tmp, fd, fname); err != nil {
+		_ = fd.Remove(tmp)
+		return err
+	}
+	if cur, err := fd.Lstat(fname); err != nil || (devIno{cur.Dev, cur.Ino}) != want {
+		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
+	}
+	e.staged.report(f.stage, f.rel, func() {
+		e.count(func(s *Summary) { s.Linked++ })
+		e.stats.FilesDone.Add(1)
+		e.stats.BytesDone.Add(f.st.Size)
+		e.emit(Event{Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum})
+		e.recordSum(f.rel, f.group.sum, f.group.extra) // another name of the leader's inode
+		f.mv.sum = f.group.sum
+		e.mover.addItem(f.mv)
+	})
+	return nil
+}
+
+// errLinkReplaced says a name to be hard-linked no longer leads to the
+// inode that was verified.
+var errLinkReplaced = errors.New("the name was replaced by another file since its copy was verified; rerun")
+
+// linkChecked makes tmp in dd a hard link to name in od and checks that it
+// leads to want, the inode the caller verified: linkat names what it
+// links, and a writer of the destination can put another file under that
+// name (one outside the destination, hard-linked in) at any moment. A
+// link to anything else is removed, and errLinkReplaced returned.
+func linkChecked(dd *fileio.Dir, tmp string, od *fileio.Dir, name string, want devIno) error {
+	if err := dd.Link(od, name, tmp); err != nil {
+		return err
+	}
+	if st, err := dd.Lstat(tmp); err != nil || (devIno{st.Dev, st.Ino}) != want {
+		_ = dd.Remove(tmp)
+		return errLinkReplaced
+	}
+	return nil
+}
+
+func splitRel(rel string) (dir, name string) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return "", rel
+	}
+	return rel[:i], rel[i+1:]
+}
