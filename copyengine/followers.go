@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/linkdest"
 )
 
 // linkFollowers makes every further name of a source inode a hard link to
@@ -112,23 +113,14 @@ func (dp *deduper) linkOne(f linkFollower) error {
 }
 
 // errLinkReplaced says a name to be hard-linked no longer leads to the
-// inode that was verified.
-var errLinkReplaced = errors.New("the name was replaced by another file since its copy was verified; rerun")
+// inode that was verified (linkdest.ErrReplaced).
+var errLinkReplaced = linkdest.ErrReplaced
 
 // linkChecked makes tmp in dd a hard link to name in od and checks that it
-// leads to want, the inode the caller verified: linkat names what it
-// links, and a writer of the destination can put another file under that
-// name (one outside the destination, hard-linked in) at any moment. A
+// leads to want, the inode the caller verified (linkdest.LinkChecked): a
 // link to anything else is removed, and errLinkReplaced returned.
 func linkChecked(dd *fileio.Dir, tmp string, od *fileio.Dir, name string, want devIno) error {
-	if err := dd.Link(od, name, tmp); err != nil {
-		return err
-	}
-	if st, err := dd.Lstat(tmp); err != nil || (devIno{st.Dev, st.Ino}) != want {
-		_ = dd.Remove(tmp)
-		return errLinkReplaced
-	}
-	return nil
+	return linkdest.LinkChecked(dd, tmp, od, name, want.dev, want.ino)
 }
 
 func splitRel(rel string) (dir, name string) {
