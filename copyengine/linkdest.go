@@ -89,7 +89,7 @@ func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 		}
 		done, linked, err := func() (bool, bool, error) {
 			defer cand.Close()
-			read, ok := ld.digest(cand, rel, buf)
+			sum, est, readAt, ok := ld.digest(cand, rel, buf)
 			if !ok {
 				return false, false, nil
 			}
@@ -100,17 +100,17 @@ func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 				}
 				srcSum, srcKnown = s, true
 			}
-			if read.Sum != srcSum || !ld.sameXattrs(c, en, cand) {
+			if sum != srcSum || !ld.sameXattrs(c, en, cand) {
 				return false, false, nil
 			}
-			if dst := ld.destDev(c); dst != read.St.Dev {
+			if dst := ld.destDev(c); dst != est.Dev {
 				return false, false, fmt.Errorf("%w: --link-dest %q is on another filesystem than the destination", syscall.EXDEV, cand.Dir.Arg)
 			}
 			if e.opt.DryRun {
-				ld.report(c, en, rel, srcSum, read.St, nil, read.At)
+				ld.report(c, en, rel, srcSum, est, nil, readAt)
 				return true, true, nil
 			}
-			return ld.link(c, en, rel, cand, read.St, srcSum, read.At)
+			return ld.link(c, en, rel, cand, est, srcSum, readAt)
 		}()
 		if err != nil {
 			fallback = err
@@ -139,9 +139,11 @@ func (ld *linkDests) want(en *entry) linkdest.Want {
 	return linkdest.Want{Size: en.st.Size, Mode: m.Mode, Uid: m.Uid, Gid: m.Gid, Mtime: en.st.Mtime, Gran: en.gran, Self: en.dstSt}
 }
 
-// digest is linkdest's Digest of the counterpart, counted, and its rot,
-// if it is rotten, named (rel is the file's in DEST).
-func (ld *linkDests) digest(cand linkdest.Cand, rel string, buf []byte) (linkdest.Read, bool) {
+// digest is the counterpart's content as linkdest's Digest establishes
+// it from the device (rel is the file's in DEST): the bytes read counted,
+// a rotten counterpart named. It returns the stat the digest holds for
+// and when the read began.
+func (ld *linkDests) digest(cand linkdest.Cand, rel string, buf []byte) (verify.Sum, fileio.Stat, time.Time, bool) {
 	e := ld.e
 	read, ok := ld.set.Digest(cand, rel, buf)
 	if read.Hashed > 0 {
@@ -150,7 +152,7 @@ func (ld *linkDests) digest(cand linkdest.Cand, rel string, buf []byte) (linkdes
 	if read.Rotten != "" {
 		e.scrub.rot(rel, read.Rotten)
 	}
-	return read, ok
+	return read.Sum, read.St, read.At, ok
 }
 
 // readDevice reads a counterpart for its digest past its cached pages,
@@ -240,7 +242,8 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkdest.Cand, e
 	case res.St == nil:
 		return false, false, res.Fallback
 	}
-	ld.report(c, en, rel, sum, *res.St, res.St, readAt)
+	cur := *res.St
+	ld.report(c, en, rel, sum, cur, &cur, readAt)
 	return true, true, nil
 }
 
