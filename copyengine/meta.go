@@ -12,7 +12,7 @@ import (
 // copies, and the record of what the destination cannot keep.
 func (e *engine) metaConfig() meta.Config {
 	return meta.Config{Root: e.root, Euid: e.euid, Groups: e.groups, Umask: e.umask, UmaskKnown: e.umaskKnown,
-		CannotKeep: e.fs.metaNotKept, ModeKept: e.fs.modeKept}
+		CannotKeep: e.fs.metaNotKept, ModeKept: e.fs.modeKept, ModesLost: e.fs.modesLost}
 }
 
 // metaNotKept is cannotKeep for the kinds package meta names.
@@ -52,7 +52,7 @@ func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born, made *
 func (dc *decider) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwner, differs bool) {
 	e := dc.e
 	c := e.metaConfig()
-	w := c.Wanted(en.dstSt, &en.st, e.fs.modesLost(en.dstSt.Dev))
+	w := c.Wanted(en.dstSt, &en.st)
 	return w.Uid, w.Gid, w.Mode, w.NeedOwner, w.Differs
 }
 
@@ -70,7 +70,7 @@ func (dc *decider) fixMeta(dst *handle, en *entry) {
 		return
 	}
 	c := e.metaConfig()
-	w := c.Wanted(en.dstSt, &en.st, e.fs.modesLost(en.dstSt.Dev))
+	w := c.Wanted(en.dstSt, &en.st)
 	if !w.Differs {
 		return
 	}

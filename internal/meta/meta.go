@@ -33,6 +33,9 @@ type Config struct {
 	// ModeKept is told the stat of a destination file whose mode was set
 	// to want without an error, to check that it shows. Nil: not checked.
 	ModeKept func(st *fileio.Stat, want uint32)
+	// ModesLost reports whether filesystem dev was found to keep no
+	// permission bits (then Wanted does not compare modes). Nil: none.
+	ModesLost func(dev uint64) bool
 }
 
 func (c *Config) cannotKeep(kind Kind, err error) bool {
@@ -163,14 +166,14 @@ type Want struct {
 
 // Wanted returns the owner and mode the destination entry dst, an
 // unchanged copy of src, should have, and whether they differ from what it
-// has. modesLost says dst's filesystem keeps no permission bits.
-func (c *Config) Wanted(dst, src *fileio.Stat, modesLost bool) Want {
+// has.
+func (c *Config) Wanted(dst, src *fileio.Stat) Want {
 	uid, gid, kept := c.Owner(src)
 	w := Want{Uid: uid, Gid: gid, Mode: Mode(src, kept)}
 	w.NeedOwner = (uid >= 0 && dst.Uid != uint32(uid)) || (gid >= 0 && dst.Gid != uint32(gid))
 	// Where modes do not stick, the mode shown is the driver's: a chmod
 	// changes nothing, and a hard link replaced for it comes back the same.
-	w.Differs = w.NeedOwner || (dst.Mode&0o7777 != w.Mode && !modesLost)
+	w.Differs = w.NeedOwner || (dst.Mode&0o7777 != w.Mode && !(c.ModesLost != nil && c.ModesLost(dst.Dev)))
 	return w
 }
 
