@@ -12,6 +12,7 @@ import (
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/meta"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -495,7 +496,7 @@ func (dp *deduper) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Su
 // those the target carries.
 func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
 	root := dp.e.root
-	return sameKeptXattrs(d.src.d, d.en.name, dp.e.opt.Dereference, td, tname, func(k string) bool {
+	return meta.SameXattrs(d.src.d, d.en.name, dp.e.opt.Dereference, td, tname, func(k string) bool {
 		return root || len(k) > 5 && k[:5] == "user."
 	})
 }

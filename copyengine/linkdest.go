@@ -1,48 +1,30 @@
 package copyengine
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/linkdest"
+	"github.com/fastcopy/fastcopy/internal/meta"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// linkDests is the stage that makes snapshots (--link-dest, rsync's
-// meaning): a file to be copied whose counterpart at the same relative
-// path under one of the directories has the same content and the
-// metadata the copy would have becomes a hard link to that counterpart.
-//
-// The content is established by digest, never by size and mtime: the
-// counterpart's by reading it from the device (its cached pages dropped
-// first), whatever its hash-cache entry says, since the link shares its
-// bytes and an entry vouches for a stat, not for bytes (a counterpart
-// whose valid entry records another digest is rotten: named, not linked
-// to); the source's from its valid entry or by reading it. The link is made
-// under a temporary name; it must lead to the inode whose digest was
-// established, unchanged (and, where the platform can watch it, not
-// written meanwhile), before it is renamed onto the final name, and the
-// run's final flush covers it as any other rename.
+// linkDests is the glue of snapshots (--link-dest; package linkdest,
+// which finds a file's counterpart, establishes its content from the
+// device and makes the link): it builds linkdest's Config from Options,
+// gives it the source's digest (from the hash cache, or read, as any
+// source read), and counts and reports what became of each file. What
+// binds it to the pipeline stays here: the entry, its chunk, its further
+// names (linkGroup), the temporaries the run records as made, --move.
 type linkDests struct {
-	e      *engine
-	dirs   []linkDestDir
-	pols   sync.Map // source dev -> hashcache.Policy
-	rootFS uint64   // the filesystem DEST is (or, in a dry run, would be) on
-}
-
-// linkDestDir is one --link-dest directory, opened.
-type linkDestDir struct {
-	arg  string // as given
-	d    *fileio.Dir
-	side cacheSide
+	e    *engine
+	set  *linkdest.Set
+	pols sync.Map // source dev -> hashcache.Policy
 }
 
 // open resolves and opens the --link-dest directories: a relative one is
@@ -53,75 +35,37 @@ func (ld *linkDests) open(dstRoot string, undo *closers) {
 	if len(e.opt.LinkDest) == 0 {
 		return
 	}
-	// The filesystem DEST is on, or its nearest existing parent's, where
-	// a dry run has no DEST yet.
-	for p := dstRoot; ; p = filepath.Dir(p) {
-		if d, err := fileio.OpenDir(p); err == nil {
-			if st, err := d.Stat(); err == nil {
-				ld.rootFS = st.Dev
-			}
-			d.Close()
-			break
-		}
-		if filepath.Dir(p) == p {
-			break
-		}
+	set, notes := linkdest.Open(linkdest.Config{
+		Dirs:       e.opt.LinkDest,
+		DstRoot:    dstRoot,
+		SkipWrite:  e.skipWrite,
+		Cache:      ld.cache(),
+		ReadDevice: ld.readDevice,
+		Volume:     e.fs.volumeOf,
+		ModesLost:  e.fs.modesLost,
+	})
+	for _, n := range notes {
+		ld.note(n)
 	}
-	for _, arg := range e.opt.LinkDest {
-		p := linkDestPath(dstRoot, arg)
-		if r, err := fileio.Resolve(p); err == nil && hasDotDot(p) {
-			p = r
-		}
-		d, err := fileio.OpenDir(p)
-		if err != nil {
-			ld.note(fmt.Sprintf("--link-dest %q (%s) cannot be used: %s; files are copied, not linked to it", arg, p, ErrText(err)))
-			continue
-		}
-		undo.add(func() { d.Close() })
-		ld.dirs = append(ld.dirs, linkDestDir{arg: arg, d: d, side: newCacheSide(p)})
-	}
+	undo.add(set.Close)
+	ld.set = set
 }
 
-// linkDestPath is where the --link-dest arg lies: a relative one is
-// relative to the destination directory dstRoot, resolved by the kernel
-// from DEST itself, never cut as text: where DEST is reached through a
-// symlink, DEST/.. is the parent of the symlink's target, not of the
-// symlink. Only a ".." from a part of DEST not made yet (a dry run, a
-// DEST to be created) is taken as text: that part will be plain
-// directories, made where the resolved path says.
-func linkDestPath(dstRoot, arg string) string {
-	if filepath.IsAbs(arg) {
-		return arg
+// cache is the run's hash cache as linkdest.Config takes it: nil
+// without one.
+func (ld *linkDests) cache() linkdest.Cache {
+	if ld.e.cache == nil {
+		return nil
 	}
-	base := dstRoot
-	if r, err := fileio.Resolve(dstRoot); err == nil {
-		base = r
-	}
-	parts := strings.Split(filepath.ToSlash(arg), "/")
-	for len(parts) > 0 && (parts[0] == ".." || parts[0] == "." || parts[0] == "") {
-		if parts[0] == ".." {
-			if _, err := os.Lstat(base); err == nil {
-				break // from here the kernel resolves it
-			}
-			base = filepath.Dir(base)
-		}
-		parts = parts[1:]
-	}
-	return base + string(filepath.Separator) + filepath.FromSlash(strings.Join(parts, "/"))
+	return ld.e.cache
 }
+
+// linkDestPath is where the --link-dest arg lies (linkdest.Path).
+func linkDestPath(dstRoot, arg string) string { return linkdest.Path(dstRoot, arg) }
 
 func (ld *linkDests) note(msg string) {
 	e := ld.e
 	e.count(func(s *Summary) { s.LinkDestNotes = append(s.LinkDestNotes, msg) })
-}
-
-// linkCand is a counterpart under a --link-dest directory.
-type linkCand struct {
-	dir  *linkDestDir
-	d    *fileio.Dir // its directory, opened below the --link-dest root
-	name string
-	rel  string // its path below the --link-dest root
-	st   fileio.Stat
 }
 
 // place links en (rel in the destination) to its counterpart under the
@@ -131,20 +75,21 @@ type linkCand struct {
 // reads, and links nothing.
 func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 	e := ld.e
-	if len(ld.dirs) == 0 || !en.st.IsRegular() || en.linkCopy {
+	if ld.set.Len() == 0 || !en.st.IsRegular() || en.linkCopy {
 		return false
 	}
 	dirRel, name := splitRel(rel)
+	want := ld.want(en)
 	var srcSum verify.Sum
 	srcKnown := false
 	var fallback error // why a counterpart that matched could not be linked
-	for i := range ld.dirs {
-		cand, ok := ld.candidate(&ld.dirs[i], dirRel, name, en)
+	for i := 0; i < ld.set.Len(); i++ {
+		cand, ok := ld.set.Candidate(i, dirRel, name, want)
 		if !ok {
 			continue
 		}
 		done, linked, err := func() (bool, bool, error) {
-			defer cand.d.Close()
+			defer cand.Close()
 			sum, est, readAt, ok := ld.digest(cand, rel, buf)
 			if !ok {
 				return false, false, nil
@@ -160,9 +105,9 @@ func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 				return false, false, nil
 			}
 			if dst := ld.destDev(c); dst != est.Dev {
-				return false, false, fmt.Errorf("%w: --link-dest %q is on another filesystem than the destination", syscall.EXDEV, cand.dir.arg)
+				return false, false, fmt.Errorf("%w: --link-dest %q is on another filesystem than the destination", syscall.EXDEV, cand.Dir.Arg)
 			}
-			if e.opt.DryRun {
+			if e.skipWrite() {
 				ld.report(c, en, rel, srcSum, est, nil, readAt)
 				return true, true, nil
 			}
@@ -188,83 +133,34 @@ func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 	return false
 }
 
-// candidate finds en's counterpart under dir: a regular file of the same
-// size whose mode, owner and mtime are what the copy would get (a hard
-// link shares its inode's). Its directory is opened below dir without
-// following symlinks.
-func (ld *linkDests) candidate(dir *linkDestDir, dirRel, name string, en *entry) (linkCand, bool) {
-	e := ld.e
-	d, err := dir.d.OpenBeneath(dirRel)
-	if err != nil {
-		return linkCand{}, false
-	}
-	st, err := d.Lstat(name)
-	if err != nil || !st.IsRegular() || st.Size != en.st.Size ||
-		(en.dstSt != nil && en.dstSt.Dev == st.Dev && en.dstSt.Ino == st.Ino) {
-		d.Close()
-		return linkCand{}, false
-	}
-	m := e.dedupe.dedupMeta(&en.st)
-	modeOK := st.Mode&0o7777 == m.Mode || e.fs.modesLost(st.Dev)
-	if !modeOK || st.Uid != m.Uid || st.Gid != m.Gid || !sameMtime(st.Mtime, en.st.Mtime, en.gran) {
-		d.Close()
-		return linkCand{}, false
-	}
-	return linkCand{dir: dir, d: d, name: name, rel: joinRel(dirRel, name), st: st}, true
+// want is what en's counterpart must be: its size, and the mode, owner
+// and mtime the copy would get (a hard link shares its inode's).
+func (ld *linkDests) want(en *entry) linkdest.Want {
+	m := ld.e.dedupe.dedupMeta(&en.st)
+	return linkdest.Want{Size: en.st.Size, Mode: m.Mode, Uid: m.Uid, Gid: m.Gid, Mtime: en.st.Mtime, Gran: en.gran, Self: en.dstSt}
 }
 
-// digest establishes the counterpart's content by reading it from the
-// device, its cached pages dropped first: the link will share these
-// bytes, and a valid hash-cache entry says only that the stat is the one
-// hashed, not that the bytes on the device are still those (bit rot
-// leaves the stat alone). A counterpart whose valid entry records another
-// digest than the one read is rotten: named (rel is the file's in DEST)
-// and not linked to; its entry is marked rotten (hashcache.Entry.Rotten). It
-// returns the stat the digest holds for and when the read began.
-func (ld *linkDests) digest(cand linkCand, rel string, buf []byte) (verify.Sum, fileio.Stat, time.Time, bool) {
+// digest is the counterpart's content as linkdest's Digest establishes
+// it from the device (rel is the file's in DEST): the bytes read counted,
+// a rotten counterpart named. It returns the stat the digest holds for
+// and when the read began.
+func (ld *linkDests) digest(cand linkdest.Cand, rel string, buf []byte) (verify.Sum, fileio.Stat, time.Time, bool) {
 	e := ld.e
-	if cand.st.Size == 0 {
-		return verify.Bytes(nil), cand.st, time.Time{}, true
+	read, ok := ld.set.Digest(cand, rel, buf)
+	if read.Hashed > 0 {
+		e.count(func(s *Summary) { s.BytesHashed += read.Hashed })
 	}
-	started := time.Now()
-	sum, st, err := ld.readDevice(cand, buf)
-	if err != nil || changed(&cand.st, &st) {
-		return verify.Sum{}, st, started, false
+	if read.Rotten != "" {
+		e.scrub.rot(rel, read.Rotten)
 	}
-	e.count(func(s *Summary) { s.BytesHashed += st.Size })
-	if e.cache == nil {
-		return sum, st, started, true
-	}
-	pol := cand.dir.side.policy
-	vol := e.fs.volumeOf(cand.d, cand.st.Dev)
-	key := cand.dir.side.key(cand.rel)
-	r := e.cache.Lookup([]string{key})
-	// A counterpart marked rotten (by an earlier run) is judged by its
-	// stat and recorded digest as any other: named again while rotten.
-	if !r[0].Found || !r[0].Entry.Unmarked().Valid(fileState(&st, vol), pol) {
-		return sum, st, started, true
-	}
-	ent := r[0].Entry
-	if ent.Sum == sum {
-		return sum, st, started, true
-	}
-	where := filepath.Join(cand.dir.d.Path(), filepath.FromSlash(cand.rel))
-	e.scrub.rot(rel, fmt.Sprintf("%q: rotten on the device: --link-dest read bytes that are not the digest %s its hash-cache entry recorded, its stat unchanged; %q copied from the source instead of linked to it", where, verify.Hex(ent.Sum), rel))
-	if !e.opt.DryRun {
-		// Marked rotten, its recorded digest kept: never valid (verify
-		// with the cache reads it), read first by a --scrub of its tree,
-		// and named again by the next --link-dest to it.
-		ent.ReadAt, ent.Rotten = 0, true
-		e.cache.Put(key, ent)
-	}
-	return verify.Sum{}, st, started, false
+	return read.Sum, read.St, read.At, ok
 }
 
-// readDevice reads the counterpart for its digest past its cached pages,
+// readDevice reads a counterpart for its digest past its cached pages,
 // failing if it moved (as the decider reads a DEST file it may not trust
 // the cache for).
-func (ld *linkDests) readDevice(cand linkCand, buf []byte) (verify.Sum, fileio.Stat, error) {
-	return ld.e.decide.hashDest(cand.d, cand.name, buf, true)
+func (ld *linkDests) readDevice(d *fileio.Dir, name string, buf []byte) (verify.Sum, fileio.Stat, error) {
+	return ld.e.decide.hashDest(d, name, buf, true)
 }
 
 // sourceDigest is the source's digest: from its valid hash-cache entry,
@@ -309,11 +205,9 @@ func (ld *linkDests) srcPolicy(sd *fileio.Dir, dev uint64) hashcache.Policy {
 
 // sameXattrs compares the extended attributes the copy of en would get
 // with those the counterpart carries.
-func (ld *linkDests) sameXattrs(c *chunk, en *entry, cand linkCand) bool {
-	root := ld.e.root
-	return sameKeptXattrs(c.src.d, en.name, ld.e.opt.Dereference, cand.d, cand.name, func(k string) bool {
-		return root || strings.HasPrefix(k, "user.") || strings.HasPrefix(k, "system.posix_acl_")
-	})
+func (ld *linkDests) sameXattrs(c *chunk, en *entry, cand linkdest.Cand) bool {
+	mc := ld.e.metaConfig()
+	return meta.SameXattrs(c.src.d, en.name, ld.e.opt.Dereference, cand.D, cand.Name, mc.KeptXattr)
 }
 
 // destDev is the filesystem of the destination directory of c.
@@ -321,64 +215,35 @@ func (ld *linkDests) destDev(c *chunk) uint64 {
 	if c.dst != nil && c.dst.devOK {
 		return c.dst.dev
 	}
-	return ld.rootFS
+	return ld.set.RootFS()
 }
 
 // link makes en's name a hard link to the counterpart whose digest was
-// established with stat est: a link under the temporary name, checked to
-// lead to that inode, unchanged and not written since, then renamed onto
-// the name. A link refused for being out of links (EMLINK) or across
+// established with stat est (linkdest's Link), its temporary recorded as
+// made. A link refused for being out of links (EMLINK) or across
 // filesystems (EXDEV) is returned as err, and the file is copied.
-func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fileio.Stat, sum verify.Sum, readAt time.Time) (done, linked bool, err error) {
+func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkdest.Cand, est fileio.Stat, sum verify.Sum, readAt time.Time) (done, linked bool, err error) {
 	e := ld.e
 	dd := c.dst.d
-	n, err := cand.d.OpenNode(cand.name)
-	if err != nil {
-		return false, false, nil
-	}
-	defer n.Close()
-	written, watched := n.WatchWrites()
-	wrote := func() bool { return watched && written() }
-	if before, err := n.Restat(); err != nil || changed(&est, &before) {
-		wrote()
-		return false, false, nil
-	}
-	if en.resume {
-		e.copier.removeKept(c.dst, en.tempName()) // linked instead: a leftover
-	}
 	tmp := en.tempName()
-	e.clearLeftover(dd, c.dst.rel, tmp)
-	want := devIno{est.Dev, est.Ino}
-	e.made.Before(c.dst.rel, tmp, false)
-	err = linkChecked(dd, tmp, cand.d, cand.name, want)
-	e.made.After(dd, c.dst.rel, tmp, nil, err)
-	if err != nil {
-		wrote()
-		switch {
-		case errors.Is(err, errLinkReplaced):
-			return false, false, nil
-		case errors.Is(err, syscall.EMLINK):
-			return false, false, fmt.Errorf("%q has as many hard links as its filesystem allows: %w", filepath.Join(cand.dir.d.Path(), filepath.FromSlash(cand.rel)), err)
-		case errors.Is(err, syscall.EXDEV) || fileio.IsFallback(err) || fileio.IsPermission(err):
-			return false, false, err
-		}
-		return false, false, err
-	}
-	after, err := dd.Lstat(tmp)
-	if wrote() || err != nil || after.Size != est.Size || after.Mtime != est.Mtime {
-		_ = dd.Remove(tmp) // written meanwhile: what was established is gone
-		return false, false, nil
-	}
-	if err := dd.Rename(tmp, dd, en.dstName); err != nil {
-		_ = dd.Remove(tmp)
-		ld.failed(en, rel, err)
+	res := ld.set.Link(cand, est, linkdest.Place{Dst: dd, Tmp: tmp, Name: en.dstName,
+		Before: func() {
+			if en.resume {
+				e.copier.removeKept(c.dst, tmp) // linked instead: a leftover
+			}
+			e.clearLeftover(dd, c.dst.rel, tmp)
+			e.made.Before(c.dst.rel, tmp, false)
+		},
+		After: func(err error) { e.made.After(dd, c.dst.rel, tmp, nil, err) },
+	}, rel)
+	switch {
+	case res.Err != nil:
+		ld.failed(en, rel, res.Err)
 		return true, true, nil
+	case res.St == nil:
+		return false, false, res.Fallback
 	}
-	cur, err := dd.Lstat(en.dstName)
-	if err != nil || (devIno{cur.Dev, cur.Ino}) != want {
-		ld.failed(en, rel, &MismatchError{Path: rel, Cause: fmt.Sprintf("%q was replaced by another file as it took its name; rerun", en.dstName)})
-		return true, true, nil
-	}
+	cur := *res.St
 	ld.report(c, en, rel, sum, cur, &cur, readAt)
 	return true, true, nil
 }
@@ -388,10 +253,10 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkCand, est fi
 // it, and its destination entry is stored once the run's final flush made
 // the link durable (placed, nil in a dry run).
 //
-// Under --move its source is then removed like that of any copy (internal/move):
+// Under --move its source is then removed like that of any copy (mover):
 // the link is a copy in DEST whose bytes were read from the device and
 // found to hold the source's digest before it took the name, and the
-// --move checks the source is still the file that digest is of.
+// mover checks the source is still the file that digest is of.
 func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st fileio.Stat, placed *fileio.Stat, readAt time.Time) {
 	e := ld.e
 	if placed != nil && e.cache != nil && st.Size > 0 {

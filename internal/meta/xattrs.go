@@ -1,15 +1,16 @@
-package copyengine
+package meta
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
-// sameKeptXattrs compares the extended attributes of sname in sd (its
+// SameXattrs compares the extended attributes of sname in sd (its
 // target when deref) with those of tname in td, counting only the names
 // keep accepts. It is false when either side cannot be opened or read.
-func sameKeptXattrs(sd *fileio.Dir, sname string, deref bool, td *fileio.Dir, tname string, keep func(name string) bool) bool {
+func SameXattrs(sd *fileio.Dir, sname string, deref bool, td *fileio.Dir, tname string, keep func(name string) bool) bool {
 	sf, err := sd.Open(sname, deref)
 	if err != nil {
 		return false
@@ -44,4 +45,10 @@ func sameKeptXattrs(sd *fileio.Dir, sname string, deref bool, td *fileio.Dir, tn
 		}
 	}
 	return true
+}
+
+// KeptXattr reports whether a copy made as c gets the extended attribute
+// name: every one as root, else the user namespace and the POSIX ACLs.
+func (c *Config) KeptXattr(name string) bool {
+	return c.Root || strings.HasPrefix(name, "user.") || strings.HasPrefix(name, "system.posix_acl_")
 }

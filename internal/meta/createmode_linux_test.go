@@ -1,4 +1,4 @@
-package copyengine
+package meta
 
 import (
 	"os"
@@ -31,29 +31,29 @@ func TestCreateMode(t *testing.T) {
 	if err := os.Chmod(setgid, 0o755|os.ModeSetgid); err != nil {
 		t.Fatal(err)
 	}
-	e := &engine{euid: 0, egid: 0, root: true, umask: umask, umaskKnown: true}
+	cfg := &Config{Euid: 0, Root: true, Umask: umask, UmaskKnown: true}
 	for _, c := range []struct {
 		name     string
 		dir      string
 		uid, gid uint32
 		mode     uint32
 		perm     uint32
-		want     born
+		want     Born
 	}{
-		{"root's 0644 file", plain, 0, 0, 0o644, 0o644, born{owner: true, mode: true}},
-		{"root's read-only file", plain, 0, 0, 0o444, 0o444, born{owner: true, mode: true}},
-		{"a user's 0644 file: chown first", plain, 1000, 1000, 0o644, 0o600, born{}},
-		{"group-writable: the umask would take it", plain, 0, 0, 0o664, 0o600, born{owner: true}},
-		{"setuid", plain, 0, 0, 0o4755, 0o600, born{owner: true}},
-		{"the setgid directory's group is not the source's", setgid, 0, 0, 0o644, 0o600, born{}},
-		{"the setgid directory's group is the source's", setgid, 0, 4242, 0o644, 0o644, born{owner: true, mode: true}},
+		{"root's 0644 file", plain, 0, 0, 0o644, 0o644, Born{Owner: true, Mode: true}},
+		{"root's read-only file", plain, 0, 0, 0o444, 0o444, Born{Owner: true, Mode: true}},
+		{"a user's 0644 file: chown first", plain, 1000, 1000, 0o644, 0o600, Born{}},
+		{"group-writable: the umask would take it", plain, 0, 0, 0o664, 0o600, Born{Owner: true}},
+		{"setuid", plain, 0, 0, 0o4755, 0o600, Born{Owner: true}},
+		{"the setgid directory's group is not the source's", setgid, 0, 0, 0o644, 0o600, Born{}},
+		{"the setgid directory's group is the source's", setgid, 0, 4242, 0o644, 0o644, Born{Owner: true, Mode: true}},
 	} {
 		d, err := fileio.OpenDir(c.dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		st := fileio.Stat{Uid: c.uid, Gid: c.gid, Mode: fileio.ModeRegular | c.mode}
-		perm, b := e.createMode(d, &st)
+		perm, b := cfg.CreateMode(d, &st)
 		d.Close()
 		if perm != c.perm || b != c.want {
 			t.Errorf("%s: created %04o with %+v, want %04o with %+v", c.name, perm, b, c.perm, c.want)

@@ -1,0 +1,19 @@
+// Package linkdest makes snapshots (--link-dest, rsync's meaning): a file
+// to be copied whose counterpart at the same relative path under one of
+// the directories has the same content and the metadata the copy would
+// have becomes a hard link to that counterpart.
+//
+// Open resolves and opens the directories (Config); Candidate finds a
+// file's counterpart, a regular file of the copy's size, mode, owner and
+// mtime (Want), its directory opened below the --link-dest root without
+// following symlinks; Digest establishes the counterpart's content by
+// reading it from the device, its cached pages dropped first, whatever
+// its hash-cache entry says, since the link shares its bytes and an entry
+// vouches for a stat, not for bytes (a counterpart whose valid entry
+// records another digest is rotten: named, marked, not linked to); Link
+// makes the link under a temporary name, checks that it leads to the
+// inode whose digest was established, unchanged (and, where the platform
+// can watch it, not written meanwhile), and renames it onto the final
+// name. The source's digest, the comparison and what a link counts as are
+// the caller's: the package answers with facts and errors.
+package linkdest
