@@ -212,13 +212,13 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 			close(en.group.done)
 		}
 		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
-		e.wouldRead(en.st.Size)
+		cp.wouldRead(en.st.Size)
 		e.moves.note(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
 	}
 	act := ActCopy
 	switch {
-	case en.st.IsRegular() && e.wouldClone(&en.st):
+	case en.st.IsRegular() && e.dedupe.dry.wouldClone(e, &en.st):
 		act = ActClone
 	case en.st.IsSymlink():
 		act = ActSymlink
@@ -233,7 +233,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 		close(en.group.done)
 	}
 	if act == ActCopy || act == ActClone {
-		e.wouldRead(en.st.Size)
+		cp.wouldRead(en.st.Size)
 	}
 	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
 	e.moves.note(c.src, en, rel, verify.Sum{}) // --move: would be removed

@@ -37,7 +37,8 @@ func (e *engine) skipWrite() bool { return e.opt.DryRun }
 // is read back. A duplicate the dry run hashed to place it is that same
 // read, so wouldDedup does not count its own. (A clone read nothing, a
 // resumed copy reads only what it did not keep: a dry run counts a copy.)
-func (e *engine) wouldRead(size int64) {
+func (cp *copier) wouldRead(size int64) {
+	e := cp.e
 	n := size
 	if e.opt.Verify != VerifyOff {
 		n += size
@@ -155,10 +156,9 @@ type dryDedup struct {
 	destType string
 }
 
-// dryDest is DEST's device and filesystem type in a dry run: its own, or
+// destFS is DEST's device and filesystem type in a dry run: its own, or
 // where the run would make it, its nearest existing parent's.
-func (e *engine) dryDest() (uint64, string) {
-	dd := &e.dedupe.dry
+func (dd *dryDedup) destFS(e *engine) (uint64, string) {
 	dd.destOnce.Do(func() {
 		if e.dstRoot != nil {
 			dd.destDev, dd.destType = e.dstDev, e.fs.info.FSType()
@@ -178,20 +178,20 @@ func (e *engine) dryDest() (uint64, string) {
 	return dd.destDev, dd.destType
 }
 
-// dryDestType is DEST's filesystem type in a dry run (dryDest).
-func (e *engine) dryDestType() string {
-	_, t := e.dryDest()
+// fsType is DEST's filesystem type in a dry run (destFS).
+func (dd *dryDedup) fsType(e *engine) string {
+	_, t := dd.destFS(e)
 	return t
 }
 
 // wouldClone says whether the real run would clone a regular file of
 // stat st (mayClone): not empty, clones allowed, on DEST's filesystem,
 // one of a type that clones (the dry run cannot try one).
-func (e *engine) wouldClone(st *fileio.Stat) bool {
+func (dd *dryDedup) wouldClone(e *engine, st *fileio.Stat) bool {
 	if st.Size == 0 || e.opt.Reflink == ReflinkNever {
 		return false
 	}
-	dev, t := e.dryDest()
+	dev, t := dd.destFS(e)
 	return st.Dev == dev && clonesByType(t)
 }
 
@@ -235,7 +235,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 		// reads en again: a clone hashes as it clones, and a file larger
 		// than buf (or sparse) is not written from the buffer read here
 		// (readSource's whole), while a shared one is placed from it.
-		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || e.wouldClone(&en.st)
+		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || e.dedupe.dry.wouldClone(e, &en.st)
 		defer func() {
 			if ok || !again {
 				e.stats.BytesRead.Add(-en.st.Size)
@@ -278,7 +278,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 // hardlink).
 func (dp *deduper) wouldShare(t, me *dryTarget) (Action, bool) {
 	e := dp.e
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dryDestType()) {
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dedupe.dry.fsType(e)) {
 		return ActDedupClone, true
 	}
 	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || t.meta != me.meta {
@@ -421,7 +421,7 @@ func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf
 	if err != nil || sum != me.sum {
 		return "", false
 	}
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dryDestType()) {
+	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dedupe.dry.fsType(e)) {
 		return ActDedupClone, true
 	}
 	tmeta := dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}
