@@ -89,10 +89,10 @@ func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hash
 	}
 	// A copy keeps only as much of the source's mtime as the destination
 	// stores, so the two are compared at the coarser resolution.
-	g := max(granularity(srcSide.policy), granularity(dstPolicy))
+	g := max(srcSide.policy.Granularity(), dstPolicy.Granularity())
 	for i := range ens {
 		ens[i].gran = g
-		ens[i].srcRes = granularity(srcSide.policy)
+		ens[i].srcRes = srcSide.policy.Granularity()
 		ens[i].srcInoLoose = !srcSide.policy.CheckInode
 	}
 	return dstPolicy
@@ -260,17 +260,6 @@ func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
 	return p
 }
 
-func granularity(p hashcache.Policy) int64 {
-	return max(int64(p.MtimeGranularity), 1)
-}
-
-func sameMtime(a, b, g int64) bool {
-	if g <= 1 {
-		return a == b
-	}
-	return floorDiv(a, g) == floorDiv(b, g)
-}
-
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && (a < 0) != (b < 0) {
@@ -413,7 +402,7 @@ func (dc *decider) sameContent(en *entry) verdict {
 	if d.Size != s.Size {
 		return copyIt
 	}
-	same := sameMtime(d.Mtime, s.Mtime, en.gran)
+	same := hashcache.SameTime(d.Mtime, s.Mtime, en.gran)
 	c := en.cache
 	switch {
 	case en.contested && s.Size > 0:
@@ -505,7 +494,7 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 	if watched && written() {
 		return false
 	}
-	if err != nil || st.Size != vouched.Size || st.Nlink > 1 || !sameMtime(st.Mtime, en.st.Mtime, en.gran) {
+	if err != nil || st.Size != vouched.Size || st.Nlink > 1 || !hashcache.SameTime(st.Mtime, en.st.Mtime, en.gran) {
 		return false
 	}
 	if en.cache != nil {
@@ -637,7 +626,7 @@ func (dc *decider) rottenForMove(c *chunk, en *entry, rel string, buf []byte, k 
 // noted for --move. False when its times cannot be set: it is copied.
 func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *checked) bool {
 	e := dc.e
-	if !sameMtime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
+	if !hashcache.SameTime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
 		if !dc.fixTimes(c.dst, en, k.dst, k.vouched, k.dstOK) { // it records the file's new state
 			return false
 		}

@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"github.com/fastcopy/fastcopy/hashcache"
 	"io/fs"
 	"runtime"
 	"sync"
@@ -327,7 +328,7 @@ func (c *committer) placedAs(p *pending) (fileio.Stat, error) {
 	if err != nil || cur.Dev != want.dev || cur.Ino != want.ino {
 		return cur, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
 	}
-	if p.action != ActDedupLink && !sameMtime(cur.Mtime, p.en.st.Mtime, e.fs.knownResolution(cur.Dev)) {
+	if p.action != ActDedupLink && !hashcache.SameTime(cur.Mtime, p.en.st.Mtime, e.fs.knownResolution(cur.Dev)) {
 		// fusefat gives a renamed file the time of the rename: set the
 		// source's again, through the descriptor of the inode verified,
 		// or every rerun would take the file for changed and copy it.

@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"github.com/fastcopy/fastcopy/hashcache"
 	"sort"
 	"strings"
 
@@ -184,5 +185,5 @@ func (c *committer) dirUpToDate(dm dirMeta) bool {
 	cur, err := e.dstRoot.Lstat(rel)
 	s := &dm.st
 	return err == nil && cur.IsDir() && (cur.Mode == s.Mode || e.fs.modesLost(cur.Dev)) && cur.Uid == s.Uid && cur.Gid == s.Gid &&
-		sameMtime(cur.Mtime, s.Mtime, e.fs.knownResolution(cur.Dev))
+		hashcache.SameTime(cur.Mtime, s.Mtime, e.fs.knownResolution(cur.Dev))
 }

@@ -226,12 +226,20 @@ func ctimeResolution(t int64, p Policy) int64 {
 	return g
 }
 
-func granularity(p Policy) int64 {
+func granularity(p Policy) int64 { return p.Granularity() }
+
+// Granularity is the policy's mtime granularity in nanoseconds, at least 1.
+func (p Policy) Granularity() int64 {
 	if p.MtimeGranularity <= 0 {
 		return 1
 	}
 	return int64(p.MtimeGranularity)
 }
+
+// SameTime reports whether the times a and b (ns) fall in one granule of
+// g nanoseconds (truncated toward minus infinity, so that times before
+// 1970 fall into the right one).
+func SameTime(a, b, g int64) bool { return truncate(a, g) == truncate(b, g) }
 
 // truncate rounds t down to a multiple of g (toward minus infinity, so that
 // times before 1970 fall into the right granule).

@@ -9,29 +9,8 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/fastcopy/fastcopy/internal/destfs"
+	"github.com/fastcopy/fastcopy/internal/fuzzseed"
 )
-
-// validName reports whether s is a name a directory listing can give: one
-// path component, neither "." nor "..", at most 255 bytes, no NUL.
-func validName(s string) bool {
-	return s != "" && s != "." && s != ".." && len(s) <= 255 && !strings.ContainsAny(s, "/\x00")
-}
-
-// nameSeeds are names the fuzz targets start from: the odd ones a tree from
-// another system, a careless script or a hostile user can hold (the seeds
-// of copyengine's fuzz targets of paths, too).
-func nameSeeds() []string {
-	long := strings.Repeat("x", 245)
-	return []string{
-		"a", "..", ".", "...", "a\x00b", "new\nline", "\n", "cr\r", "bad\xff\xfe", "\xc3",
-		strings.Repeat("n", 255), strings.Repeat("n", 241), strings.Repeat("n", 242), strings.Repeat("n", 256),
-		strings.Repeat("é", 127) + "x", "x" + strings.Repeat("é", 127),
-		"-rf", "--force", "-", ".a" + destfs.TempSuffix, destfs.TempSuffix, "." + destfs.TempSuffix, "sp ace", `back\slash`, "*", "[a]", "a?",
-		// Names shaped like the digest form of another name's temporary.
-		fmt.Sprintf("%s~%016x", long[:200], xxh3.HashString(long)),
-		fmt.Sprintf("a~%016x", xxh3.HashString("a\x00taken")),
-	}
-}
 
 // checkTemp checks what the engine relies on for the temporary name tmp of
 // the valid name n: a name of the same directory (no "/", no NUL, not "."
@@ -57,7 +36,7 @@ func checkTemp(t *testing.T, kind, n, tmp string) {
 // each is a proper temporary name, and distinct names never share one (two
 // files written under one temporary would replace each other's data).
 func FuzzTempName(f *testing.F) {
-	seeds := nameSeeds()
+	seeds := fuzzseed.Names()
 	for i, a := range seeds {
 		f.Add(a, seeds[(i+1)%len(seeds)])
 	}
@@ -67,7 +46,7 @@ func FuzzTempName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string) {
 		// Any string, even one no listing gives, must not panic.
 		_, _, _ = destfs.TempName(a), destfs.AltTempName(a), destfs.IsTempName(a)
-		if !validName(a) || !validName(b) {
+		if !fuzzseed.ValidName(a) || !fuzzseed.ValidName(b) {
 			return
 		}
 		for _, n := range []string{a, b} {

@@ -12,6 +12,7 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/refusal"
+	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -207,7 +208,7 @@ func (s *Set) Candidate(i int, dirRel, name string, w Want) (Cand, bool) {
 		return Cand{}, false
 	}
 	modeOK := st.Mode&0o7777 == w.Mode || (s.cfg.ModesLost != nil && s.cfg.ModesLost(st.Dev))
-	if !modeOK || st.Uid != w.Uid || st.Gid != w.Gid || !sameMtime(st.Mtime, w.Mtime, w.Gran) {
+	if !modeOK || st.Uid != w.Uid || st.Gid != w.Gid || !hashcache.SameTime(st.Mtime, w.Mtime, w.Gran) {
 		d.Close()
 		return Cand{}, false
 	}
@@ -245,7 +246,7 @@ func (s *Set) Digest(c Cand, rel string, buf []byte) (Read, bool) {
 	r := Read{At: time.Now()}
 	sum, st, err := s.cfg.ReadDevice(c.D, c.Name, buf)
 	r.St = st
-	if err != nil || changed(&c.St, &st) {
+	if err != nil || source.Changed(&c.St, &st) {
 		return r, false
 	}
 	r.Sum, r.Hashed = sum, st.Size
@@ -327,7 +328,7 @@ func (s *Set) Link(c Cand, est fileio.Stat, p Place, rel string) Linked {
 	defer n.Close()
 	written, watched := n.WatchWrites()
 	wrote := func() bool { return watched && written() }
-	if before, err := n.Restat(); err != nil || changed(&est, &before) {
+	if before, err := n.Restat(); err != nil || source.Changed(&est, &before) {
 		wrote()
 		return Linked{}
 	}
@@ -382,25 +383,4 @@ func LinkChecked(dd *fileio.Dir, tmp string, od *fileio.Dir, name string, dev, i
 		return ErrReplaced
 	}
 	return nil
-}
-
-// changed reports whether a file moved between two stats of it.
-func changed(before, after *fileio.Stat) bool {
-	return before.Ino != after.Ino || before.Dev != after.Dev || before.Size != after.Size ||
-		before.Mtime != after.Mtime || before.Ctime != after.Ctime
-}
-
-func sameMtime(a, b, g int64) bool {
-	if g <= 1 {
-		return a == b
-	}
-	return floorDiv(a, g) == floorDiv(b, g)
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
