@@ -137,7 +137,7 @@ func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
 	}
 	if dd == nil && e.skipWrite() {
 		// DEST that would be made: its nearest existing parent's.
-		if t, _ := fileio.FSType(nearestExisting(e.dstRootPath)); t != "" {
+		if t, _ := fileio.FSType(fileio.NearestExisting(e.dstRootPath)); t != "" {
 			return t
 		}
 	}

@@ -2,8 +2,6 @@ package copyengine
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/fastcopy/fastcopy/dedup"
@@ -86,7 +84,7 @@ func (sg *stager) wouldStage(parent *handle) {
 	}
 	// DEST would be made: its nearest existing parent's filesystem, the
 	// note naming DEST, where the real run makes its first directory.
-	d, err := fileio.OpenDir(nearestExisting(e.dstRootPath))
+	d, err := fileio.OpenDir(fileio.NearestExisting(e.dstRootPath))
 	if err != nil {
 		return
 	}
@@ -164,7 +162,7 @@ func (dd *dryDedup) destFS(e *engine) (uint64, string) {
 			dd.destDev, dd.destType = e.dstDev, e.fs.info.FSType()
 			return
 		}
-		path := nearestExisting(e.dstRootPath)
+		path := fileio.NearestExisting(e.dstRootPath)
 		d, err := fileio.OpenDir(path)
 		if err != nil {
 			return
@@ -349,7 +347,7 @@ func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 	if dd == nil {
 		dd, listing = e.dstRoot, nil
 	}
-	path := nearestExisting(e.dstRootPath)
+	path := fileio.NearestExisting(e.dstRootPath)
 	if dd != nil {
 		path = dd.Path()
 	}
@@ -449,7 +447,7 @@ func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 func (fsi *fsInfo) symlinksLostByType() bool {
 	path, t := fsi.e.dstRootPath, fsi.info.FSType()
 	if t == "" { // DEST that would be made: its nearest existing parent's
-		path = nearestExisting(path)
+		path = fileio.NearestExisting(path)
 		t, _ = fileio.FSType(path)
 	}
 	switch t {
@@ -462,14 +460,4 @@ func (fsi *fsInfo) symlinksLostByType() bool {
 		}
 	}
 	return false
-}
-
-// nearestExisting is p, or its nearest parent that exists.
-func nearestExisting(p string) string {
-	for {
-		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
-			return p
-		}
-		p = filepath.Dir(p)
-	}
 }

@@ -439,7 +439,7 @@ func (b *Dir) wouldKeep(st fileio.Stat) error {
 	if err != nil {
 		return err
 	}
-	d, err := fileio.OpenDir(nearestExisting(bd))
+	d, err := fileio.OpenDir(fileio.NearestExisting(bd))
 	if err != nil {
 		return err
 	}
@@ -452,16 +452,6 @@ func (b *Dir) wouldKeep(st fileio.Stat) error {
 		return errNotKeptElsewhere(st)
 	}
 	return nil
-}
-
-// nearestExisting is p, or its nearest parent that exists.
-func nearestExisting(p string) string {
-	for {
-		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
-			return p
-		}
-		p = filepath.Dir(p)
-	}
 }
 
 // BeforeReplace keeps the file a copy is about to replace (name in dir),

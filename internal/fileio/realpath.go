@@ -99,3 +99,13 @@ func RealPath(p string) string {
 	}
 	return abs
 }
+
+// NearestExisting is p, or its nearest parent that exists (by lstat).
+func NearestExisting(p string) string {
+	for {
+		if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
+}
