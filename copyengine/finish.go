@@ -34,6 +34,10 @@ type endStep struct {
 	flush bool // runs after the final flush (which is a step of its own, isFlush)
 	// isFlush marks the final flush of what the run wrote.
 	isFlush bool
+	// decides: once this step is done, whether the run was stopped is
+	// asked (the copy's own last writes are done by then), and the
+	// answer holds for the rest of the script.
+	decides bool
 	do      func() error
 }
 
@@ -53,7 +57,7 @@ func (en ending) script() []endStep {
 		step("place duplicates", endAlways, e.dedupe.placeDups),
 		step("release a dry run's duplicates", endAlways, e.dedupe.releaseDry),
 		step("link further hard-link names", endAlways, e.dedupe.linkFollowers),
-		step("publish staged directories", endAlways, e.staged.publishAll), // the copy has stopped: what is staged is complete
+		{name: "publish staged directories", when: endAlways, decides: true, do: func() error { e.staged.publishAll(); return nil }}, // the copy has stopped: what is staged is complete
 		step("remember what the run holds in the cache", endAlways, e.record.rememberHeld),
 		step("note metadata not kept", endDone, e.fs.noteNotKept),
 		step("report the scrub", endDone, e.scrub.report),
@@ -78,12 +82,6 @@ func (en ending) run(steps []endStep) error {
 	var stopped, known bool
 	flushed := false
 	for _, s := range steps {
-		if s.when != endAlways && !known {
-			// Asked once the copy's own last writes (the steps every
-			// run takes first) are done: a drive that went meanwhile
-			// stops the run too.
-			stopped, known = e.ctx.Err() != nil || e.drives.halted(), true
-		}
 		switch {
 		case s.when == endDone && stopped, s.when == endStopped && !stopped:
 			continue
@@ -96,6 +94,11 @@ func (en ending) run(steps []endStep) error {
 			return err
 		}
 		flushed = flushed || s.isFlush
+		if s.decides && !known {
+			// A drive that went during the copy's last writes stops the
+			// run too.
+			stopped, known = e.ctx.Err() != nil || e.drives.halted(), true
+		}
 	}
 	return e.ctx.Err()
 }

@@ -3,12 +3,19 @@ package copyengine
 import "testing"
 
 // TestEndScriptOrder holds the end of a run's script to its rules: one
-// final flush, every step that needs it after it, and nothing a stopped
-// run takes after the step that returns its stop.
+// final flush, every step that needs it after it, nothing a stopped run
+// takes after the step that returns its stop, and no step that only some
+// runs take before whether the run stopped is decided (right after the
+// staged directories are published, as before the script).
 func TestEndScriptOrder(t *testing.T) {
 	steps := ending{newEngine(Options{})}.script()
-	flush, stop := -1, -1
+	flush, stop, decides := -1, -1, -1
 	for i, s := range steps {
+		if s.decides {
+			decides = i
+		} else if s.when != endAlways && decides < 0 {
+			t.Errorf("%q is taken by some runs only, but comes before the step after which that is decided", s.name)
+		}
 		switch {
 		case s.isFlush && flush >= 0:
 			t.Errorf("two final flushes: %q and %q", steps[flush].name, s.name)
@@ -25,7 +32,7 @@ func TestEndScriptOrder(t *testing.T) {
 			t.Errorf("%q runs after the final flush, which only a run not stopped takes", s.name)
 		}
 	}
-	if flush < 0 || stop < 0 {
-		t.Errorf("the script has no final flush (%d) or no stop (%d)", flush, stop)
+	if flush < 0 || stop < 0 || decides < 0 {
+		t.Errorf("the script has no final flush (%d), no stop (%d) or no step that decides whether the run stopped (%d)", flush, stop, decides)
 	}
 }

@@ -30,7 +30,8 @@ type Config struct {
 	// inside it, by identity (a symlink, a bind mount or a second mount
 	// puts a directory at another path); an error where it cannot tell.
 	Inside func(a, b string) (bool, error)
-	// SkipWrite is the dry run's gate, asked at each keeping.
+	// SkipWrite is the dry run's gate (the engine's one), asked at each
+	// keeping; nil: the run writes.
 	SkipWrite func() bool
 	// CheckInode reports whether DEST's inode numbers name its files for
 	// as long as they exist (not on FAT, exFAT, FUSE drivers that
@@ -51,6 +52,9 @@ type Config struct {
 	// removal from DEST; in a dry run, of what would be done.
 	Kept func(rel string, removed bool)
 }
+
+// dry reports whether this is a dry run (SkipWrite; nil: the run writes).
+func (c *Config) dry() bool { return c.SkipWrite != nil && c.SkipWrite() }
 
 // Source is a source root that is a directory: as given, and its path.
 type Source struct {
@@ -101,7 +105,7 @@ func Open(cfg Config) (*Dir, error) {
 		}
 	}
 	b := &Dir{cfg: cfg}
-	if cfg.SkipWrite() { // a dry run: nothing is made, Open only checks
+	if cfg.dry() { // a dry run: nothing is made, Open only checks
 		return b, nil
 	}
 	if err := os.MkdirAll(bd, 0o755); err != nil {
@@ -206,7 +210,7 @@ type devIno struct{ dev, ino uint64 }
 // name, flushed, read back and renamed. The
 // backup's directory is flushed before the entry is removed or replaced.
 func (b *Dir) Preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
-	if b.cfg.SkipWrite() {
+	if b.cfg.dry() {
 		if err := b.wouldKeep(st); err != nil {
 			return err
 		}
@@ -458,7 +462,7 @@ func (b *Dir) wouldKeep(st fileio.Stat) error {
 // right before the publishing rename, after the copy was read back and
 // flushed: a crash between the two leaves both versions.
 func (b *Dir) BeforeReplace(dir *fileio.Dir, name, rel string) error {
-	if b == nil || dir == nil || (b.root == nil && !b.cfg.SkipWrite()) {
+	if b == nil || dir == nil || (b.root == nil && !b.cfg.dry()) {
 		return nil
 	}
 	st, err := dir.Lstat(name)

@@ -41,9 +41,13 @@ type Config struct {
 	// Backup keeps the entry name of dir (rel in DEST, of stat st) in
 	// --backup-dir and removes it (reporting both); nil without one.
 	Backup func(dir *fileio.Dir, name, rel string, st fileio.Stat) error
-	// SkipWrite is the dry run's gate, asked at each removal.
+	// SkipWrite is the dry run's gate (the engine's one), asked at each
+	// removal; nil: the run writes.
 	SkipWrite func() bool
 }
+
+// dry reports whether this is a dry run (SkipWrite; nil: the run writes).
+func (c *Config) dry() bool { return c.SkipWrite != nil && c.SkipWrite() }
 
 // Root is a source root: as given, where it is, and where it lands.
 type Root struct {
@@ -302,7 +306,7 @@ func (p *Pass) dirHasEntries(dir string) bool {
 // Record remembers, after a run that finished, the filesystem each
 // mirrored source root was on (see Guard).
 func (p *Pass) Record() {
-	if p.cfg.Notes == nil || p.cfg.SkipWrite() {
+	if p.cfg.Notes == nil || p.cfg.dry() {
 		return
 	}
 	for dst, v := range p.notes {
@@ -530,7 +534,7 @@ func (p *Pass) remove(d planned) {
 // (as its source is): its mode is put back with the directory metadata
 // applied after the deletions.
 func (p *Pass) writable(d *fileio.Dir) {
-	if p.cfg.AsRoot || p.cfg.SkipWrite() {
+	if p.cfg.AsRoot || p.cfg.dry() {
 		return
 	}
 	if st, err := d.Stat(); err == nil && st.Mode&0o300 != 0o300 {
@@ -555,7 +559,7 @@ func (p *Pass) removeEntry(dir *fileio.Dir, x *entry) {
 			}
 			return
 		}
-		if p.cfg.SkipWrite() {
+		if p.cfg.dry() {
 			r.Removed(x.rel)
 			return
 		}
@@ -579,7 +583,7 @@ func (p *Pass) removeEntry(dir *fileio.Dir, x *entry) {
 	if x.keep {
 		return
 	}
-	if p.cfg.SkipWrite() {
+	if p.cfg.dry() {
 		r.Removed(x.rel)
 		return
 	}
