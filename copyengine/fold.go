@@ -69,7 +69,7 @@ func (dc *decider) respelled(dst *handle, en *entry) bool {
 
 // ownLeftover reports whether name in dd, which an exclusive create found
 // taken, is a leftover of fastcopy's own that may be removed: a
-// temporary's name that the record of what runs made names (made.go), an
+// temporary's name that the record of what runs made names (internal/made), an
 // entry of type want (0: anything but a directory),
 // listed under exactly that spelling, not another entry whose name folds
 // to it (a source file ".A.fastcopy-tmp" copied beside the temporary
@@ -86,7 +86,7 @@ func (e *engine) ownLeftover(dd *fileio.Dir, dirRel, name string, want uint32) b
 		return false
 	}
 	if !e.made.Ours(dirRel, name, &st) {
-		return false // named like one, but no record shows a run made it (made.go)
+		return false // named like one, but no record shows a run made it (internal/made)
 	}
 	names, err := dd.ReadDir()
 	if err != nil {
