@@ -347,7 +347,7 @@ func (cr *cacheRecorder) storeHeld(batch []heldEntry) {
 		if !done {
 			d, known := cr.read.dir(h.dev)
 			if known {
-				err := d.Syncfs()
+				err := fileio.Syncfs(d)
 				ok = err == nil
 				perFile[h.dev] = fileio.IsFallback(err)
 			}

@@ -130,7 +130,7 @@ func (b *Dir) IsOpen() bool { return b != nil && b.root != nil }
 func (b *Dir) Path() string { return b.path }
 
 // Syncfs flushes the filesystem the backup directory is on.
-func (b *Dir) Syncfs() error { return b.root.Syncfs() }
+func (b *Dir) Syncfs() error { return fileio.Syncfs(b.root) }
 
 // parentRel is the directory holding rel ("" for the root).
 func parentRel(rel string) string {

@@ -112,7 +112,7 @@ func (fi *Info) FoldOf(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
 		return FoldInfo{}
 	}
 	i := 0
-	if dd.CaseFoldAttr() {
+	if fileio.CaseFoldAttr(dd) {
 		i = 1
 	}
 	fc := &fi.devs.get(st.Dev).fold
@@ -128,7 +128,7 @@ func (fi *Info) FoldOf(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
 		// directory asks first, so that a rerun touches no other one.
 		root := fi.cfg.Root
 		pd := dd
-		if root != nil && st.Dev == fi.rootDev && i == 0 && !root.CaseFoldAttr() {
+		if root != nil && st.Dev == fi.rootDev && i == 0 && !fileio.CaseFoldAttr(root) {
 			pd = root
 		}
 		var rec Recorder

@@ -45,7 +45,7 @@ func (fi *Info) DirRenameKeeps(parent *fileio.Dir, note func(string)) bool {
 	p := &fi.devs.get(st.Dev).rename
 	p.once.Do(func() {
 		var why string
-		if parent.IsFUSE() {
+		if fileio.IsFUSE(parent) {
 			why = WhyNotStagedFUSE
 		} else {
 			id := rand.Uint64()

@@ -57,7 +57,7 @@ func (f *File) Clone(src *File) error {
 // and sync(2) returns before the data is written, so it would be no
 // guarantee. The engine then flushes each file (File.Sync) and each
 // directory it wrote.
-func (d *Dir) Syncfs() error {
+func Syncfs(d *Dir) error {
 	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}

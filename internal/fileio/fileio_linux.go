@@ -94,7 +94,7 @@ func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
 // metadata stays in the driver's memory; an fsync of each file and
 // directory reaches them (FUSE_FSYNC, FUSE_FSYNCDIR). A filesystem fstatfs
 // cannot tell is taken for one that may be FUSE.
-func (d *Dir) Syncfs() error {
+func Syncfs(d *Dir) error {
 	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
@@ -121,7 +121,7 @@ const oNoatime = unix.O_NOATIME
 // IsFUSE reports whether d is on a FUSE filesystem: one served by a process
 // (exfat-fuse, ntfs-3g, fusefat, sshfs), which can die, and whose driver
 // may not do what a kernel filesystem does.
-func (d *Dir) IsFUSE() bool {
+func IsFUSE(d *Dir) bool {
 	var sfs unix.Statfs_t
 	return ignoringEINTR(func() error { return unix.Fstatfs(d.fd, &sfs) }) == nil && sfs.Type == fuseSuperMagic
 }
