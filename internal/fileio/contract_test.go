@@ -411,14 +411,14 @@ func TestReadDir(t *testing.T) {
 func TestLock(t *testing.T) {
 	t.Parallel()
 	d, dir := openRoot(t)
-	if err := d.Lock(); err != nil {
+	if err := fileio.Lock(d); err != nil {
 		t.Fatal(err)
 	}
 	d2, err := fileio.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d2.Lock(); !errors.Is(err, fileio.ErrLocked) {
+	if err := fileio.Lock(d2); !errors.Is(err, fileio.ErrLocked) {
 		t.Fatalf("second Lock: got %v, want ErrLocked", err)
 	}
 	d2.Close()
@@ -428,7 +428,7 @@ func TestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d3.Close()
-	if err := d3.Lock(); err != nil {
+	if err := fileio.Lock(d3); err != nil {
 		t.Fatalf("Lock after the holder closed: %v", err)
 	}
 }
@@ -448,23 +448,23 @@ func TestLockShared(t *testing.T) {
 		return d
 	}
 	a, b, c := open(), open(), open()
-	if err := a.LockShared(); errors.Is(err, fileio.ErrUnsupported) {
+	if err := fileio.LockShared(a); errors.Is(err, fileio.ErrUnsupported) {
 		t.Skipf("skipping: %v", err)
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.LockShared(); err != nil {
+	if err := fileio.LockShared(b); err != nil {
 		t.Fatalf("a second shared lock: %v", err)
 	}
-	if err := c.Lock(); !errors.Is(err, fileio.ErrLocked) {
+	if err := fileio.Lock(c); !errors.Is(err, fileio.ErrLocked) {
 		t.Fatalf("Lock beside shared locks: got %v, want ErrLocked", err)
 	}
 	a.Close()
 	b.Close()
-	if err := c.Lock(); err != nil {
+	if err := fileio.Lock(c); err != nil {
 		t.Fatalf("Lock once the shared locks are gone: %v", err)
 	}
-	if err := open().LockShared(); !errors.Is(err, fileio.ErrLocked) {
+	if err := fileio.LockShared(open()); !errors.Is(err, fileio.ErrLocked) {
 		t.Fatalf("LockShared beside Lock: got %v, want ErrLocked", err)
 	}
 

@@ -446,27 +446,6 @@ func (d *Dir) Lutimes(name string, atime, mtime int64) error {
 // shared with files (Chmod, Chown, SetTimes, xattrs). Closing it closes d.
 func (d *Dir) AsFile() *File { return &File{faults: d.faults, fd: d.fd, path: d.path} }
 
-// Lock takes an exclusive advisory lock on the directory. It returns
-// ErrLocked at once when another process holds it.
-func (d *Dir) Lock() error {
-	err := ignoringEINTR(func() error { return unix.Flock(d.fd, unix.LOCK_EX|unix.LOCK_NB) })
-	if err == unix.EWOULDBLOCK {
-		return ErrLocked
-	}
-	return pathErr("lock", d.path, err)
-}
-
-// LockShared takes a shared advisory lock on the directory: any number of
-// them coexist, none with Lock. It returns ErrLocked at once when another
-// process holds Lock.
-func (d *Dir) LockShared() error {
-	err := ignoringEINTR(func() error { return unix.Flock(d.fd, unix.LOCK_SH|unix.LOCK_NB) })
-	if err == unix.EWOULDBLOCK {
-		return ErrLocked
-	}
-	return pathErr("lock", d.path, err)
-}
-
 // Parent opens the directory above d (".."; at the root, the root again).
 func (d *Dir) Parent() (*Dir, error) {
 	return d.openFollow("..", d.join(".."))
