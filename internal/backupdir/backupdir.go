@@ -387,7 +387,7 @@ func (b *Dir) copyRegular(bd *fileio.Dir, tmp, target string, dir *fileio.Dir, n
 	}
 	st = cur
 	held = src
-	out, err := bd.CreateTemp(tmp)
+	out, err := fileio.CreateTemp(bd, tmp)
 	if err != nil {
 		return nil, err
 	}

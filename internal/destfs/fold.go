@@ -323,7 +323,7 @@ func openProbe(dd *fileio.Dir, rec Recorder) (*foldProbe, error) {
 // same reports whether a and b are one name to the probe's filesystem: a is
 // created in the probe directory (where nothing else is) and looked up as b.
 func (p *foldProbe) same(a, b string) (bool, error) {
-	f, err := p.d.CreateTemp(a)
+	f, err := fileio.CreateTemp(p.d, a)
 	if err != nil {
 		return false, err
 	}

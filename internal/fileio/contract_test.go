@@ -26,7 +26,7 @@ func openRoot(t *testing.T) (*fileio.Dir, string) {
 
 func writeFile(t *testing.T, d *fileio.Dir, name, content string) {
 	t.Helper()
-	f, err := d.CreateTemp(name)
+	f, err := fileio.CreateTemp(d, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestCreateTempIsExclusive(t *testing.T) {
 	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "first")
-	if _, err := d.CreateTemp("a"); !fileio.IsExist(err) {
+	if _, err := fileio.CreateTemp(d, "a"); !fileio.IsExist(err) {
 		t.Fatalf("CreateTemp over an existing name: got %v, want an IsExist error", err)
 	}
 	st, err := d.Lstat("a")
@@ -348,7 +348,7 @@ func TestSymlinksAreNotFollowed(t *testing.T) {
 	if _, err := d.Open("flink", false); err == nil {
 		t.Fatal("Open without follow opened through a symlink")
 	}
-	if _, err := d.CreateTemp("flink"); !fileio.IsExist(err) {
+	if _, err := fileio.CreateTemp(d, "flink"); !fileio.IsExist(err) {
 		t.Fatalf("CreateTemp over a symlink: got %v, want an IsExist error", err)
 	}
 	if got := readFile(t, mustOpenBeneath(t, d, "real"), "f"); got != "secret" {
@@ -502,7 +502,7 @@ func TestFallbacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := d.CreateTemp("dst")
+	dst, err := fileio.CreateTemp(d, "dst")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,10 @@
 //     symlink on the way (openat2 with RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH on
 //     Linux, O_NOFOLLOW_ANY on darwin, a component-by-component O_NOFOLLOW
 //     walk elsewhere).
-//   - Dir.CreateTemp creates a file with O_CREAT|O_EXCL|O_NOFOLLOW and mode
-//     0600 (CreateTempMode with another mode), so that an existing file,
-//     symlink or hard link at that name is never opened or written through.
+//   - CreateTemp creates a file in a Dir with O_CREAT|O_EXCL|O_NOFOLLOW and
+//     mode 0600 (CreateTempMode with another mode), so that an existing file,
+//     symlink or hard link at that name is never opened or written through
+//     (the temporaries, with OpenTemp and CreateUnnamed: temp_*.go).
 //     Dir.Inherit tells what such a file takes from its directory (a setgid
 //     group, a default ACL) on Linux, and nothing elsewhere.
 //   - File offers the data-path primitives: FICLONE (clonefile on darwin),
