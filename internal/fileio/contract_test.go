@@ -143,11 +143,11 @@ func TestRenameDirNoReplace(t *testing.T) {
 	}
 	writeFile(t, d, "file", "x")
 	for _, onto := range []string{"taken", "file"} {
-		if err := d.RenameDirNoReplace(".b.tmp", onto); !fileio.IsExist(err) {
+		if err := fileio.RenameDirNoReplace(d, ".b.tmp", onto); !fileio.IsExist(err) {
 			t.Errorf("renaming a directory onto %s: got %v, want an IsExist error", onto, err)
 		}
 	}
-	if err := d.RenameDirNoReplace(".a.tmp", "a"); err != nil {
+	if err := fileio.RenameDirNoReplace(d, ".a.tmp", "a"); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(filepath.Join(dir, "a")); err != nil || !st.IsDir() {

@@ -358,6 +358,6 @@ func (d *Dir) OpenDirect(name string) (*File, error) {
 const CanStageDirs = false
 
 // RenameDirNoReplace is not used on Windows (CanStageDirs is false).
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	return ErrUnsupported
 }

@@ -283,7 +283,7 @@ func (f *File) DropRange(off, n int64) {}
 const CanStageDirs = false
 
 // RenameDirNoReplace is not used on darwin (CanStageDirs is false).
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	return ErrUnsupported
 }
 

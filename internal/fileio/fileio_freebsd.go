@@ -190,7 +190,7 @@ const CanStageDirs = true
 // RenameDirNoReplace renames oldName in d onto newName in d, failing with
 // EEXIST if newName exists. FreeBSD's renameat has no flags: the check and
 // the rename are two calls.
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	p := d.join(newName)
 	if err := d.faults.inject(OpRename, p); err != nil {
 		return pathErr("rename", p, err)

@@ -264,7 +264,7 @@ const CanStageDirs = true
 // EEXIST if newName exists, even as an empty directory (which a plain
 // rename would silently replace). A filesystem without RENAME_NOREPLACE
 // gets a check and a plain rename, whose window is its own.
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	p := d.join(newName)
 	if err := d.faults.inject(OpRename, p); err != nil {
 		return pathErr("rename", p, err)
