@@ -113,7 +113,7 @@ func TestRenameReplaces(t *testing.T) {
 	writeFile(t, d, "old", "old content")
 	writeFile(t, d, "tmp", "new")
 	// A read-only target, which Windows refuses to replace by itself.
-	if err := d.Chmod("old", 0o444); err != nil {
+	if err := fileio.Chmod(d, "old", 0o444); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Rename("tmp", d, "old"); err != nil {
@@ -195,7 +195,7 @@ func TestSyncAndTimesOnReadOnlyFile(t *testing.T) {
 	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
-	if err := d.Chmod("a", 0o444); err != nil {
+	if err := fileio.Chmod(d, "a", 0o444); err != nil {
 		t.Fatal(err)
 	}
 	f, err := d.Open("a", false)
@@ -235,7 +235,7 @@ func TestLutimes(t *testing.T) {
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
 	const mtime = 1_500_000_000_987_654_321
-	if err := d.Lutimes("a", mtime, mtime); err != nil {
+	if err := fileio.Lutimes(d, "a", mtime, mtime); err != nil {
 		t.Fatal(err)
 	}
 	st, err := d.Lstat("a")

@@ -27,7 +27,7 @@ func fdatasync(fd int) error {
 // darwin's futimens(3) has no wrapper in x/sys and there is no AT_EMPTY_PATH
 // to reach the descriptor through utimensat(2). The nanoseconds below the
 // microsecond are dropped (truncated, never rounded up), so a copy's times
-// on APFS can be up to 999ns earlier than its source's. Dir.Lutimes, which
+// on APFS can be up to 999ns earlier than its source's. Lutimes, which
 // goes through the directory, keeps nanoseconds.
 func futimens(fd int, ts []unix.Timespec) error {
 	tv := []unix.Timeval{toTimeval(ts[0]), toTimeval(ts[1])}

@@ -385,7 +385,7 @@ func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
 }
 
 // Lchown sets the owner of name without following a symlink.
-func (d *Dir) Lchown(name string, uid, gid int) error {
+func Lchown(d *Dir, name string, uid, gid int) error {
 	return pathErr("chown", d.join(name), ignoringEINTR(func() error {
 		return unix.Fchownat(d.fd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
 	}))
@@ -393,7 +393,7 @@ func (d *Dir) Lchown(name string, uid, gid int) error {
 
 // Lutimes sets the access and modification times of name, in nanoseconds,
 // without following a symlink.
-func (d *Dir) Lutimes(name string, atime, mtime int64) error {
+func Lutimes(d *Dir, name string, atime, mtime int64) error {
 	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}
 	return pathErr("utimes", d.join(name), ignoringEINTR(func() error {
 		return unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
@@ -528,7 +528,7 @@ func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
 	if futimensExact {
 		return f.SetTimes(atime, mtime)
 	}
-	return d.Lutimes(name, atime, mtime)
+	return Lutimes(d, name, atime, mtime)
 }
 
 // Geteuid returns the effective user id of the process.

@@ -146,7 +146,7 @@ func (n *Node) SetTimes(atime, mtime int64) error {
 // Chmod sets the mode of name, which must not be a symlink (Linux has no
 // symlink modes), through a Node: a symlink swapped in for name is
 // refused, never followed.
-func (d *Dir) Chmod(name string, mode uint32) error {
+func Chmod(d *Dir, name string, mode uint32) error {
 	n, err := d.OpenNode(name)
 	if err != nil {
 		return err
