@@ -243,7 +243,7 @@ func IsNoAttr(err error) bool { return errors.Is(err, unix.ENODATA) }
 // A filesystem without direct I/O (tmpfs, some FUSE filesystems) refuses
 // the open with an error that IsFallback accepts.
 func (d *Dir) OpenDirect(name string) (*File, error) {
-	return d.openRead(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_DIRECT)
+	return openAt(d, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_DIRECT)
 }
 
 // StartWriteback starts writing the dirty pages of n bytes at off to the

@@ -225,15 +225,16 @@ func statFromUnix(st *unix.Stat_t) Stat {
 
 // Lstat returns the metadata of name without following a symlink.
 func (d *Dir) Lstat(name string) (Stat, error) {
-	return d.fstatat(name, unix.AT_SYMLINK_NOFOLLOW)
+	return fstatat(d, name, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // StatFollow returns the metadata of name, following a symlink.
 func (d *Dir) StatFollow(name string) (Stat, error) {
-	return d.fstatat(name, 0)
+	return fstatat(d, name, 0)
 }
 
-func (d *Dir) fstatat(name string, flags int) (Stat, error) {
+// fstatat is the fstatat(2) of name in d (Lstat, StatFollow).
+func fstatat(d *Dir, name string, flags int) (Stat, error) {
 	var st unix.Stat_t
 	p := d.join(name)
 	if err := d.faults.inject(OpStat, p); err != nil {
@@ -264,7 +265,7 @@ func (d *Dir) Open(name string, follow bool) (*File, error) {
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	return d.openRead(name, flags)
+	return openAt(d, name, flags)
 }
 
 // OpenNoAtime is Open without following a symlink, asking the kernel
@@ -277,15 +278,16 @@ func (d *Dir) Open(name string, follow bool) (*File, error) {
 func (d *Dir) OpenNoAtime(name string) (*File, error) {
 	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOFOLLOW
 	if oNoatime != 0 {
-		f, err := d.openRead(name, flags|oNoatime)
+		f, err := openAt(d, name, flags|oNoatime)
 		if err == nil || !errors.Is(err, unix.EPERM) {
 			return f, err
 		}
 	}
-	return d.openRead(name, flags)
+	return openAt(d, name, flags)
 }
 
-func (d *Dir) openRead(name string, flags int) (*File, error) {
+// openAt opens name in d with flags, for the opens that read.
+func openAt(d *Dir, name string, flags int) (*File, error) {
 	p := d.join(name)
 	if err := d.faults.inject(OpOpen, p); err != nil {
 		return nil, pathErr("open", p, err)
