@@ -348,7 +348,7 @@ func (d *Dir) Parent() (*Dir, error) {
 
 // OpenDirect would open name for unbuffered reads; it returns an error that
 // IsFallback accepts, and callers read back through DropCache instead.
-func (d *Dir) OpenDirect(name string) (*File, error) {
+func OpenDirect(d *Dir, name string) (*File, error) {
 	return nil, osErr("open", d.join(name), ErrUnsupported)
 }
 

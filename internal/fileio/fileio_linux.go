@@ -242,7 +242,7 @@ func IsNoAttr(err error) bool { return errors.Is(err, unix.ENODATA) }
 // buffer from AlignedBuffer and offsets that are multiples of its alignment.
 // A filesystem without direct I/O (tmpfs, some FUSE filesystems) refuses
 // the open with an error that IsFallback accepts.
-func (d *Dir) OpenDirect(name string) (*File, error) {
+func OpenDirect(d *Dir, name string) (*File, error) {
 	return openAt(d, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_DIRECT)
 }
 
