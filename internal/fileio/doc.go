@@ -23,6 +23,24 @@
 //     hashcache's policy, not theirs. They return "" (no identity) where
 //     the platform has no way to tell yet.
 //
+// A Dir's methods are the operations on the directory and on the entries
+// it names: open, list, stat, make, rename, link and remove them, and
+// open their Nodes. What is not such an operation takes the Dir as its
+// first argument, grouped by what it is for, with the same signature on
+// every system:
+//
+//   - the filesystem that holds it: Answers, IsFUSE, Syncfs, CaseFoldAttr,
+//     IsMountRoot, PhysicalStart;
+//   - the staging of directories: CanStageDirs, ProbeDirRename,
+//     RenameDirNoReplace;
+//   - its locks: Lock, LockShared (lock_*.go);
+//   - the temporaries made in it: CreateTemp, CreateTempMode, OpenTemp,
+//     CreateUnnamed (temp_*.go);
+//   - an entry's metadata set by name, never following a symlink: Lchown,
+//     Lutimes, Chmod, SetBtime (File and Node set it through a descriptor);
+//   - the direct read of the read-back: OpenDirect, with AlignedBuffer and
+//     DirectAlign.
+//
 // Platform code sits in files named by suffix: _unix.go for what all Unix
 // systems share, _linux.go, _darwin.go and _freebsd.go for what each has of
 // its own, _bsd.go for what darwin and FreeBSD share, and _windows.go for a
