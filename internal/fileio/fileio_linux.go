@@ -236,7 +236,7 @@ func DeviceOf(path string) Device {
 // IsNoAttr reports whether err says an extended attribute does not exist.
 func IsNoAttr(err error) bool { return errors.Is(err, unix.ENODATA) }
 
-// OpenDirect opens name (never through a symlink) for reads that bypass the
+// OpenDirect opens name in d (never through a symlink) for reads that bypass the
 // page cache (O_DIRECT): each read comes from the device, after the kernel
 // has written back any dirty pages of the range it covers. Reads need a
 // buffer from AlignedBuffer and offsets that are multiples of its alignment.

@@ -386,14 +386,14 @@ func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
 	return pathErr("mknod", p, ignoringEINTR(func() error { return mknodat(d.fd, name, mode, rdev) }))
 }
 
-// Lchown sets the owner of name without following a symlink.
+// Lchown sets the owner of name in d without following a symlink.
 func Lchown(d *Dir, name string, uid, gid int) error {
 	return pathErr("chown", d.join(name), ignoringEINTR(func() error {
 		return unix.Fchownat(d.fd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
 	}))
 }
 
-// Lutimes sets the access and modification times of name, in nanoseconds,
+// Lutimes sets the access and modification times of name in d, in nanoseconds,
 // without following a symlink.
 func Lutimes(d *Dir, name string, atime, mtime int64) error {
 	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Lock takes an exclusive lock on the directory until Close or the end of
+// Lock takes an exclusive lock on the directory d until Close or the end of
 // the process. It returns ErrLocked at once when another process holds it.
 //
 // Windows cannot lock a directory, so the lock is a named mutex in the

@@ -143,7 +143,7 @@ func (n *Node) SetTimes(atime, mtime int64) error {
 	return pathErr("utimes", n.path, err)
 }
 
-// Chmod sets the mode of name, which must not be a symlink (Linux has no
+// Chmod sets the mode of name in d, which must not be a symlink (Linux has no
 // symlink modes), through a Node: a symlink swapped in for name is
 // refused, never followed.
 func Chmod(d *Dir, name string, mode uint32) error {

@@ -12,7 +12,7 @@ func (n *Node) Chown(uid, gid int) error {
 	return Lchown(n.d, n.name, uid, gid)
 }
 
-// Chmod sets the mode of name without following a symlink
+// Chmod sets the mode of name in d without following a symlink
 // (fchmodat(AT_SYMLINK_NOFOLLOW)).
 func Chmod(d *Dir, name string, mode uint32) error {
 	return pathErr("chmod", d.join(name), ignoringEINTR(func() error {

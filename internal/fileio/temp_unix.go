@@ -4,7 +4,7 @@ package fileio
 
 import "golang.org/x/sys/unix"
 
-// CreateTemp creates name exclusively (O_EXCL|O_NOFOLLOW) with mode 0600,
+// CreateTemp creates name in d exclusively (O_EXCL|O_NOFOLLOW) with mode 0600,
 // open for reading and writing.
 func CreateTemp(d *Dir, name string) (*File, error) { return CreateTempMode(d, name, 0o600) }
 
@@ -26,7 +26,7 @@ func CreateTempMode(d *Dir, name string, perm uint32) (*File, error) {
 	return &File{faults: d.faults, fd: fd, path: p}, nil
 }
 
-// OpenTemp opens the existing file name, a temporary left by an earlier
+// OpenTemp opens the existing file name in d, a temporary left by an earlier
 // run, for reading and writing. A symlink is not followed (ELOOP), and
 // nothing that would block at open (a FIFO put there) blocks; the caller
 // checks through the descriptor what it opened.

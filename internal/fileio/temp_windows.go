@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// CreateTemp creates name exclusively (CREATE_NEW, which fails on any
+// CreateTemp creates name in d exclusively (CREATE_NEW, which fails on any
 // existing name, a symlink included), open for reading and writing. Windows
 // has no mode to give it: the file gets its directory's inherited ACL.
 func CreateTemp(d *Dir, name string) (*File, error) {
