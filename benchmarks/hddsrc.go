@@ -389,7 +389,7 @@ func physOrder(root string) ([]physEnt, error) {
 			case st.IsDir():
 				subdirs = append(subdirs, e.Name)
 			case st.IsRegular():
-				off, ok := d.PhysicalStart(e.Name)
+				off, ok := fileio.PhysicalStart(d, e.Name)
 				ents = append(ents, physEnt{path: filepath.Join(dir, e.Name), phys: off, known: ok, ino: st.Ino, index: len(ents)})
 			}
 		}

@@ -73,7 +73,7 @@ func (c *committer) batchFlushed(at time.Time, flushed map[uint64]error) {
 	}
 	e.written.mu.Unlock()
 	for _, d := range rest {
-		if err := d.Syncfs(); err != nil {
+		if err := fileio.Syncfs(d); err != nil {
 			return
 		}
 	}

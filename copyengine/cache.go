@@ -336,7 +336,7 @@ func (cr *cacheRecorder) storeHeld(batch []heldEntry) {
 		if !done {
 			d, known := cr.read.dir(h.dev)
 			if known {
-				err := d.Syncfs()
+				err := fileio.Syncfs(d)
 				ok = err == nil
 				perFile[h.dev] = fileio.IsFallback(err)
 			}

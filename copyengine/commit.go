@@ -366,7 +366,7 @@ func (c *committer) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fil
 	if runtime.GOOS == "linux" {
 		return f.SetTimes(st.Atime, st.Mtime)
 	}
-	if err := dd.Lutimes(tmp, st.Atime, st.Mtime); err != nil {
+	if err := fileio.Lutimes(dd, tmp, st.Atime, st.Mtime); err != nil {
 		return err
 	}
 	c.e.keepBtime(dd, tmp, st)
@@ -381,7 +381,7 @@ func (e *engine) keepBtime(dd *fileio.Dir, tmp string, st *fileio.Stat) {
 	if st.Btime == 0 {
 		return
 	}
-	if err := dd.SetBtime(tmp, st.Btime); err != nil {
+	if err := fileio.SetBtime(dd, tmp, st.Btime); err != nil {
 		e.fs.cannotKeep(lostBtimes, fmt.Errorf("%v: %w", err, fileio.ErrUnsupported))
 	}
 }

@@ -158,7 +158,7 @@ func TestLockHeldAnInstant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Lock(); err != nil {
+		if err := fileio.Lock(h); err != nil {
 			t.Fatal(err)
 		}
 		go func() {

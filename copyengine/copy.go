@@ -720,7 +720,7 @@ func (fc *fileCopy) create() (err error) {
 			e.made.After(dd, fc.dirRel, tmp, st, err)
 		}()
 	}
-	fc.dst, err = dd.CreateTempMode(tmp, perm)
+	fc.dst, err = fileio.CreateTempMode(dd, tmp, perm)
 	if fileio.IsExist(err) {
 		if !e.ownLeftover(dd, fc.dirRel, tmp, fileio.ModeRegular) {
 			return errNameTaken(tmp, err)
@@ -729,7 +729,7 @@ func (fc *fileCopy) create() (err error) {
 		if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {
 			return fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
 		}
-		fc.dst, err = dd.CreateTempMode(tmp, perm)
+		fc.dst, err = fileio.CreateTempMode(dd, tmp, perm)
 	}
 	return err
 }

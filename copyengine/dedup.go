@@ -427,7 +427,7 @@ func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur 
 		}
 	}
 	dp.e.made.Before(d.dst.rel, tmp, false)
-	f, err := dd.CreateTemp(tmp)
+	f, err := fileio.CreateTemp(dd, tmp)
 	if err != nil {
 		dp.e.made.After(dd, d.dst.rel, tmp, nil, err)
 		return nil, err

@@ -71,13 +71,13 @@ func (sg *stager) wouldStage(parent *handle) {
 		return
 	}
 	if parent != nil {
-		if parent.d.IsFUSE() {
+		if fileio.IsFUSE(parent.d) {
 			sg.dirRenameKeeps(parent.d)
 		}
 		return
 	}
 	if e.dstRoot != nil {
-		if e.dstRoot.IsFUSE() {
+		if fileio.IsFUSE(e.dstRoot) {
 			sg.dirRenameKeeps(e.dstRoot)
 		}
 		return
@@ -89,7 +89,7 @@ func (sg *stager) wouldStage(parent *handle) {
 		return
 	}
 	defer d.Close()
-	if d.IsFUSE() {
+	if fileio.IsFUSE(d) {
 		e.count(func(s *Summary) {
 			if s.StagingNote == "" {
 				s.StagingNote = stagingNote(e.dstRootPath, whyNotStagedFUSE)
@@ -361,7 +361,7 @@ func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
 		case "FAT", "FAT32", "exFAT":
 			info = foldInfo{Folds: true}
 		default:
-			if dd != nil && dd.CaseFoldAttr() {
+			if dd != nil && fileio.CaseFoldAttr(dd) {
 				info = foldInfo{Folds: true, Normalises: true}
 			}
 		}

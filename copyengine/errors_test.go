@@ -76,7 +76,7 @@ func TestOneLockedSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if err := d.Lock(); err != nil {
+	if err := fileio.Lock(d); err != nil {
 		t.Skipf("no directory locks here: %v", err)
 	}
 	_, err = runEngine(t, copyengine.Options{Sources: []string{src}, Dest: dst})

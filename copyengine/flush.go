@@ -100,7 +100,7 @@ func (c *committer) flushBatch(batch []*pending) []*pending {
 		}
 		err := fileio.ErrUnsupported
 		if d, ok := e.written.dir(p.dst.dev); ok {
-			err = d.Syncfs()
+			err = fileio.Syncfs(d)
 		}
 		flushed[p.dst.dev] = err
 	}
@@ -145,7 +145,7 @@ func (c *committer) flushDirs() error {
 	e := c.e
 	fallback := false
 	for _, d := range e.written.all() {
-		err := d.Syncfs()
+		err := fileio.Syncfs(d)
 		if err != nil && fileio.IsFallback(err) {
 			fallback = true
 			continue

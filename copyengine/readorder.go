@@ -91,7 +91,7 @@ func (q *readQueue) hold(src, dst *handle, st *stage, entries []entry) []entry {
 		}
 		key := readorder.Key{Ino: en.st.Ino}
 		if q.order == ReadOrderDisk && en.st.Size > 0 {
-			key.Phys, key.Known = src.d.PhysicalStart(en.name)
+			key.Phys, key.Known = fileio.PhysicalStart(src.d, en.name)
 		}
 		it := windowItem{src: src.retain(), stage: st, en: en}
 		if dst != nil {

@@ -72,7 +72,7 @@ func placeOf(t *testing.T, src, rel string) (int64, uint64) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	off, ok := d.PhysicalStart(filepath.Base(rel))
+	off, ok := fileio.PhysicalStart(d, filepath.Base(rel))
 	if !ok {
 		t.Fatalf("%s: no place on the disk after a flush", rel)
 	}

@@ -27,7 +27,7 @@ func TestProbeDirRename(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = d.ProbeDirRename(".a.fastcopy-tmp", ".b.fastcopy-tmp", []byte("probe\n"))
+		err = fileio.ProbeDirRename(d, ".a.fastcopy-tmp", ".b.fastcopy-tmp", []byte("probe\n"))
 		d.Close()
 		if c.keeps && err != nil {
 			t.Errorf("%s: %v", c.dir, err)

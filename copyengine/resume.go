@@ -73,7 +73,7 @@ type resumer struct {
 // temporary, removing what is in the way.
 func (cp *copier) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resumer {
 	e := cp.e
-	f, err := dd.OpenTemp(tmp)
+	f, err := fileio.OpenTemp(dd, tmp)
 	if err != nil {
 		return nil // none, a symlink (ELOOP), or not ours to write
 	}

@@ -298,7 +298,7 @@ func renameStage(pd *fileio.Dir, s *stage, name string) error {
 	} else if (devIno{st.Dev, st.Ino}) != s.ino {
 		return fmt.Errorf("%q: %w", pd.Path()+"/"+s.tmp, errStageReplaced)
 	}
-	if err := pd.RenameDirNoReplace(s.tmp, name); err != nil { // never onto a directory made meanwhile
+	if err := fileio.RenameDirNoReplace(pd, s.tmp, name); err != nil { // never onto a directory made meanwhile
 		return err
 	}
 	if st, err := pd.Lstat(name); err != nil || (devIno{st.Dev, st.Ino}) != s.ino {

@@ -71,7 +71,7 @@ func (cp *copier) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, s
 	if e.opt.Verify != VerifyOff {
 		sc.open = func() (*fileio.File, error) {
 			if e.opt.Verify == VerifyDevice {
-				return dd.OpenDirect(tmp)
+				return fileio.OpenDirect(dd, tmp)
 			}
 			return dd.Open(tmp, false)
 		}

@@ -305,7 +305,7 @@ func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 	if e.root || e.skipWrite() || st.Mode&0o300 == 0o300 {
 		return
 	}
-	_ = dir.Chmod(name, st.Mode&0o7777|0o700)
+	_ = fileio.Chmod(dir, name, st.Mode&0o7777|0o700)
 }
 
 func (wk *walker) openSrcDir(w dirWork) (*fileio.Dir, error) {

@@ -27,7 +27,7 @@ func scrubRot(t *testing.T, fs *loopfs.FS, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, ok := d.PhysicalStart(filepath.Base(path))
+	off, ok := fileio.PhysicalStart(d, filepath.Base(path))
 	d.Close()
 	if !ok {
 		t.Skipf("skipped: no physical extent known for %s here", path)

@@ -138,7 +138,7 @@ func TestWindowsCreationTimeKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.SetBtime("photo.jpg", born); err != nil {
+		if err := fileio.SetBtime(d, "photo.jpg", born); err != nil {
 			t.Fatal(err)
 		}
 		st, err := d.Lstat("photo.jpg")

@@ -133,7 +133,7 @@ func (b *Dir) IsOpen() bool { return b != nil && b.root != nil }
 func (b *Dir) Path() string { return b.path }
 
 // Syncfs flushes the filesystem the backup directory is on.
-func (b *Dir) Syncfs() error { return b.root.Syncfs() }
+func (b *Dir) Syncfs() error { return fileio.Syncfs(b.root) }
 
 // parentRel is the directory holding rel ("" for the root).
 func parentRel(rel string) string {
@@ -390,7 +390,7 @@ func (b *Dir) copyRegular(bd *fileio.Dir, tmp, target string, dir *fileio.Dir, n
 	}
 	st = cur
 	held = src
-	out, err := bd.CreateTemp(tmp)
+	out, err := fileio.CreateTemp(bd, tmp)
 	if err != nil {
 		return nil, err
 	}

@@ -146,7 +146,7 @@ func linksWork(d *fileio.Dir) bool {
 	defer KeepDirTimes(d)()
 	a := TempName(fmt.Sprintf("fastcopy-link-probe-%d", os.Getpid()))
 	b := TempName(fmt.Sprintf("fastcopy-link-probe-%d-2", os.Getpid()))
-	f, err := d.CreateTemp(a)
+	f, err := fileio.CreateTemp(d, a)
 	if err != nil {
 		return true
 	}

@@ -152,10 +152,10 @@ func (fi *Info) probeResolution(d *fileio.Dir, dev uint64) int64 {
 		return 0
 	}
 	var st fileio.Stat
-	f, err := d.CreateUnnamed()
+	f, err := fileio.CreateUnnamed(d)
 	if errors.Is(err, fileio.ErrUnsupported) {
 		name := DigestTemp("fastcopy-time-probe", rand.Uint64())
-		if f, err = d.CreateTemp(name); err != nil {
+		if f, err = fileio.CreateTemp(d, name); err != nil {
 			return 0
 		}
 		defer func() {

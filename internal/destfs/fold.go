@@ -112,7 +112,7 @@ func (fi *Info) FoldOf(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
 		return FoldInfo{}
 	}
 	i := 0
-	if dd.CaseFoldAttr() {
+	if fileio.CaseFoldAttr(dd) {
 		i = 1
 	}
 	fc := &fi.devs.get(st.Dev).fold
@@ -128,7 +128,7 @@ func (fi *Info) FoldOf(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
 		// directory asks first, so that a rerun touches no other one.
 		root := fi.cfg.Root
 		pd := dd
-		if root != nil && st.Dev == fi.rootDev && i == 0 && !root.CaseFoldAttr() {
+		if root != nil && st.Dev == fi.rootDev && i == 0 && !fileio.CaseFoldAttr(root) {
 			pd = root
 		}
 		var rec Recorder
@@ -323,7 +323,7 @@ func openProbe(dd *fileio.Dir, rec Recorder) (*foldProbe, error) {
 // same reports whether a and b are one name to the probe's filesystem: a is
 // created in the probe directory (where nothing else is) and looked up as b.
 func (p *foldProbe) same(a, b string) (bool, error) {
-	f, err := p.d.CreateTemp(a)
+	f, err := fileio.CreateTemp(p.d, a)
 	if err != nil {
 		return false, err
 	}

@@ -88,7 +88,7 @@ func probeName(d *fileio.Dir, s string) (refused, ok bool) {
 	defer KeepDirTimes(d)()
 	tag := fmt.Sprintf("fastcopy-probe-%016x", rand.Uint64())
 	name := "." + tag + s + TempSuffix
-	f, err := d.CreateTemp(name)
+	f, err := fileio.CreateTemp(d, name)
 	if err != nil {
 		return true, fileio.IsBadName(err)
 	}

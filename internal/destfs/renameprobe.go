@@ -14,7 +14,7 @@ import (
 // need not: fusefat
 // renames a directory and leaves the new name empty, its files gone for
 // good. So before the first directory is staged on a filesystem, the run
-// asks that filesystem, once (fileio.Dir.ProbeDirRename): a directory made
+// asks that filesystem, once (fileio.ProbeDirRename): a directory made
 // under a temporary's name, a file written in it, the directory renamed,
 // the file looked for under the new name. Where it is not there, whole,
 // directories are not staged on that filesystem: their files take
@@ -45,13 +45,13 @@ func (fi *Info) DirRenameKeeps(parent *fileio.Dir, note func(string)) bool {
 	p := &fi.devs.get(st.Dev).rename
 	p.once.Do(func() {
 		var why string
-		if parent.IsFUSE() {
+		if fileio.IsFUSE(parent) {
 			why = WhyNotStagedFUSE
 		} else {
 			id := rand.Uint64()
 			a := DigestTemp("fastcopy-rename-probe", id)
 			b := DigestTemp("fastcopy-rename-probe-renamed", id)
-			if err := parent.ProbeDirRename(a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id))); err != nil {
+			if err := fileio.ProbeDirRename(parent, a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id))); err != nil {
 				why = refusal.Text(err)
 			}
 		}

@@ -53,7 +53,7 @@ func Lock(d *fileio.Dir, name string, wait time.Duration) (release func(), err e
 	if err != nil {
 		return nil, err
 	}
-	if err := lockBusy(d.Lock, wait); err != nil {
+	if err := lockBusy(func() error { return fileio.Lock(d) }, wait); err != nil {
 		release()
 		if errors.Is(err, fileio.ErrLocked) {
 			return nil, fmt.Errorf("%q: %w (it writes into it, or below it)", name, ErrDestLocked)
@@ -74,7 +74,7 @@ func lockShared(d *fileio.Dir, dest, abs string, self bool) (held []*fileio.Dir,
 		return fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrDestLocked, at)
 	}
 	if self {
-		if err := d.LockShared(); errors.Is(err, fileio.ErrLocked) {
+		if err := fileio.LockShared(d); errors.Is(err, fileio.ErrLocked) {
 			return nil, locked(abs)
 		} else if errors.Is(err, fileio.ErrUnsupported) {
 			return nil, nil
@@ -93,7 +93,7 @@ func lockShared(d *fileio.Dir, dest, abs string, self bool) (held []*fileio.Dir,
 			break // the root: its ".." is itself
 		}
 		above = filepath.Dir(above)
-		if err := up.LockShared(); errors.Is(err, fileio.ErrLocked) {
+		if err := fileio.LockShared(up); errors.Is(err, fileio.ErrLocked) {
 			up.Close()
 			return nil, locked(above)
 		} else if errors.Is(err, fileio.ErrUnsupported) {
@@ -195,7 +195,7 @@ func Make(dest string, openRoot func(string) (*fileio.Dir, error)) (d *fileio.Di
 		if i == len(missing)-1 {
 			return next, release, nil // dest: Lock locks it
 		}
-		if err := next.LockShared(); errors.Is(err, fileio.ErrLocked) {
+		if err := fileio.LockShared(next); errors.Is(err, fileio.ErrLocked) {
 			next.Close()
 			release()
 			return nil, nil, fmt.Errorf("%q: %w: it writes into %q, above it", dest, ErrDestLocked, at)

@@ -154,7 +154,7 @@ func (w *Watch) Placed() { w.streak.Store(0) }
 
 // check says why r's filesystem no longer answers, or nil.
 func (r *watchedRoot) check() error {
-	if err := r.d.Answers(); err != nil {
+	if err := fileio.Answers(r.d); err != nil {
 		return err
 	}
 	st, err := fileio.StatPath(r.path)

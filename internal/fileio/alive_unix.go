@@ -8,7 +8,7 @@ import "golang.org/x/sys/unix"
 // fstatfs of d's descriptor. A FUSE filesystem whose driver died fails both
 // with ENOTCONN; a disk that was pulled, with EIO or ENODEV. It is not a
 // fault-injection point: it is how a failure is judged, not a failure.
-func (d *Dir) Answers() error {
+func Answers(d *Dir) error {
 	var st unix.Stat_t
 	if err := ignoringEINTR(func() error { return unix.Fstat(d.fd, &st) }); err != nil {
 		return pathErr("stat", d.path, err)

@@ -4,7 +4,7 @@ import "path/filepath"
 
 // Answers reports whether the filesystem holding d still answers (a stat
 // of d's path: a Dir here is a path).
-func (d *Dir) Answers() error {
+func Answers(d *Dir) error {
 	_, err := d.Stat()
 	return err
 }

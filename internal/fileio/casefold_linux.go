@@ -13,7 +13,7 @@ const fsCasefoldFL = 0x40000000
 // CaseFoldAttr reports whether d carries the casefold attribute. A
 // filesystem that folds every name (exFAT, NTFS, FAT) has no such
 // attribute; a probe tells those (see copyengine's fold probe).
-func (d *Dir) CaseFoldAttr() bool {
+func CaseFoldAttr(d *Dir) bool {
 	flags, err := unix.IoctlGetUint32(d.fd, unix.FS_IOC_GETFLAGS)
 	return err == nil && flags&fsCasefoldFL != 0
 }

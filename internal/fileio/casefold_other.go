@@ -4,4 +4,4 @@ package fileio
 
 // CaseFoldAttr reports whether d carries a per-directory case-folding
 // attribute; only Linux has one (chattr +F).
-func (d *Dir) CaseFoldAttr() bool { return false }
+func CaseFoldAttr(d *Dir) bool { return false }

@@ -8,7 +8,7 @@ import (
 	"unsafe"
 )
 
-// ErrLocked is returned by Dir.Lock when another process holds the lock.
+// ErrLocked is returned by Lock (and LockShared) when another process holds the lock.
 var ErrLocked = errors.New("locked by another process")
 
 func pathErr(op, path string, err error) error {

@@ -26,7 +26,7 @@ func openRoot(t *testing.T) (*fileio.Dir, string) {
 
 func writeFile(t *testing.T, d *fileio.Dir, name, content string) {
 	t.Helper()
-	f, err := d.CreateTemp(name)
+	f, err := fileio.CreateTemp(d, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestCreateTempIsExclusive(t *testing.T) {
 	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "first")
-	if _, err := d.CreateTemp("a"); !fileio.IsExist(err) {
+	if _, err := fileio.CreateTemp(d, "a"); !fileio.IsExist(err) {
 		t.Fatalf("CreateTemp over an existing name: got %v, want an IsExist error", err)
 	}
 	st, err := d.Lstat("a")
@@ -113,7 +113,7 @@ func TestRenameReplaces(t *testing.T) {
 	writeFile(t, d, "old", "old content")
 	writeFile(t, d, "tmp", "new")
 	// A read-only target, which Windows refuses to replace by itself.
-	if err := d.Chmod("old", 0o444); err != nil {
+	if err := fileio.Chmod(d, "old", 0o444); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Rename("tmp", d, "old"); err != nil {
@@ -143,11 +143,11 @@ func TestRenameDirNoReplace(t *testing.T) {
 	}
 	writeFile(t, d, "file", "x")
 	for _, onto := range []string{"taken", "file"} {
-		if err := d.RenameDirNoReplace(".b.tmp", onto); !fileio.IsExist(err) {
+		if err := fileio.RenameDirNoReplace(d, ".b.tmp", onto); !fileio.IsExist(err) {
 			t.Errorf("renaming a directory onto %s: got %v, want an IsExist error", onto, err)
 		}
 	}
-	if err := d.RenameDirNoReplace(".a.tmp", "a"); err != nil {
+	if err := fileio.RenameDirNoReplace(d, ".a.tmp", "a"); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(filepath.Join(dir, "a")); err != nil || !st.IsDir() {
@@ -195,7 +195,7 @@ func TestSyncAndTimesOnReadOnlyFile(t *testing.T) {
 	t.Parallel()
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
-	if err := d.Chmod("a", 0o444); err != nil {
+	if err := fileio.Chmod(d, "a", 0o444); err != nil {
 		t.Fatal(err)
 	}
 	f, err := d.Open("a", false)
@@ -235,7 +235,7 @@ func TestLutimes(t *testing.T) {
 	d, _ := openRoot(t)
 	writeFile(t, d, "a", "x")
 	const mtime = 1_500_000_000_987_654_321
-	if err := d.Lutimes("a", mtime, mtime); err != nil {
+	if err := fileio.Lutimes(d, "a", mtime, mtime); err != nil {
 		t.Fatal(err)
 	}
 	st, err := d.Lstat("a")
@@ -348,7 +348,7 @@ func TestSymlinksAreNotFollowed(t *testing.T) {
 	if _, err := d.Open("flink", false); err == nil {
 		t.Fatal("Open without follow opened through a symlink")
 	}
-	if _, err := d.CreateTemp("flink"); !fileio.IsExist(err) {
+	if _, err := fileio.CreateTemp(d, "flink"); !fileio.IsExist(err) {
 		t.Fatalf("CreateTemp over a symlink: got %v, want an IsExist error", err)
 	}
 	if got := readFile(t, mustOpenBeneath(t, d, "real"), "f"); got != "secret" {
@@ -411,14 +411,14 @@ func TestReadDir(t *testing.T) {
 func TestLock(t *testing.T) {
 	t.Parallel()
 	d, dir := openRoot(t)
-	if err := d.Lock(); err != nil {
+	if err := fileio.Lock(d); err != nil {
 		t.Fatal(err)
 	}
 	d2, err := fileio.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d2.Lock(); !errors.Is(err, fileio.ErrLocked) {
+	if err := fileio.Lock(d2); !errors.Is(err, fileio.ErrLocked) {
 		t.Fatalf("second Lock: got %v, want ErrLocked", err)
 	}
 	d2.Close()
@@ -428,7 +428,7 @@ func TestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d3.Close()
-	if err := d3.Lock(); err != nil {
+	if err := fileio.Lock(d3); err != nil {
 		t.Fatalf("Lock after the holder closed: %v", err)
 	}
 }
@@ -448,23 +448,23 @@ func TestLockShared(t *testing.T) {
 		return d
 	}
 	a, b, c := open(), open(), open()
-	if err := a.LockShared(); errors.Is(err, fileio.ErrUnsupported) {
+	if err := fileio.LockShared(a); errors.Is(err, fileio.ErrUnsupported) {
 		t.Skipf("skipping: %v", err)
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.LockShared(); err != nil {
+	if err := fileio.LockShared(b); err != nil {
 		t.Fatalf("a second shared lock: %v", err)
 	}
-	if err := c.Lock(); !errors.Is(err, fileio.ErrLocked) {
+	if err := fileio.Lock(c); !errors.Is(err, fileio.ErrLocked) {
 		t.Fatalf("Lock beside shared locks: got %v, want ErrLocked", err)
 	}
 	a.Close()
 	b.Close()
-	if err := c.Lock(); err != nil {
+	if err := fileio.Lock(c); err != nil {
 		t.Fatalf("Lock once the shared locks are gone: %v", err)
 	}
-	if err := open().LockShared(); !errors.Is(err, fileio.ErrLocked) {
+	if err := fileio.LockShared(open()); !errors.Is(err, fileio.ErrLocked) {
 		t.Fatalf("LockShared beside Lock: got %v, want ErrLocked", err)
 	}
 
@@ -502,7 +502,7 @@ func TestFallbacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := d.CreateTemp("dst")
+	dst, err := fileio.CreateTemp(d, "dst")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,33 +201,6 @@ func openRead(p string, follow bool) (windows.Handle, error) {
 	return h2, nil
 }
 
-// CreateTemp creates name exclusively (CREATE_NEW, which fails on any
-// existing name, a symlink included), open for reading and writing. Windows
-// has no mode to give it: the file gets its directory's inherited ACL.
-func (d *Dir) CreateTemp(name string) (*File, error) {
-	return d.CreateTempMode(name, 0o600)
-}
-
-// CreateTempMode is CreateTemp; Windows has no permission bits to create a
-// file with (Chmod sets the read-only attribute).
-func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
-	p := d.join(name)
-	if err := inject(OpCreate, p); err != nil {
-		return nil, pathErr("create", p, err)
-	}
-	h, err := createFile(d.sys(name), windows.GENERIC_READ|windows.GENERIC_WRITE, windows.CREATE_NEW, windows.FILE_ATTRIBUTE_NORMAL)
-	if err != nil {
-		return nil, pathErr("create", p, err)
-	}
-	return &File{f: os.NewFile(uintptr(h), p), path: p, abs: filepath.Join(d.abs, name), writable: true}, nil
-}
-
-// OpenTemp opens a temporary left by an earlier run for writing; Windows
-// builds do not: it returns an error, and the caller writes afresh.
-func (d *Dir) OpenTemp(name string) (*File, error) {
-	return nil, pathErr("open", d.join(name), errors.ErrUnsupported)
-}
-
 // Mkdir creates the directory name (perm is not used: Windows has no modes;
 // the directory inherits its parent's ACL).
 func (d *Dir) Mkdir(name string, perm uint32) error {
@@ -375,7 +348,7 @@ func (d *Dir) Parent() (*Dir, error) {
 
 // OpenDirect would open name for unbuffered reads; it returns an error that
 // IsFallback accepts, and callers read back through DropCache instead.
-func (d *Dir) OpenDirect(name string) (*File, error) {
+func OpenDirect(d *Dir, name string) (*File, error) {
 	return nil, osErr("open", d.join(name), ErrUnsupported)
 }
 
@@ -385,6 +358,6 @@ func (d *Dir) OpenDirect(name string) (*File, error) {
 const CanStageDirs = false
 
 // RenameDirNoReplace is not used on Windows (CanStageDirs is false).
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	return ErrUnsupported
 }

@@ -34,7 +34,7 @@ func IsNoAttr(err error) bool { return errors.Is(err, unix.ENOATTR) }
 // OpenDirect would open name for reads that bypass the page cache; darwin
 // and FreeBSD take that as a hint only, so it returns an error that
 // IsFallback accepts and callers read back through DropCache instead.
-func (d *Dir) OpenDirect(name string) (*File, error) {
+func OpenDirect(d *Dir, name string) (*File, error) {
 	return nil, pathErr("open", d.join(name), ErrUnsupported)
 }
 

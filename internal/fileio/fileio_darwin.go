@@ -27,7 +27,7 @@ func fdatasync(fd int) error {
 // darwin's futimens(3) has no wrapper in x/sys and there is no AT_EMPTY_PATH
 // to reach the descriptor through utimensat(2). The nanoseconds below the
 // microsecond are dropped (truncated, never rounded up), so a copy's times
-// on APFS can be up to 999ns earlier than its source's. Dir.Lutimes, which
+// on APFS can be up to 999ns earlier than its source's. Lutimes, which
 // goes through the directory, keeps nanoseconds.
 func futimens(fd int, ts []unix.Timespec) error {
 	tv := []unix.Timeval{toTimeval(ts[0]), toTimeval(ts[1])}
@@ -187,7 +187,7 @@ const CanPrefetch = false
 // and sync(2) returns before the data is written, so it would be no
 // guarantee. The engine then flushes each file (File.Sync) and each
 // directory it wrote.
-func (d *Dir) Syncfs() error {
+func Syncfs(d *Dir) error {
 	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
@@ -283,7 +283,7 @@ func (f *File) DropRange(off, n int64) {}
 const CanStageDirs = false
 
 // RenameDirNoReplace is not used on darwin (CanStageDirs is false).
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	return ErrUnsupported
 }
 

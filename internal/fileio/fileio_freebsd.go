@@ -57,7 +57,7 @@ func (f *File) Clone(src *File) error {
 // and sync(2) returns before the data is written, so it would be no
 // guarantee. The engine then flushes each file (File.Sync) and each
 // directory it wrote.
-func (d *Dir) Syncfs() error {
+func Syncfs(d *Dir) error {
 	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
@@ -190,7 +190,7 @@ const CanStageDirs = true
 // RenameDirNoReplace renames oldName in d onto newName in d, failing with
 // EEXIST if newName exists. FreeBSD's renameat has no flags: the check and
 // the rename are two calls.
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	p := d.join(newName)
 	if err := d.faults.inject(OpRename, p); err != nil {
 		return pathErr("rename", p, err)

@@ -94,7 +94,7 @@ func (f *File) CopyRange(src *File, srcOff, dstOff, n int64) (int64, error) {
 // metadata stays in the driver's memory; an fsync of each file and
 // directory reaches them (FUSE_FSYNC, FUSE_FSYNCDIR). A filesystem fstatfs
 // cannot tell is taken for one that may be FUSE.
-func (d *Dir) Syncfs() error {
+func Syncfs(d *Dir) error {
 	if err := d.faults.inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}
@@ -121,7 +121,7 @@ const oNoatime = unix.O_NOATIME
 // IsFUSE reports whether d is on a FUSE filesystem: one served by a process
 // (exfat-fuse, ntfs-3g, fusefat, sshfs), which can die, and whose driver
 // may not do what a kernel filesystem does.
-func (d *Dir) IsFUSE() bool {
+func IsFUSE(d *Dir) bool {
 	var sfs unix.Statfs_t
 	return ignoringEINTR(func() error { return unix.Fstatfs(d.fd, &sfs) }) == nil && sfs.Type == fuseSuperMagic
 }
@@ -236,14 +236,14 @@ func DeviceOf(path string) Device {
 // IsNoAttr reports whether err says an extended attribute does not exist.
 func IsNoAttr(err error) bool { return errors.Is(err, unix.ENODATA) }
 
-// OpenDirect opens name (never through a symlink) for reads that bypass the
+// OpenDirect opens name in d (never through a symlink) for reads that bypass the
 // page cache (O_DIRECT): each read comes from the device, after the kernel
 // has written back any dirty pages of the range it covers. Reads need a
 // buffer from AlignedBuffer and offsets that are multiples of its alignment.
 // A filesystem without direct I/O (tmpfs, some FUSE filesystems) refuses
 // the open with an error that IsFallback accepts.
-func (d *Dir) OpenDirect(name string) (*File, error) {
-	return d.openRead(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_DIRECT)
+func OpenDirect(d *Dir, name string) (*File, error) {
+	return openAt(d, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_DIRECT)
 }
 
 // StartWriteback starts writing the dirty pages of n bytes at off to the
@@ -264,7 +264,7 @@ const CanStageDirs = true
 // EEXIST if newName exists, even as an empty directory (which a plain
 // rename would silently replace). A filesystem without RENAME_NOREPLACE
 // gets a check and a plain rename, whose window is its own.
-func (d *Dir) RenameDirNoReplace(oldName, newName string) error {
+func RenameDirNoReplace(d *Dir, oldName, newName string) error {
 	p := d.join(newName)
 	if err := d.faults.inject(OpRename, p); err != nil {
 		return pathErr("rename", p, err)

@@ -225,15 +225,16 @@ func statFromUnix(st *unix.Stat_t) Stat {
 
 // Lstat returns the metadata of name without following a symlink.
 func (d *Dir) Lstat(name string) (Stat, error) {
-	return d.fstatat(name, unix.AT_SYMLINK_NOFOLLOW)
+	return fstatat(d, name, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // StatFollow returns the metadata of name, following a symlink.
 func (d *Dir) StatFollow(name string) (Stat, error) {
-	return d.fstatat(name, 0)
+	return fstatat(d, name, 0)
 }
 
-func (d *Dir) fstatat(name string, flags int) (Stat, error) {
+// fstatat is the fstatat(2) of name in d (Lstat, StatFollow).
+func fstatat(d *Dir, name string, flags int) (Stat, error) {
 	var st unix.Stat_t
 	p := d.join(name)
 	if err := d.faults.inject(OpStat, p); err != nil {
@@ -264,7 +265,7 @@ func (d *Dir) Open(name string, follow bool) (*File, error) {
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	return d.openRead(name, flags)
+	return openAt(d, name, flags)
 }
 
 // OpenNoAtime is Open without following a symlink, asking the kernel
@@ -277,15 +278,16 @@ func (d *Dir) Open(name string, follow bool) (*File, error) {
 func (d *Dir) OpenNoAtime(name string) (*File, error) {
 	flags := unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOFOLLOW
 	if oNoatime != 0 {
-		f, err := d.openRead(name, flags|oNoatime)
+		f, err := openAt(d, name, flags|oNoatime)
 		if err == nil || !errors.Is(err, unix.EPERM) {
 			return f, err
 		}
 	}
-	return d.openRead(name, flags)
+	return openAt(d, name, flags)
 }
 
-func (d *Dir) openRead(name string, flags int) (*File, error) {
+// openAt opens name in d with flags, for the opens that read.
+func openAt(d *Dir, name string, flags int) (*File, error) {
 	p := d.join(name)
 	if err := d.faults.inject(OpOpen, p); err != nil {
 		return nil, pathErr("open", p, err)
@@ -293,48 +295,6 @@ func (d *Dir) openRead(name string, flags int) (*File, error) {
 	var fd int
 	err := ignoringEINTR(func() (err error) {
 		fd, err = unix.Openat(d.fd, name, flags, 0)
-		return err
-	})
-	if err != nil {
-		return nil, pathErr("open", p, err)
-	}
-	return &File{faults: d.faults, fd: fd, path: p}, nil
-}
-
-// CreateTemp creates name exclusively (O_EXCL|O_NOFOLLOW) with mode 0600,
-// open for reading and writing.
-func (d *Dir) CreateTemp(name string) (*File, error) { return d.CreateTempMode(name, 0o600) }
-
-// CreateTempMode is CreateTemp with the permission bits perm (less the
-// umask, or as d's default ACL decides; see Inherit).
-func (d *Dir) CreateTempMode(name string, perm uint32) (*File, error) {
-	p := d.join(name)
-	if err := d.faults.inject(OpCreate, p); err != nil {
-		return nil, pathErr("create", p, err)
-	}
-	var fd int
-	err := ignoringEINTR(func() (err error) {
-		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm&0o777)
-		return err
-	})
-	if err != nil {
-		return nil, pathErr("create", p, err)
-	}
-	return &File{faults: d.faults, fd: fd, path: p}, nil
-}
-
-// OpenTemp opens the existing file name, a temporary left by an earlier
-// run, for reading and writing. A symlink is not followed (ELOOP), and
-// nothing that would block at open (a FIFO put there) blocks; the caller
-// checks through the descriptor what it opened.
-func (d *Dir) OpenTemp(name string) (*File, error) {
-	p := d.join(name)
-	if err := d.faults.inject(OpOpen, p); err != nil {
-		return nil, pathErr("open", p, err)
-	}
-	var fd int
-	err := ignoringEINTR(func() (err error) {
-		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		return err
 	})
 	if err != nil {
@@ -426,16 +386,16 @@ func (d *Dir) Mknod(name string, mode uint32, rdev uint64) error {
 	return pathErr("mknod", p, ignoringEINTR(func() error { return mknodat(d.fd, name, mode, rdev) }))
 }
 
-// Lchown sets the owner of name without following a symlink.
-func (d *Dir) Lchown(name string, uid, gid int) error {
+// Lchown sets the owner of name in d without following a symlink.
+func Lchown(d *Dir, name string, uid, gid int) error {
 	return pathErr("chown", d.join(name), ignoringEINTR(func() error {
 		return unix.Fchownat(d.fd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW)
 	}))
 }
 
-// Lutimes sets the access and modification times of name, in nanoseconds,
+// Lutimes sets the access and modification times of name in d, in nanoseconds,
 // without following a symlink.
-func (d *Dir) Lutimes(name string, atime, mtime int64) error {
+func Lutimes(d *Dir, name string, atime, mtime int64) error {
 	ts := []unix.Timespec{unix.NsecToTimespec(atime), unix.NsecToTimespec(mtime)}
 	return pathErr("utimes", d.join(name), ignoringEINTR(func() error {
 		return unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
@@ -445,27 +405,6 @@ func (d *Dir) Lutimes(name string, atime, mtime int64) error {
 // AsFile returns a File on the same descriptor, for the metadata calls
 // shared with files (Chmod, Chown, SetTimes, xattrs). Closing it closes d.
 func (d *Dir) AsFile() *File { return &File{faults: d.faults, fd: d.fd, path: d.path} }
-
-// Lock takes an exclusive advisory lock on the directory. It returns
-// ErrLocked at once when another process holds it.
-func (d *Dir) Lock() error {
-	err := ignoringEINTR(func() error { return unix.Flock(d.fd, unix.LOCK_EX|unix.LOCK_NB) })
-	if err == unix.EWOULDBLOCK {
-		return ErrLocked
-	}
-	return pathErr("lock", d.path, err)
-}
-
-// LockShared takes a shared advisory lock on the directory: any number of
-// them coexist, none with Lock. It returns ErrLocked at once when another
-// process holds Lock.
-func (d *Dir) LockShared() error {
-	err := ignoringEINTR(func() error { return unix.Flock(d.fd, unix.LOCK_SH|unix.LOCK_NB) })
-	if err == unix.EWOULDBLOCK {
-		return ErrLocked
-	}
-	return pathErr("lock", d.path, err)
-}
 
 // Parent opens the directory above d (".."; at the root, the root again).
 func (d *Dir) Parent() (*Dir, error) {
@@ -591,7 +530,7 @@ func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
 	if futimensExact {
 		return f.SetTimes(atime, mtime)
 	}
-	return d.Lutimes(name, atime, mtime)
+	return Lutimes(d, name, atime, mtime)
 }
 
 // Geteuid returns the effective user id of the process.

@@ -3,4 +3,4 @@
 package fileio
 
 // IsFUSE reports whether d is on a FUSE filesystem; only Linux tells.
-func (d *Dir) IsFUSE() bool { return false }
+func IsFUSE(d *Dir) bool { return false }

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Lock takes an exclusive lock on the directory until Close or the end of
+// Lock takes an exclusive lock on the directory d until Close or the end of
 // the process. It returns ErrLocked at once when another process holds it.
 //
 // Windows cannot lock a directory, so the lock is a named mutex in the
@@ -16,7 +16,7 @@ import (
 // volume serial number and file index, so that any local path reaching the
 // directory names the same lock. Only its existence counts; no thread owns
 // it. It does not reach other machines writing to the same share.
-func (d *Dir) Lock() error {
+func Lock(d *Dir) error {
 	if d.lock != 0 {
 		return nil
 	}
@@ -44,6 +44,6 @@ func (d *Dir) Lock() error {
 
 // LockShared returns an error wrapping ErrUnsupported: a named mutex has
 // no shared form.
-func (d *Dir) LockShared() error {
+func LockShared(d *Dir) error {
 	return pathErr("lock", d.path, ErrUnsupported)
 }

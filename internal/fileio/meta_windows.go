@@ -19,20 +19,20 @@ func chown(uid, gid int) error {
 	return fmt.Errorf("setting a numeric owner on windows: %w", ErrUnsupported)
 }
 
-// Lchown would set the owner of name; see chown.
-func (d *Dir) Lchown(name string, uid, gid int) error {
+// Lchown would set the owner of name in d; see chown.
+func Lchown(d *Dir, name string, uid, gid int) error {
 	return pathErr("chown", d.join(name), chown(uid, gid))
 }
 
-// Chmod sets the read-only attribute of name from the owner's write bit of
+// Chmod sets the read-only attribute of name in d from the owner's write bit of
 // mode, as os.Chmod does; that is all of a mode Windows keeps.
-func (d *Dir) Chmod(name string, mode uint32) error {
+func Chmod(d *Dir, name string, mode uint32) error {
 	return osErr("chmod", d.join(name), os.Chmod(d.sys(name), FileMode(mode)))
 }
 
-// Lutimes sets the access and modification times of name, in nanoseconds
+// Lutimes sets the access and modification times of name in d, in nanoseconds
 // (kept to 100ns), without following a symlink or junction.
-func (d *Dir) Lutimes(name string, atime, mtime int64) error {
+func Lutimes(d *Dir, name string, atime, mtime int64) error {
 	h, err := createFile(d.sys(name), windows.FILE_WRITE_ATTRIBUTES, windows.OPEN_EXISTING,
 		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT)
 	if err == nil {
@@ -42,10 +42,10 @@ func (d *Dir) Lutimes(name string, atime, mtime int64) error {
 	return pathErr("utimes", d.join(name), err)
 }
 
-// SetBtime sets the creation time of name, in nanoseconds (kept to 100ns),
+// SetBtime sets the creation time of name in d, in nanoseconds (kept to 100ns),
 // without following a symlink or junction: what robocopy keeps of a file
 // besides its data, attributes and last write time.
-func (d *Dir) SetBtime(name string, btime int64) error {
+func SetBtime(d *Dir, name string, btime int64) error {
 	h, err := createFile(d.sys(name), windows.FILE_WRITE_ATTRIBUTES, windows.OPEN_EXISTING,
 		windows.FILE_FLAG_BACKUP_SEMANTICS|windows.FILE_FLAG_OPEN_REPARSE_POINT)
 	if err == nil {

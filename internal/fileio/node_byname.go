@@ -55,22 +55,22 @@ func (n *Node) Path() string { return n.path }
 // Close releases the node.
 func (n *Node) Close() error { return nil }
 
-// Chmod sets the node's mode through Dir.Chmod: fchmodat(AT_SYMLINK_NOFOLLOW),
-// or the read-only attribute on Windows.
+// Chmod sets the node's mode through the function Chmod, by name:
+// fchmodat(AT_SYMLINK_NOFOLLOW), or the read-only attribute on Windows.
 func (n *Node) Chmod(mode uint32) error {
 	if err := n.d.faultSet().inject(OpChmod, n.path); err != nil {
 		return pathErr("chmod", n.path, err)
 	}
-	return n.d.Chmod(n.name, mode)
+	return Chmod(n.d, n.name, mode)
 }
 
-// SetTimes sets the node's times through Dir.Lutimes, which does not
+// SetTimes sets the node's times through Lutimes, by name, which does not
 // follow a symlink.
 func (n *Node) SetTimes(atime, mtime int64) error {
 	if err := n.d.faultSet().inject(OpUtimes, n.path); err != nil {
 		return pathErr("utimes", n.path, err)
 	}
-	return n.d.Lutimes(n.name, atime, mtime)
+	return Lutimes(n.d, n.name, atime, mtime)
 }
 
 // WatchWrites cannot watch a node for writes here: ok is false.

@@ -25,7 +25,7 @@ type Node struct {
 // through the object itself. A symlink is refused (ELOOP): its metadata is
 // set by name with the l* calls, which act on the symlink.
 func (d *Dir) OpenNode(name string) (*Node, error) {
-	return d.openNode(name, false)
+	return openNode(d, name, false)
 }
 
 // OpenSymlinkNode opens the symlink name itself (O_PATH|O_NOFOLLOW, which
@@ -34,13 +34,13 @@ func (d *Dir) OpenNode(name string) (*Node, error) {
 // opened, whatever its name is made to hold afterwards. Anything but a
 // symlink is refused (EINVAL). Chmod does not apply to a symlink node.
 func (d *Dir) OpenSymlinkNode(name string) (*Node, error) {
-	return d.openNode(name, true)
+	return openNode(d, name, true)
 }
 
 // openNode opens name with O_PATH|O_NOFOLLOW and keeps it when it is a
 // symlink exactly when symlink says so: otherwise ELOOP (a symlink where
 // none was wanted) or EINVAL (anything else where a symlink was).
-func (d *Dir) openNode(name string, symlink bool) (*Node, error) {
+func openNode(d *Dir, name string, symlink bool) (*Node, error) {
 	p := d.join(name)
 	if err := d.faults.inject(OpOpen, p); err != nil {
 		return nil, pathErr("open", p, err)
@@ -143,10 +143,10 @@ func (n *Node) SetTimes(atime, mtime int64) error {
 	return pathErr("utimes", n.path, err)
 }
 
-// Chmod sets the mode of name, which must not be a symlink (Linux has no
+// Chmod sets the mode of name in d, which must not be a symlink (Linux has no
 // symlink modes), through a Node: a symlink swapped in for name is
 // refused, never followed.
-func (d *Dir) Chmod(name string, mode uint32) error {
+func Chmod(d *Dir, name string, mode uint32) error {
 	n, err := d.OpenNode(name)
 	if err != nil {
 		return err

@@ -9,12 +9,12 @@ func (n *Node) Chown(uid, gid int) error {
 	if err := n.d.faultSet().inject(OpChown, n.path); err != nil {
 		return pathErr("chown", n.path, err)
 	}
-	return n.d.Lchown(n.name, uid, gid)
+	return Lchown(n.d, n.name, uid, gid)
 }
 
-// Chmod sets the mode of name without following a symlink
+// Chmod sets the mode of name in d without following a symlink
 // (fchmodat(AT_SYMLINK_NOFOLLOW)).
-func (d *Dir) Chmod(name string, mode uint32) error {
+func Chmod(d *Dir, name string, mode uint32) error {
 	return pathErr("chmod", d.join(name), ignoringEINTR(func() error {
 		return unix.Fchmodat(d.fd, name, mode&0o7777, unix.AT_SYMLINK_NOFOLLOW)
 	}))

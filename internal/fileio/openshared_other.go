@@ -22,6 +22,6 @@ func FlushPath(path string) (Stat, error) {
 
 // SetBtime is for Windows: elsewhere fastcopy reads no creation time
 // (Stat.Btime is 0), so it sets none.
-func (d *Dir) SetBtime(name string, btime int64) error {
+func SetBtime(d *Dir, name string, btime int64) error {
 	return pathErr("setbtime", d.join(name), ErrUnsupported)
 }

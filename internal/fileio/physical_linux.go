@@ -55,8 +55,8 @@ func (f *File) PhysicalStart() (off int64, ok bool) {
 // opened (O_NOFOLLOW, O_NONBLOCK) and closed around the one ioctl. Call it
 // only for a name an lstat showed to be a regular file: opening a device
 // node can have effects of its own.
-func (d *Dir) PhysicalStart(name string) (off int64, ok bool) {
-	f, err := d.openRead(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW)
+func PhysicalStart(d *Dir, name string) (off int64, ok bool) {
+	f, err := openAt(d, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW)
 	if err != nil {
 		return 0, false
 	}

@@ -38,7 +38,7 @@ func TestPhysicalStart(t *testing.T) {
 
 			seen := map[int64]string{}
 			for name, want := range map[string][]byte{"first": dense, "second": dense[:8192], "holed": holed} {
-				off, ok := d.PhysicalStart(name)
+				off, ok := fileio.PhysicalStart(d, name)
 				if !ok {
 					t.Fatalf("%s: place unknown on %s", name, typ)
 				}
@@ -56,13 +56,13 @@ func TestPhysicalStart(t *testing.T) {
 				foff, fok := f.PhysicalStart()
 				f.Close()
 				if !fok || foff != off {
-					t.Fatalf("%s: File.PhysicalStart = %d, %v; Dir.PhysicalStart = %d", name, foff, fok, off)
+					t.Fatalf("%s: File.PhysicalStart = %d, %v; PhysicalStart(d) = %d", name, foff, fok, off)
 				}
 			}
-			if off, ok := d.PhysicalStart("empty"); ok {
+			if off, ok := fileio.PhysicalStart(d, "empty"); ok {
 				t.Fatalf("empty file placed at %d", off)
 			}
-			if off, ok := d.PhysicalStart("missing"); ok {
+			if off, ok := fileio.PhysicalStart(d, "missing"); ok {
 				t.Fatalf("missing file placed at %d", off)
 			}
 		})
@@ -75,7 +75,7 @@ func TestPhysicalStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		if off, ok := d.PhysicalStart("f"); ok {
+		if off, ok := fileio.PhysicalStart(d, "f"); ok {
 			t.Fatalf("tmpfs has no FIEMAP, yet the file is placed at %d", off)
 		}
 	})

@@ -8,4 +8,4 @@ func (f *File) PhysicalStart() (off int64, ok bool) { return 0, false }
 
 // PhysicalStart reports the place of the file's data as unknown: only
 // Linux has FIEMAP here.
-func (d *Dir) PhysicalStart(name string) (off int64, ok bool) { return 0, false }
+func PhysicalStart(d *Dir, name string) (off int64, ok bool) { return 0, false }

@@ -9,10 +9,10 @@ package fileio
 // temporary is removed.
 func WriteFileAtomic(d *Dir, name string, data []byte, flush bool) (err error) {
 	tmp := "." + name + ".fastcopy-tmp"
-	f, err := d.CreateTempMode(tmp, 0o666)
+	f, err := CreateTempMode(d, tmp, 0o666)
 	if IsExist(err) {
 		if err = d.Remove(tmp); err == nil {
-			f, err = d.CreateTempMode(tmp, 0o666)
+			f, err = CreateTempMode(d, tmp, 0o666)
 		}
 	}
 	if err != nil {

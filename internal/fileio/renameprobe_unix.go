@@ -24,7 +24,7 @@ var ErrRenameLoses = errors.New("a renamed directory lost the file written in it
 //
 // Its calls are made directly, not through the fault seam: a probe is not
 // one of the operations a test counts.
-func (d *Dir) ProbeDirRename(a, b string, content []byte) (err error) {
+func ProbeDirRename(d *Dir, a, b string, content []byte) (err error) {
 	var before unix.Stat_t
 	if err := unix.Fstat(d.fd, &before); err != nil {
 		return pathErr("stat", d.path, err)

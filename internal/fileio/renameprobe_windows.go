@@ -7,4 +7,4 @@ import "errors"
 var ErrRenameLoses = errors.New("a renamed directory lost the file written in it")
 
 // ProbeDirRename is not used on Windows (CanStageDirs is false).
-func (d *Dir) ProbeDirRename(a, b string, content []byte) error { return ErrUnsupported }
+func ProbeDirRename(d *Dir, a, b string, content []byte) error { return ErrUnsupported }

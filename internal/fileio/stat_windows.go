@@ -115,12 +115,14 @@ func sameFile(a, b windows.Handle) (bool, error) {
 var errReplaced = errors.New("the name now refers to another file")
 
 // Lstat returns the metadata of name without following a symlink or junction.
-func (d *Dir) Lstat(name string) (Stat, error) { return d.stat(name, false) }
+func (d *Dir) Lstat(name string) (Stat, error) { return statAt(d, name, false) }
 
 // StatFollow returns the metadata of name, following a symlink.
-func (d *Dir) StatFollow(name string) (Stat, error) { return d.stat(name, true) }
+func (d *Dir) StatFollow(name string) (Stat, error) { return statAt(d, name, true) }
 
-func (d *Dir) stat(name string, follow bool) (Stat, error) {
+// statAt is the stat of name in d, of a symlink or junction itself unless
+// follow (Lstat, StatFollow).
+func statAt(d *Dir, name string, follow bool) (Stat, error) {
 	p := d.join(name)
 	if err := inject(OpStat, p); err != nil {
 		return Stat{}, pathErr("stat", p, err)

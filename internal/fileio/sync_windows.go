@@ -14,7 +14,7 @@ import (
 // volume), which Windows allows only to administrators. Otherwise, and on a
 // network share, it returns an error that IsFallback accepts: File.Sync on
 // each file is then the way to make data durable.
-func (d *Dir) Syncfs() error {
+func Syncfs(d *Dir) error {
 	if err := inject(OpSync, d.path); err != nil {
 		return pathErr("syncfs", d.path, err)
 	}

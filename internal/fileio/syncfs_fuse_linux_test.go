@@ -30,7 +30,7 @@ func TestSyncfsRemovedDirOnFUSE(t *testing.T) {
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Syncfs(); !errors.Is(err, fileio.ErrUnsupported) {
+	if err := fileio.Syncfs(d); !errors.Is(err, fileio.ErrUnsupported) {
 		t.Fatalf("Syncfs of a removed directory on exfat-fuse: %v; want ErrUnsupported (no flush was made)", err)
 	}
 }

@@ -182,7 +182,7 @@ func (m *Record) load(d *fileio.Dir, path string, dry bool) {
 	if dry {
 		f, err = d.Open(Name, false)
 	} else {
-		f, err = d.OpenTemp(Name)
+		f, err = fileio.OpenTemp(d, Name)
 	}
 	if err != nil {
 		if !fileio.IsNotExist(err) {
@@ -373,7 +373,7 @@ func (m *Record) openLocked() bool {
 		if m.foreign {
 			return false
 		}
-		f, err := m.root.CreateTemp(Name)
+		f, err := fileio.CreateTemp(m.root, Name)
 		if err != nil {
 			m.foreign = fileio.IsExist(err) // made meanwhile by someone else
 			return false

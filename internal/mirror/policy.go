@@ -94,7 +94,7 @@ func (p *Pass) keep(q question) verdict {
 	if proof.History(q.rel) {
 		return verdict{kept: true} // DEST's ASC MHL history, which the run extends
 	}
-	if st.Dev != at.dev || at.dir.IsMountRoot(q.name) {
+	if st.Dev != at.dev || fileio.IsMountRoot(at.dir, q.name) {
 		// Another filesystem, or a bind mount, below DEST: what is
 		// there is not DEST's; never entered.
 		return verdict{kept: true, why: "a mount point; unmount it or remove it yourself"}

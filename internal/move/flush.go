@@ -68,7 +68,7 @@ func (j *Journal) removedIn(d *fileio.Dir) {
 		if r.fuse == nil {
 			r.fuse = map[uint64]bool{}
 		}
-		r.fuse[st.Dev] = d.IsFUSE()
+		r.fuse[st.Dev] = fileio.IsFUSE(d)
 	}
 	if r.fuse[st.Dev] {
 		if r.dirty == nil {
@@ -134,7 +134,7 @@ func (j *Journal) Flush() error {
 		// The directory held may be gone by now (left empty and removed):
 		// its filesystem is known by the dev it was noted under.
 		if d, ok := r.fs.m[dev]; ok {
-			err := d.Syncfs()
+			err := fileio.Syncfs(d)
 			if err == nil {
 				continue
 			}

@@ -6,7 +6,7 @@ import "golang.org/x/sys/unix"
 // (O_TMPFILE): it changes no directory and vanishes when closed. Where the
 // filesystem cannot (FUSE, FAT, exFAT) it fails with an error wrapping
 // ErrUnsupported.
-func (d *Dir) CreateUnnamed() (*File, error) {
+func CreateUnnamed(d *Dir) (*File, error) {
 	var fd int
 	err := ignoringEINTR(func() (err error) {
 		fd, err = unix.Openat(d.fd, ".", unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
