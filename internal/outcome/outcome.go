@@ -8,7 +8,14 @@
 // subscribed: the summary's counts, the events of the audit log, the
 // records (manifest, ASC MHL, bag), the hash cache.
 //
-// It imports nothing of the project but verify and internal/fileio.
+// It is also the vocabulary of what a run reports and how it is summed:
+// the Action and Event each outcome is reported as (EventOf), the live
+// Stats, and the Summary with its Failures, whose per-kind counts only
+// Summary.Add adds to. copyengine re-exports each of these names.
+//
+// It imports nothing of the project but verify, internal/fileio,
+// internal/refusal (the error texts of a Failure), internal/pathjson and
+// internal/readorder (the read order a Summary reports).
 package outcome
 
 import (
