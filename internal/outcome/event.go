@@ -112,7 +112,7 @@ func EventOf(o *Outcome) Event {
 	if o.Kind == Failed {
 		return Event{Action: ActFail, Path: o.Path, Err: o.Err}
 	}
-	ev := Event{Action: Action(o.Action), Path: o.Path, Size: o.Size, Sum: o.Sum}
+	ev := Event{Action: o.Action, Path: o.Path, Size: o.Size, Sum: o.Sum}
 	switch {
 	case o.LinkCopy:
 		ev.Action = ActLinkCopy

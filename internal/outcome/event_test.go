@@ -16,11 +16,11 @@ func TestEventOf(t *testing.T) {
 		o    Outcome
 		want Event
 	}{
-		{Outcome{Kind: Placed, Action: string(ActCopy), Path: "a", Size: 1, Sum: sum}, Event{Action: ActCopy, Path: "a", Size: 1, Sum: sum}},
-		{Outcome{Kind: Placed, Action: string(ActCopy), LinkCopy: true, Path: "a", Size: 1, Sum: sum}, Event{Action: ActLinkCopy, Path: "a", Size: 1, Sum: sum}},
-		{Outcome{Kind: Placed, Action: string(ActLinkDest), Path: "a", Size: 1, Sum: sum, Listed: true}, Event{Action: ActLinkDest, Path: "a", Size: 1}},
-		{Outcome{Kind: Skipped, Action: string(ActSkip), Path: "s", Size: 2, Sum: sum}, Event{Action: ActSkip, Path: "s", Size: 2, Sum: sum}},
-		{Outcome{Kind: Fixed, Action: string(ActMeta), Path: "s", Size: 2, Sum: sum}, Event{Action: ActMeta, Path: "s", Size: 2, Sum: sum}},
+		{Outcome{Kind: Placed, Action: ActCopy, Path: "a", Size: 1, Sum: sum}, Event{Action: ActCopy, Path: "a", Size: 1, Sum: sum}},
+		{Outcome{Kind: Placed, Action: ActCopy, LinkCopy: true, Path: "a", Size: 1, Sum: sum}, Event{Action: ActLinkCopy, Path: "a", Size: 1, Sum: sum}},
+		{Outcome{Kind: Placed, Action: ActLinkDest, Path: "a", Size: 1, Sum: sum, Listed: true}, Event{Action: ActLinkDest, Path: "a", Size: 1}},
+		{Outcome{Kind: Skipped, Action: ActSkip, Path: "s", Size: 2, Sum: sum}, Event{Action: ActSkip, Path: "s", Size: 2, Sum: sum}},
+		{Outcome{Kind: Fixed, Action: ActMeta, Path: "s", Size: 2, Sum: sum}, Event{Action: ActMeta, Path: "s", Size: 2, Sum: sum}},
 		{Outcome{Kind: Failed, Path: "f", Size: 5, Err: err}, Event{Action: ActFail, Path: "f", Err: err}},
 	} {
 		if got := EventOf(&c.o); !reflect.DeepEqual(got, c.want) {

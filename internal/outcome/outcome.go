@@ -60,10 +60,10 @@ func (k Kind) String() string {
 // Outcome is what became of one entry.
 type Outcome struct {
 	Kind Kind
-	// Action is how, in the engine's words (copy, clone, dedup-link,
-	// symlink, link-dest, ...): the action of the event it is reported
-	// as. Kind is what the listeners that do not care how look at.
-	Action string
+	// Action is how (copy, clone, dedup-link, symlink, link-dest, ...):
+	// the action of the event it is reported as (EventOf). Kind is what
+	// the listeners that do not care how look at.
+	Action Action
 	// LinkCopy says a Placed copy or clone is a further name of a source
 	// inode copied as a file of its own (the destination has no hard
 	// links).

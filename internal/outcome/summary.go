@@ -220,7 +220,7 @@ func (s *Summary) Add(o *Outcome, verified bool) {
 	default:
 		return
 	}
-	switch a := Action(o.Action); a {
+	switch a := o.Action; a {
 	case ActDedupClone, ActDedupLink:
 		s.Deduped++
 		s.BytesNotWritten += o.Size

@@ -12,7 +12,7 @@ import (
 // what each adds to the counts, with and without the read-back.
 func TestSummaryAdd(t *testing.T) {
 	placed := func(a Action, size int64) *Outcome {
-		return &Outcome{Kind: Placed, Action: string(a), Path: "p", Size: size}
+		return &Outcome{Kind: Placed, Action: a, Path: "p", Size: size}
 	}
 	linkCopy := placed(ActClone, 7)
 	linkCopy.LinkCopy = true
