@@ -63,12 +63,13 @@ const (
 // report is the one way the run tells what became of an entry (placed,
 // skipped, fixed, linked, failed): every listener hears it, in this
 // order (subscribeOutcomes): the hash cache remembers the destination
-// file, the records list it, the summary counts it (Summary.Add, the only
-// place that adds to the per-kind counts) with the live Stats, and the audit log
-// and OnEvent get its event. An entry placed in a new directory is
-// reported once that directory is published (stager.report). --move
-// notes its source beside the report (mover.addItem): its item is taken
-// before the directory handle it names is closed.
+// file, the records list it, the summary counts it (Summary.Add, the
+// only place that adds to the per-kind counts) with the live Stats, and
+// the audit log and OnEvent get its event (outcome.EventOf). An entry
+// placed in a new directory is reported once that directory is published
+// (stager.report). --move notes its source beside the report
+// (mover.addItem): its item is taken before the directory handle it
+// names is closed.
 func (e *engine) report(o *outcome.Outcome) { e.outcomes.Report(o) }
 
 // subscribeOutcomes subscribes the run's listeners to its outcomes.
