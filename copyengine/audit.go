@@ -9,7 +9,7 @@ import (
 
 // What the audit log (--log) needs of the engine: events that say what was
 // placed, with its size, digest and time (emit, fed with each outcome by
-// eventOf: outcome.go), and a signal, OnFlush (records.Flushes), each time
+// outcome.EventOf), and a signal, OnFlush (records.Flushes), each time
 // what was reported before a moment is on stable storage. A file takes its
 // final name after its batch's flush; that rename is durable once the
 // next flush of its filesystem is done: the next batch's (batchFlushed),

@@ -290,7 +290,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 func (c *committer) reportPlaced(p *pending) {
 	e := c.e
 	o := &outcome.Outcome{
-		Kind: outcome.Placed, Action: string(p.action), Path: p.rel, Size: p.size,
+		Kind: outcome.Placed, Action: p.action, Path: p.rel, Size: p.size,
 		Sum: p.sum, Extra: p.en.extra, Listed: true,
 		LinkCopy: p.en.linkCopy && (p.action == ActCopy || p.action == ActClone),
 	}

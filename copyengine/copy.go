@@ -211,7 +211,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 			en.group.ok = true
 			close(en.group.done)
 		}
-		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
+		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: act, Path: rel, Size: en.st.Size})
 		cp.wouldRead(en.st.Size)
 		e.moves.note(c.src, en, rel, verify.Sum{}) // --move: would be removed
 		return
@@ -235,7 +235,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	if act == ActCopy || act == ActClone {
 		cp.wouldRead(en.st.Size)
 	}
-	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(act), Path: rel, Size: en.st.Size})
+	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: act, Path: rel, Size: en.st.Size})
 	e.moves.note(c.src, en, rel, verify.Sum{}) // --move: would be removed
 }
 
@@ -330,10 +330,10 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 		mv := e.moves.item(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
 			e.mover.Note(mv, verify.Sum{})
-			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActSymlink), Path: rel})
+			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActSymlink, Path: rel})
 		})
 	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
-		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActNotKept), Path: rel})
+		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActNotKept, Path: rel})
 		return nil
 	}
 	return err
@@ -352,7 +352,7 @@ func (cp *copier) copySpecial(c *chunk, en *entry, rel string) error {
 		mv := e.moves.item(c.src, en, rel)
 		e.staged.report(c.stage, rel, func() {
 			e.mover.Note(mv, verify.Sum{})
-			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActSpecial), Path: rel})
+			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActSpecial, Path: rel})
 		})
 	} else if fileio.IsPermission(err) && !e.root {
 		err = fmt.Errorf("creating a %s needs root: %w; run as root or --exclude it", fileio.Describe(en.st.Mode), err)

@@ -438,7 +438,7 @@ func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 		return false
 	}
 	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
-	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActNotKept), Path: rel})
+	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActNotKept, Path: rel})
 	return true
 }
 

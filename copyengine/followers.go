@@ -102,7 +102,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
 	}
 	e.staged.report(f.stage, f.rel, func() {
-		e.report(&outcome.Outcome{Kind: outcome.Linked, Action: string(ActLink), Path: f.rel, Size: f.st.Size, Sum: f.group.sum,
+		e.report(&outcome.Outcome{Kind: outcome.Linked, Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum,
 			Extra: f.group.extra, Listed: true}) // another name of the leader's inode
 		e.mover.Note(f.mv, f.group.sum)
 	})

@@ -269,7 +269,7 @@ func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st 
 		close(en.group.done)
 	}
 	e.staged.report(c.stage, rel, func() {
-		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: string(ActLinkDest), Path: rel, Size: en.st.Size, Sum: sum, Extra: en.extra, Listed: true})
+		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActLinkDest, Path: rel, Size: en.st.Size, Sum: sum, Extra: en.extra, Listed: true})
 		e.mover.Note(mv, sum)
 	})
 }

@@ -60,9 +60,9 @@ func (dc *decider) skipUnchanged(rel string, en *entry) verify.Sum {
 // when its metadata was brought up to date; sum is its digest, when known
 // (zero otherwise).
 func skipOutcome(rel string, size int64, fixed bool, sum verify.Sum) *outcome.Outcome {
-	o := &outcome.Outcome{Kind: outcome.Skipped, Action: string(ActSkip), Path: rel, Size: size, Sum: sum}
+	o := &outcome.Outcome{Kind: outcome.Skipped, Action: ActSkip, Path: rel, Size: size, Sum: sum}
 	if fixed {
-		o.Kind, o.Action = outcome.Fixed, string(ActMeta)
+		o.Kind, o.Action = outcome.Fixed, ActMeta
 	}
 	return o
 }

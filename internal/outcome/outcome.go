@@ -8,7 +8,14 @@
 // subscribed: the summary's counts, the events of the audit log, the
 // records (manifest, ASC MHL, bag), the hash cache.
 //
-// It imports nothing of the project but verify and internal/fileio.
+// It is also the vocabulary of what a run reports and how it is summed:
+// the Action and Event each outcome is reported as (EventOf), the live
+// Stats, and the Summary with its Failures, whose per-kind counts only
+// Summary.Add adds to. copyengine re-exports each of these names.
+//
+// It imports nothing of the project but verify, internal/fileio,
+// internal/refusal (the error texts of a Failure), internal/pathjson and
+// internal/readorder (the read order a Summary reports).
 package outcome
 
 import (
@@ -53,10 +60,10 @@ func (k Kind) String() string {
 // Outcome is what became of one entry.
 type Outcome struct {
 	Kind Kind
-	// Action is how, in the engine's words (copy, clone, dedup-link,
-	// symlink, link-dest, ...): the action of the event it is reported
-	// as. Kind is what the listeners that do not care how look at.
-	Action string
+	// Action is how (copy, clone, dedup-link, symlink, link-dest, ...):
+	// the action of the event it is reported as (EventOf). Kind is what
+	// the listeners that do not care how look at.
+	Action Action
 	// LinkCopy says a Placed copy or clone is a further name of a source
 	// inode copied as a file of its own (the destination has no hard
 	// links).
