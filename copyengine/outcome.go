@@ -68,8 +68,8 @@ const (
 // the audit log and OnEvent get its event (outcome.EventOf). An entry
 // placed in a new directory is reported once that directory is published
 // (stager.report). --move notes its source beside the report
-// (mover.addItem): its item is taken before the directory handle it
-// names is closed.
+// (moveStage.note, move.Journal.Note): its item is taken before the
+// directory handle it names is closed.
 func (e *engine) report(o *outcome.Outcome) { e.outcomes.Report(o) }
 
 // subscribeOutcomes subscribes the run's listeners to its outcomes.
@@ -86,7 +86,9 @@ func subscribeOutcomes(e *engine) {
 			return // --delete and --move count their removals themselves (mirror.go, move.go)
 		}
 		if o.Kind == outcome.Placed {
-			e.drives.placed() // both drives answer
+			// Both drives answer: the streak of I/O failures that judges a
+			// drive gone starts again (a dry run's would-place too).
+			e.drives.placed()
 		}
 		e.mu.Lock()
 		e.sum.Add(o, e.opt.Verify != VerifyOff)
