@@ -191,8 +191,10 @@ func TestSeamDestinationBesideLocal(t *testing.T) {
 	})
 	seamHolds(t, "the local destination", local, files)
 	seamHolds(t, "the other destination", mem.files, files)
-	if got := mem.links["sub/link"]; got != "b.txt" {
-		t.Errorf("the other destination's sub/link leads to %q, want b.txt", got)
+	if st, err := os.Lstat(filepath.Join(src, "sub", "link")); err == nil && st.Mode()&os.ModeSymlink != 0 { // Wine reports a symlink made and makes none
+		if got := mem.links["sub/link"]; got != "b.txt" {
+			t.Errorf("the other destination's sub/link leads to %q, want b.txt", got)
+		}
 	}
 	if !mem.dirs["sub/d"] {
 		t.Errorf("the other destination has no directory sub/d: %v", mem.dirs)

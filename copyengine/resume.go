@@ -78,7 +78,7 @@ func (cp *copier) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resum
 		return nil // none, a symlink (ELOOP), or not ours to write
 	}
 	cur, err := f.Stat()
-	if err != nil || !cur.IsRegular() || cur.Nlink != 1 || int(cur.Uid) != e.euid || cur.Size == 0 || !bareTemp(f) {
+	if err != nil || !cur.IsRegular() || cur.Nlink != 1 || !fileio.OwnedBy(&cur, e.euid) || cur.Size == 0 || !bareTemp(f) {
 		f.Close()
 		return nil
 	}

@@ -420,7 +420,7 @@ func (sg *stager) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bo
 	}
 	defer sd.Close()
 	st, err := sd.Stat()
-	if err == nil && (!st.IsDir() || int(st.Uid) != e.euid) {
+	if err == nil && (!st.IsDir() || !fileio.OwnedBy(&st, e.euid)) {
 		err = fmt.Errorf("%q: %w", joinRel(stageParent(rel), tmp), errStageReplaced)
 	}
 	if err == nil {

@@ -536,6 +536,9 @@ func (f *File) SetTimesAs(d *Dir, name string, atime, mtime int64) error {
 // Geteuid returns the effective user id of the process.
 func Geteuid() int { return unix.Geteuid() }
 
+// OwnedBy reports whether st is owned by the user uid (Geteuid's).
+func OwnedBy(st *Stat, uid int) bool { return int(st.Uid) == uid }
+
 // Getegid returns the effective group id of the process.
 func Getegid() int { return unix.Getegid() }
 

@@ -176,6 +176,11 @@ func Umask() (uint32, bool) { return 0, false }
 // which would make it set owners.
 func Geteuid() int { return -1 }
 
+// OwnedBy reports true: Windows has no numeric owner to compare (Stat's
+// Uid is 0, Geteuid -1), so a file's owner proves nothing either way and
+// the callers' other checks (type, links, file ID, content) decide.
+func OwnedBy(*Stat, int) bool { return true }
+
 // Getegid returns -1, as os.Getegid does on Windows.
 func Getegid() int { return -1 }
 

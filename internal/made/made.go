@@ -191,7 +191,7 @@ func (m *Record) load(d *fileio.Dir, path string, dry bool) {
 		return
 	}
 	st, err := f.Stat()
-	if err != nil || !st.IsRegular() || st.Nlink != 1 || int(st.Uid) != m.cfg.UID || st.Size > 64<<20 {
+	if err != nil || !st.IsRegular() || st.Nlink != 1 || !fileio.OwnedBy(&st, m.cfg.UID) || st.Size > 64<<20 {
 		f.Close()
 		m.foreign = true
 		return

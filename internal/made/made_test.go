@@ -3,6 +3,7 @@ package made
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -42,6 +43,9 @@ func TestLineRoundTrip(t *testing.T) {
 // record does not name, or of another type, is not; the record is removed
 // once it names nothing that is still there.
 func TestRecordTakesOnlyWhatItMade(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("skipping: Windows has no fileio.OpenTemp, so no record is kept there and no leftover is ever taken for a run's own")
+	}
 	root := t.TempDir()
 	open := func() (*fileio.Dir, *Record) {
 		d, err := fileio.OpenDir(root)
