@@ -27,6 +27,7 @@ func foldRun(t *testing.T, src, dst string) (copyengine.Summary, map[string]erro
 // listing is the sorted names in dir.
 func listing(t *testing.T, dir string) []string {
 	t.Helper()
+	hiddenGone(t, dir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +37,28 @@ func listing(t *testing.T, dir string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// hiddenGone waits, up to 3 s, for the ".fuse_hidden" files below root to
+// go. A libfuse driver hides a file removed while the kernel still counts
+// it open, and the kernel tells it of a close asynchronously: a file a run
+// closed and then removed can be hidden for an instant and is removed by
+// the driver once the close arrives. One that stays is a descriptor the
+// run kept, and the listing that follows shows it.
+func hiddenGone(t *testing.T, root string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		hidden := false
+		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.HasPrefix(d.Name(), ".fuse_hidden") {
+				hidden = true
+			}
+			return nil
+		})
+		if !hidden {
+			return
+		}
+	}
 }
 
 func readString(t *testing.T, p string) string {

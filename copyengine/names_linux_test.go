@@ -272,6 +272,7 @@ func bytesEqualFile(t *testing.T, p string, b []byte) bool {
 // lists them.
 func listTree(t *testing.T, root string) []string {
 	t.Helper()
+	hiddenGone(t, root)
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
