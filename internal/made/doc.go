@@ -45,9 +45,10 @@
 // is kept.
 //
 // Its whole input is Config: the destination root the run opened and
-// locked, its path, the dry-run and no-sync flags, the run's user, and the
-// callbacks through which it reports a nested record it removed and puts
-// the root's times back. It imports nothing of copyengine: the engine
+// locked, its path, the dry-run and no-sync flags, the run's user (a
+// record of another's is not read), and the callbacks through which it
+// reports a nested record it removed (the engine emits clean-tmp) and
+// puts the root's times back. It imports nothing of copyengine: the engine
 // asks it (Ours, Recorded) and tells it (Intend, Before, After, Made,
 // Disown, Gone), and emits the events.
 package made
