@@ -11,7 +11,7 @@ import (
 // fuseMaxJobs is the most copy workers a run uses, unless --jobs says
 // otherwise, when its destination is a FUSE filesystem (exfat-fuse,
 // ntfs-3g, fusefat: what a USB stick or card looks like to a kernel
-// without the native driver). docs/design.md gives the measurements it is
+// without the native driver). docs/benchmarks.md gives the measurements it is
 // chosen from.
 const fuseMaxJobs = 4
 

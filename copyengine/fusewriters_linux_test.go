@@ -16,7 +16,7 @@ import (
 // TestMeasureFUSEWriters copies one tree to each FUSE driver with 1, 2, 4
 // and 8 copy workers and logs, for each, whether the run and the driver
 // survived, how long it took, and whether the copy is whole after a
-// remount: the measurements docs/design.md gives for the writer count on
+// remount: the measurements docs/benchmarks.md gives for the writer count on
 // FUSE. It asserts nothing and runs only with FASTCOPY_MEASURE_FUSE=1 (it
 // takes minutes).
 func TestMeasureFUSEWriters(t *testing.T) {

@@ -31,7 +31,10 @@
 // a dry run (Config.SkipWrite) writes nothing and goes by the filesystem's
 // type; each fact is learned once per filesystem (st_dev) and run.
 //
-// Its input is Config, given to Info.Start; it imports nothing of
-// copyengine, and returns facts and errors: the caller emits events and
-// counts.
+// Its input is Config, given to Info.Start: DEST as given and opened, the
+// dry run, whether the run may set any owner, and the record of what runs
+// made, in which a probe in DEST's root is named first. It imports nothing
+// of copyengine, and returns facts and errors (NameError and
+// CollisionError, re-exported by copyengine by alias): the caller
+// (copyengine/destfs.go) emits the notes and counts.
 package destfs

@@ -1,13 +1,3 @@
-// Package destlock keeps two runs out of one destination tree: a run
-// locks its destination root exclusively and every directory above it
-// shared (flock on directory descriptors), so a run into a directory
-// above, below or at another run's destination is refused with
-// refusal.ErrLocked, and no run ever removes another's temporaries or
-// staged directories as its leftovers. Make creates a missing destination
-// root and its parents without entering another run's tree. Every
-// directory is reached through descriptors, from the one the caller
-// opened; the package changes nothing above the destination but the
-// directories Make creates.
 package destlock
 
 import (

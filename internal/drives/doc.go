@@ -8,9 +8,15 @@
 // nothing placed between them) and which of a full destination (ENOSPC,
 // EDQUOT), and the errors that say so, DriveGoneError and DestFullError.
 //
-// Its input is the roots to watch (Root, given to Watch.Add) and the
-// failures the run meets (Judge, Full); its answers are Verdicts and the
-// errors found (Gone, FullErr, DestGone). It cancels, flushes and counts
+// Its input is the roots to watch (Root: side, path, the open directory,
+// given to Watch.Add) and the failures the run meets (Judge, Full); its
+// answers are Verdicts (fallout of a drive found gone or a full
+// destination, and whether the destination went, so that the run is to be
+// cancelled) and the errors found (Gone, FullErr, DestGone), and it halts
+// the walk and the copy (Halted) when a source went or the destination is
+// full. A root is only ever asked through the descriptor opened at the
+// start and a stat of its path. The two errors are re-exported by
+// copyengine by alias. It cancels, flushes and counts
 // nothing itself: the caller does, and fills in the counts of the error it
 // returns. It imports nothing of copyengine.
 package drives

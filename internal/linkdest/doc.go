@@ -16,4 +16,18 @@
 // can watch it, not written meanwhile), and renames it onto the final
 // name. The source's digest, the comparison and what a link counts as are
 // the caller's: the package answers with facts and errors.
+//
+// Open takes a relative directory from the destination, as the kernel
+// resolves it (Path), and notes those it cannot open; Link calls the
+// caller's Place.Before and Place.After around the temporary (the run's
+// record of what it made). Its input is Config: the directories, the
+// destination, the dry run, the hash cache, and the run's device read,
+// volume and modes-lost answers. It returns facts (a Read; a Linked: the
+// stat linked, the reason to copy instead, or the file's failure) and
+// never counts, reports or fails a file. copyengine's glue (linkdest.go)
+// keeps what is bound to the pipeline's entry: the source's digest (from
+// the entry's cache lookup, or read), the comparison, the summary and
+// events, the further names (linkGroup) and --move. LinkChecked, the hard
+// link checked to lead to the inode verified, is also what dedup and the
+// further names link with.
 package linkdest

@@ -28,10 +28,9 @@
 // finds holding something else (read when the run starts: a name no
 // longer there, or holding another type or inode) is dropped from the
 // record; so is a recorded name that the run is about to copy a source
-// file to, durably (fsync)
-// before that copy is placed. The run holds the destination's lock
-// (copyengine's lockDest), so no other run writes the record meanwhile. When the run
-// ends, the record keeps only what is still there (a temporary kept for
+// file to, durably (fsync) before that copy is placed. The run holds the
+// destination's lock (internal/destlock), so no other run writes the
+// record meanwhile. When the run ends, the record keeps only what is still there (a temporary kept for
 // the next run to take up, a staged directory that could not be put in
 // place), and is removed when that is nothing.
 //
@@ -45,9 +44,10 @@
 // is kept.
 //
 // Its whole input is Config: the destination root the run opened and
-// locked, its path, the dry-run and no-sync flags, the run's user, and the
-// callbacks through which it reports a nested record it removed and puts
-// the root's times back. It imports nothing of copyengine: the engine
+// locked, its path, the dry-run and no-sync flags, the run's user (a
+// record of another's is not read), and the callbacks through which it
+// reports a nested record it removed (the engine emits clean-tmp) and
+// puts the root's times back. It imports nothing of copyengine: the engine
 // asks it (Ours, Recorded) and tells it (Intend, Before, After, Made,
 // Disown, Gone), and emits the events.
 package made

@@ -9,4 +9,20 @@
 // FUSE drops, an attribute too large) is no failure of the entry: each
 // such refusal is handed to Config.CannotKeep, which records it and says
 // whether it was one. Everything else is returned as an error.
+//
+// It owns: the owner a copy is given (Config.Owner: all of it as root,
+// else the group where the process is a member), its mode (Mode: setuid
+// and setgid dropped when the owner is not kept), the mode a file is
+// created with (Config.CreateMode), the owner, extended attributes and
+// mode applied through the copy's descriptor (Config.Apply), and for an
+// unchanged entry what it should have (Config.Wanted) and the fix through
+// a descriptor of the inode the walk found (Config.Fix, ErrReplaced when
+// it was replaced). Besides CannotKeep, Config carries ModeKept, which
+// checks that a mode set shows, and ModesLost, which says a filesystem
+// keeps no modes (then they are not compared).
+//
+// copyengine builds the Config per call from its engine (copyengine's
+// metaConfig); the directory pass (copyengine's applyDirMeta) stays there:
+// it walks the committer's list of directories and opens them through the
+// stager and the walker.
 package meta

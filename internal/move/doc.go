@@ -15,11 +15,22 @@
 // attributes or ACLs its copy lacks is kept (metaLost), and the move is
 // then incomplete (MoveIncompleteError).
 //
-// Its whole input is Config: the flags, how to open a directory, DEST's
-// root as the run opened it, the source directories the run went
-// through, and the callbacks through which it reports what it removed,
-// failed or read again. It imports nothing of copyengine: the engine
-// notes each entry as its outcome is known (Source, Note), calls Finish
-// after the final flush and Flush after its own, and counts and emits
-// what the callbacks tell it.
+// Its whole input is Config: the dry-run and no-sync flags, whether the
+// copies took every attribute namespace (a root run), the run's directory
+// open, DEST's root as the run opened and locked it, the source
+// directories the copy went through, the failures so far (nothing at or
+// above one is removed), whether the run was stopped, and three callbacks
+// by which it reports a source kept and failed, a source removed (or that
+// a dry run would remove), and the bytes it read again. Journal.Finish
+// returns how many sources it kept in place and why, and
+// Journal.Incomplete the MoveIncompleteError. It imports nothing of
+// copyengine, and counts and emits nothing itself.
+//
+// The engine touches it at the outcome of each entry (an Item taken with
+// Journal.Source while the source directory is open, noted with
+// Journal.Note once its copy reached its final name: copyengine's
+// moveStage.item and moveStage.note, move.go), once at the end of the run
+// (Finish after the final flush, Flush after the engine's own, Close), and
+// where a kept file or a dry run's directory is met (KeptInPlace,
+// NoteDryDir).
 package move

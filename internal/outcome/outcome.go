@@ -1,21 +1,3 @@
-// Package outcome is the one way a run says what became of an entry: it
-// reached its final name (placed), was found unchanged (skipped, or fixed
-// when its metadata was brought up to date), became a further name of an
-// inode placed before (linked), failed, or was removed. An Outcome is
-// the whole of what is known of it at that moment (its path below the
-// destination, size, digests, the destination file as it now is); a Hub
-// hands each one to every listener subscribed to it, in the order they
-// subscribed: the summary's counts, the events of the audit log, the
-// records (manifest, ASC MHL, bag), the hash cache.
-//
-// It is also the vocabulary of what a run reports and how it is summed:
-// the Action and Event each outcome is reported as (EventOf), the live
-// Stats, and the Summary with its Failures, whose per-kind counts only
-// Summary.Add adds to. copyengine re-exports each of these names.
-//
-// It imports nothing of the project but verify, internal/fileio,
-// internal/refusal (the error texts of a Failure), internal/pathjson and
-// internal/readorder (the read order a Summary reports).
 package outcome
 
 import (

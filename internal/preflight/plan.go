@@ -1,12 +1,3 @@
-// Package preflight is what a run decides and refuses before it writes
-// anything: the plan (which SOURCE lands where, what DEST will be: Make,
-// from Config), the overlap checks that keep a destination out of its
-// sources and the records a run writes out of its destination, by
-// identity rather than by name (Inside, Same, In; the case-folding rule
-// for filesystems whose inode numbers name no file), and the check that a
-// copy can fit on its destination (CheckSpace, from SpaceConfig). It
-// returns facts (a *Plan, true or false) and refusals (refusal.Error,
-// each with the path, what is wrong and what to do); it changes nothing.
 package preflight
 
 import (

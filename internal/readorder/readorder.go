@@ -1,14 +1,3 @@
-// Package readorder is the order in which a run reads its source files
-// (--order): the choice of an order for a source's device (Choose), and
-// the orderings themselves, each a pure function of what the walk learnt
-// of the files: a window of pending files handed back in disk order (the
-// place of their first data), inode order or listing order (Window), the
-// queue of directories to list by inode number (DirQueue), the order to
-// stat a directory's names in (StatOrder), and the bound on the
-// directories a window keeps open (WindowDirs). It makes no system call
-// but fileio.DeviceOf's look-up of the source's device in Choose; the
-// caller gives each file's key (fileio PhysicalStart, the inode, the
-// listing position) and sends the files where they go.
 package readorder
 
 import (

@@ -1,16 +1,3 @@
-// Package records collects, over a run, the files the run lists in its
-// records, and writes those records once the copy is in place: a
-// manifest (xxhsum or coreutils lines), the next generation of DEST's ASC
-// MHL history (through internal/mhl), a BagIt bag's tag files (through
-// internal/bagit). It also computes, in the same pass over each source's
-// bytes as the copy's own xxh128, the digests in the other formats the
-// records ask for (Hashes).
-//
-// Its input is data: a Set of Listed files (each path below DEST, its
-// xxh128 and its other digests), and for each writer a struct that says
-// where and how to write (Manifest, MHL, Bag). It never decides what a
-// run copies, and returns facts (what it wrote, the files it could not
-// list, as Failures) and errors; the engine counts and reports them.
 package records
 
 import (

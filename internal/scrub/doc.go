@@ -14,5 +14,15 @@
 // rotten, tells it what became of each, and names them all at the end
 // (Report). A rotten file is copied again only from a source that still
 // holds the digest recorded for it (Settle); one whose source does not
-// either is no known-good copy on either side, and fails with ErrRotten.
+// either is no known-good copy on either side, and fails with ErrRotten,
+// both sides left.
+//
+// Its input is Config: the age and the budget (--scrub-max; the first file
+// due is read even when larger), the dry run (which reads and notes but
+// puts no entry), the cache, the open destination root and its key prefix,
+// the run's policy and volume answers, the buffer and the read sink
+// (bandwidth limit, cancellation); Pass returns the files and bytes read.
+// copyengine's glue (scrub.go) builds Config from Options, counts those
+// into the summary and turns each ledger entry into a rotten line and
+// event.
 package scrub

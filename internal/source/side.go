@@ -1,10 +1,3 @@
-// Package source is the source side of a copy, which every destination of
-// one run shares whatever kind it is: the walk of the sources with the
-// run's filters (Side.Walk), reads checked against the walk's stat
-// (Side.Read), the hash cache's source half (Side.Cached, Side.Remember),
-// and the share (Share) that lets several destinations read each source
-// byte once. It imports nothing of copyengine; the local pipeline reads
-// through the Share, and a destination of another kind through the Side.
 package source
 
 import (

@@ -1,0 +1,22 @@
+// Package preflight is what a run decides and refuses before it writes
+// anything: the plan (which SOURCE lands where, what DEST will be: Make,
+// from Config), the overlap checks that keep a destination out of its
+// sources and the records a run writes out of its destination, by
+// identity rather than by name (Inside, Same, In; the case-folding rule
+// for filesystems whose inode numbers name no file), and the check that a
+// copy can fit on its destination (CheckSpace, from SpaceConfig). It
+// returns facts (a *Plan, true or false) and refusals (refusal.Error,
+// each with the path, what is wrong and what to do); it changes nothing.
+//
+// Make takes the arguments as given (Config: the SOURCEs and DEST) and
+// makes the Plan: DEST's root, whether it is to be made, whether one file
+// lands on DEST's own name, and each SOURCE's directory, name and place
+// below DEST. It stats and opens, and creates nothing. The overlap checks
+// (Inside, Same, In, and ArgPath, the kernel's resolution of a path the
+// user gave) are the ones every other pass asks (--backup-dir, --delete's
+// guards, --manifest, the --also destinations), so one rule decides
+// overlaps for all of them. CheckSpace takes what it needs of the run as
+// SpaceConfig: the plan's roots, how the run opens a root, its filters,
+// -L, whether dedup may share, which files resume a kept temporary, and
+// the destination's largest file.
+package preflight
