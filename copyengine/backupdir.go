@@ -31,7 +31,7 @@ func (b *backups) check(p *plan) error {
 		Inside:    overlapInside,
 		SkipWrite: e.skipWrite,
 		CheckInode: func() bool {
-			return e.dstSide.policy.CheckInode
+			return e.dstSide.Policy.CheckInode
 		},
 		TempName: func(target string, taken func(string) bool) string {
 			if tmp := tempName(target); !taken(tmp) {

@@ -1,7 +1,6 @@
 package copyengine
 
 import (
-	"path/filepath"
 	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
@@ -24,27 +23,7 @@ type cacheRecorder struct {
 // cacheSide is one side (a source root, or the destination) as the hash
 // cache sees it: the absolute path its keys start with and the validity
 // policy of its filesystem.
-type cacheSide struct {
-	abs    string
-	policy hashcache.Policy
-}
-
-func newCacheSide(dir string) cacheSide {
-	abs := fileio.RealPath(dir)
-	fsType, _ := fileio.FSType(abs)
-	return cacheSide{abs: abs, policy: hashcache.PolicyFor(fsType)}
-}
-
-func (s cacheSide) key(rel string) string {
-	if rel == "" {
-		return s.abs
-	}
-	return filepath.Join(s.abs, filepath.FromSlash(rel))
-}
-
-func fileState(st *fileio.Stat, vol hashcache.Volume) hashcache.FileState {
-	return hashcache.FileState{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Volume: vol}
-}
+type cacheSide = hashcache.Side
 
 // ownJournal reports whether name, in the source directory d, is a
 // journal or the presence file of this run's hash cache
@@ -78,7 +57,7 @@ type cached struct {
 // compared at, and returns the destination directory's cache policy.
 func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hashcache.Policy {
 	e := dc.e
-	dstPolicy := e.dstSide.policy
+	dstPolicy := e.dstSide.Policy
 	if dst != nil {
 		if st, err := dst.d.Stat(); err == nil {
 			dstPolicy = dc.dstPolicy(dst.d, st.Dev)
@@ -89,11 +68,11 @@ func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hash
 	}
 	// A copy keeps only as much of the source's mtime as the destination
 	// stores, so the two are compared at the coarser resolution.
-	g := max(srcSide.policy.Granularity(), dstPolicy.Granularity())
+	g := max(srcSide.Policy.Granularity(), dstPolicy.Granularity())
 	for i := range ens {
 		ens[i].gran = g
-		ens[i].srcRes = srcSide.policy.Granularity()
-		ens[i].srcInoLoose = !srcSide.policy.CheckInode
+		ens[i].srcRes = srcSide.Policy.Granularity()
+		ens[i].srcInoLoose = !srcSide.Policy.CheckInode
 	}
 	return dstPolicy
 }
@@ -112,7 +91,7 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	// vouch for a file's content (see hashcache.Policy.Vouches): sameContent
 	// then decides as without a cache, by size and mtime, and reads where
 	// it must know (--checksum, a manifest).
-	vouch := srcSide.policy.Vouches() && dstPolicy.Vouches()
+	vouch := srcSide.Policy.Vouches() && dstPolicy.Vouches()
 	q := dc.cacheKeys(srcSide, src, srcRel, dstRel, ens, vouch)
 	q.dstPolicy = dstPolicy
 	if len(q.movedIdx) > 0 {
@@ -122,7 +101,7 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 		// (by the copy, or a check since), tells whether it was.
 		for j, r := range e.cache.Lookup(q.movedKeys) {
 			en := &ens[q.movedIdx[j]]
-			en.srcMoved = r.Found && statMoved(r.Entry, fileState(&en.st, q.volume(en.st.Dev)), srcSide.policy)
+			en.srcMoved = r.Found && statMoved(r.Entry, hashcache.StateOf(&en.st, q.volume(en.st.Dev)), srcSide.Policy)
 		}
 	}
 	if len(q.idx) == 0 {
@@ -163,14 +142,14 @@ func (q *cacheQuery) volume(dev uint64) hashcache.Volume {
 // they are read, the volume and a directory of each source filesystem.
 func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel string, ens []entry, vouch bool) *cacheQuery {
 	e := dc.e
-	q := &cacheQuery{e: e, srcPolicy: srcSide.policy, dstRel: dstRel, vols: map[uint64]hashcache.Volume{}}
+	q := &cacheQuery{e: e, srcPolicy: srcSide.Policy, dstRel: dstRel, vols: map[uint64]hashcache.Volume{}}
 	learned, seen := uint64(0), false
 	for i := range ens {
 		en := &ens[i]
 		if !en.st.IsRegular() {
 			continue
 		}
-		en.srcKey = srcSide.key(joinRel(srcRel, en.name))
+		en.srcKey = srcSide.Key(joinRel(srcRel, en.name))
 		if !seen || en.st.Dev != learned {
 			// For the entry stored once the file is read, and the flush
 			// of its filesystem before it is (see rememberSource).
@@ -182,12 +161,12 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
 			if en.dstSt != nil && e.scrub.found() {
-				e.scrub.rottenAt(e.dstSide.key(joinRel(dstRel, en.dstName))) // noted as met
+				e.scrub.rottenAt(e.dstSide.Key(joinRel(dstRel, en.dstName))) // noted as met
 			}
 			continue // nothing to compare: the file is copied anyway
 		}
 		if !vouch {
-			if srcSide.policy.Vouches() {
+			if srcSide.Policy.Vouches() {
 				q.movedKeys = append(q.movedKeys, en.srcKey)
 				q.movedIdx = append(q.movedIdx, i)
 			}
@@ -195,7 +174,7 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 		}
 		en.cache = &cached{
 			srcKey: en.srcKey,
-			dstKey: e.dstSide.key(joinRel(dstRel, en.dstName)),
+			dstKey: e.dstSide.Key(joinRel(dstRel, en.dstName)),
 		}
 		q.srcKeys = append(q.srcKeys, en.cache.srcKey)
 		q.dstKeys = append(q.dstKeys, en.cache.dstKey)
@@ -211,10 +190,10 @@ func (dc *decider) takeCached(en *entry, sr, dr hashcache.LookupResult, q *cache
 	srcPolicy, dstPolicy := q.srcPolicy, q.dstPolicy
 	// An entry without a digest a record needs does not vouch: the
 	// source is read for it (records.Hashes.FromCache).
-	if sr.Found && sr.Entry.Valid(fileState(&en.st, q.volume(en.st.Dev)), srcPolicy) && e.records.cachedExtras(en, sr.Entry) {
+	if sr.Found && sr.Entry.Valid(hashcache.StateOf(&en.st, q.volume(en.st.Dev)), srcPolicy) && e.records.cachedExtras(en, sr.Entry) {
 		en.cache.src, en.cache.srcOK = sr.Entry.Sum, true
 	}
-	if dr.Found && dr.Entry.Valid(fileState(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
+	if dr.Found && dr.Entry.Valid(hashcache.StateOf(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
 		en.cache.dst, en.cache.dstOK, en.cache.readAt = dr.Entry.Sum, true, dr.Entry.ReadAt
 		if e.opt.Move {
 			// A cache entry vouches for a stat, never for bytes: a
@@ -223,7 +202,7 @@ func (dc *decider) takeCached(en *entry, sr, dr hashcache.LookupResult, q *cache
 			// not give the digest recorded for it is rotten.
 			en.cache.dstOK, en.cache.moveRec = false, true
 		}
-	} else if dr.Found && dr.Entry.Rotten && dr.Entry.Unmarked().Valid(fileState(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
+	} else if dr.Found && dr.Entry.Rotten && dr.Entry.Unmarked().Valid(hashcache.StateOf(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
 		// An earlier run found it rotten and could not repair it.
 		e.scrub.note(en.cache.dstKey, joinRel(q.dstRel, en.dstName), dr.Entry.Sum, foundEarlier)
 	}
@@ -251,7 +230,7 @@ func statMoved(ent hashcache.Entry, cur hashcache.FileState, p hashcache.Policy)
 // was found to store (see timeResolution).
 func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
 	e := dc.e
-	p := e.dstSide.policy
+	p := e.dstSide.Policy
 	if dev != e.dstDev {
 		fsType, _ := fileio.FSType(d.Path()) // a filesystem mounted inside DEST
 		p = hashcache.PolicyFor(fsType)

@@ -28,9 +28,9 @@ func CacheKnown(hc *hashcache.Cache, roots ...string) func(string, *fileio.Stat)
 	}
 	var rs []root
 	for _, r := range roots {
-		side := newCacheSide(r)
-		vol, _ := hashcache.Identify(side.abs)
-		rs = append(rs, root{side: side, prefix: side.abs + string(filepath.Separator), vol: vol})
+		side := hashcache.SideOf(r)
+		vol, _ := hashcache.Identify(side.Abs)
+		rs = append(rs, root{side: side, prefix: side.Abs + string(filepath.Separator), vol: vol})
 	}
 	return func(path string, st *fileio.Stat) (verify.Sum, bool) {
 		for _, r := range rs {
@@ -41,7 +41,7 @@ func CacheKnown(hc *hashcache.Cache, roots ...string) func(string, *fileio.Stat)
 				return verify.Sum{}, false
 			}
 			e, ok := hc.Get(path)
-			if ok && e.Valid(fileState(st, r.vol.Volume), r.side.policy) {
+			if ok && e.Valid(hashcache.StateOf(st, r.vol.Volume), r.side.Policy) {
 				return e.Sum, true
 			}
 			return verify.Sum{}, false

@@ -295,7 +295,7 @@ func (c *committer) reportPlaced(p *pending) {
 		LinkCopy: p.en.linkCopy && (p.action == ActCopy || p.action == ActClone),
 	}
 	if p.placed != nil && e.cache != nil && e.opt.Verify != VerifyOff {
-		o.Dest = &outcome.Dest{Key: e.dstSide.key(p.rel), Stat: p.placed, Started: p.readAt}
+		o.Dest = &outcome.Dest{Key: e.dstSide.Key(p.rel), Stat: p.placed, Started: p.readAt}
 		if e.opt.Verify == VerifyDevice {
 			o.Dest.ReadAt = deviceRead(p.readAt)
 		}

@@ -846,7 +846,7 @@ func (fc *fileCopy) finish() (*pending, error) {
 // and a temporary really replaced still fails.
 func (fc *fileCopy) holdWritten() (bool, *aheadBudget) {
 	e := fc.cp.e
-	if e.opt.Verify == VerifyOff || e.dstSide.policy.CheckInode {
+	if e.opt.Verify == VerifyOff || e.dstSide.Policy.CheckInode {
 		return false, nil
 	}
 	if fc.again {

@@ -539,15 +539,15 @@ func (dp *deduper) loadDestTargets() {
 // cache recorded it (see loadDestTargets).
 func (dp *deduper) destContent(add func(*dedup.Target)) {
 	e := dp.e
-	if e.cache == nil || e.dstRoot == nil || !e.dstSide.policy.CheckInode {
+	if e.cache == nil || e.dstRoot == nil || !e.dstSide.Policy.CheckInode {
 		return
 	}
-	prefix := e.dstSide.abs + string(filepath.Separator)
+	prefix := e.dstSide.Abs + string(filepath.Separator)
 	vol := e.fs.knownVolume(e.dstDev)
 	if vol == 0 {
 		return // no volume identity: an entry could describe another volume's file
 	}
-	pol := e.dstSide.policy
+	pol := e.dstSide.Policy
 	pol.MtimeGranularity = max(pol.MtimeGranularity, time.Duration(e.fs.knownResolution(e.dstDev)))
 	e.cache.Range(prefix, func(p string, ce hashcache.Entry) bool {
 		if ce.Volume != vol || ce.Size < destDedupMin || ce.Racy(pol) {

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/verify"
@@ -75,7 +74,7 @@ func runDestinations(ctx context.Context, dests []destination, src source.Side, 
 func newSourceSide(opt *Options, p *plan, start time.Time) source.Side {
 	roots := make([]source.Root, len(p.roots))
 	for i, r := range p.roots {
-		roots[i] = source.Root{Dir: r.srcDir, IsDir: r.isDir, Name: r.name, DstRel: r.dstRel, Side: hashcache.SideOf(r.srcDir)}
+		roots[i] = source.Root{Dir: r.srcDir, IsDir: r.isDir, Name: r.name, DstRel: r.dstRel, Side: r.side}
 	}
 	return source.NewSide(roots, opt.rules, opt.Dereference, opt.Cache, start)
 }

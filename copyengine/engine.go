@@ -393,7 +393,8 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 }
 
 // cacheSides notes the hash cache, its own file (left out of the source
-// walk) and the sides of the copy it keys entries by.
+// walk) and the destination's side of the copy (the sources' were
+// taken with the plan: rootSpec.side).
 func (e *engine) cacheSides(p *plan) {
 	opt := e.opt
 	e.cache = opt.Cache
@@ -411,10 +412,7 @@ func (e *engine) cacheSides(p *plan) {
 		}
 	}
 	if !e.skipWrite() || !p.create {
-		e.dstSide = newCacheSide(p.dstRoot)
-	}
-	for i := range p.roots {
-		p.roots[i].side = newCacheSide(p.roots[i].srcDir)
+		e.dstSide = hashcache.SideOf(p.dstRoot)
 	}
 }
 

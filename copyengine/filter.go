@@ -9,6 +9,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
+	"github.com/fastcopy/fastcopy/internal/source"
 )
 
 // FilterRule is one --include or --exclude pattern (see Options.Filter).
@@ -116,15 +117,7 @@ func compileFilter(c filter.Config) (*filter.Rules, error) {
 // a directory when it leads to one and symlinks are followed (-L); sd may
 // be nil, and then it is not.
 func (e *engine) excluded(root string, sd *fileio.Dir, rel string, n fileio.DirEntry) bool {
-	if e.filter == nil {
-		return false
-	}
-	isDir := n.Type == fileio.ModeDir
-	if n.Type == fileio.ModeSymlink && e.opt.Dereference && sd != nil {
-		st, err := sd.StatFollow(n.Name)
-		isDir = err == nil && st.IsDir()
-	}
-	return e.filter.ExcludedIn(root, rel, isDir)
+	return source.Excluded(e.filter, e.opt.Dereference, root, sd, rel, n)
 }
 
 // ruleFileErr returns the error met reading the per-directory rule files

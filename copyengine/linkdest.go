@@ -176,7 +176,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	}
 	if e.cache != nil && en.srcKey != "" {
 		pol := ld.srcPolicy(c.src.d, en.st.Dev)
-		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(fileState(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.records.cachedExtras(en, r[0].Entry) {
+		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(hashcache.StateOf(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.records.cachedExtras(en, r[0].Entry) {
 			e.count(func(s *Summary) { s.CacheHits++ })
 			return r[0].Entry.Sum, true
 		}
@@ -260,7 +260,7 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkdest.Cand, e
 func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st fileio.Stat, placed *fileio.Stat, readAt time.Time) {
 	e := ld.e
 	if placed != nil && e.cache != nil && st.Size > 0 {
-		e.record.rememberDestLater(e.dstSide.key(rel), placed, sum, time.Now(), deviceRead(readAt))
+		e.record.rememberDestLater(e.dstSide.Key(rel), placed, sum, time.Now(), deviceRead(readAt))
 	}
 	mv := e.moves.item(c.src, en, rel) // --move: noted once placed
 	if en.group != nil {

@@ -1,6 +1,9 @@
 package copyengine
 
-import "github.com/fastcopy/fastcopy/internal/preflight"
+import (
+	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/preflight"
+)
 
 // rootSpec is one SOURCE argument mapped onto the destination
 // (preflight.Root), with the hash cache's side of its source.
@@ -33,7 +36,7 @@ func makePlan(sources []string, dest string) (*plan, error) {
 	}
 	p := &plan{dstRoot: pp.DstRoot, create: pp.Create, ontoFile: pp.OntoFile}
 	for _, r := range pp.Roots {
-		p.roots = append(p.roots, rootSpec{src: r.Src, isDir: r.IsDir, srcDir: r.SrcDir, name: r.Name, dstRel: r.DstRel})
+		p.roots = append(p.roots, rootSpec{src: r.Src, isDir: r.IsDir, srcDir: r.SrcDir, name: r.Name, dstRel: r.DstRel, side: hashcache.SideOf(r.SrcDir)})
 	}
 	return p, nil
 }

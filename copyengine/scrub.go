@@ -37,7 +37,7 @@ type scrubber struct {
 // the destination root is open and locked.
 func (sc *scrubber) pass() {
 	e := sc.e
-	if e.opt.Scrub <= 0 || e.cache == nil || e.dstRoot == nil || e.dstSide.abs == "" {
+	if e.opt.Scrub <= 0 || e.cache == nil || e.dstRoot == nil || e.dstSide.Abs == "" {
 		return
 	}
 	buf := e.buf()
@@ -48,7 +48,7 @@ func (sc *scrubber) pass() {
 		SkipWrite: e.skipWrite,
 		Cache:     e.cache,
 		Root:      e.dstRoot,
-		Prefix:    e.dstSide.key("") + "/",
+		Prefix:    e.dstSide.Key("") + "/",
 		Policy:    e.decide.dstPolicy,
 		Volume:    e.fs.volumeOf,
 		Buf:       *buf,

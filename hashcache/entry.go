@@ -143,7 +143,7 @@ func (p Policy) Vouches() bool { return p.CheckCtime }
 // On a filesystem whose policy does not check ctimes no entry is valid (see
 // Policy.Vouches).
 func (e Entry) Valid(cur FileState, p Policy) bool {
-	g := granularity(p)
+	g := p.Granularity()
 	switch {
 	case e.Rotten, !p.Vouches():
 		return false
@@ -199,7 +199,7 @@ func (e Entry) Valid(cur FileState, p Policy) bool {
 //
 // The engine may skip storing racy entries; they are harmless but useless.
 func (e Entry) Racy(p Policy) bool {
-	w := uint64(granularity(p)) + uint64(racySlack)
+	w := uint64(p.Granularity()) + uint64(racySlack)
 	if e.HashedAt < e.Mtime {
 		return true // hashed before it was last written, or clocks disagree
 	}
@@ -219,14 +219,12 @@ func (e Entry) Racy(p Policy) bool {
 // ctimeResolution is the resolution of a ctime t on a filesystem with policy
 // p: its granularity, and at least a second for a time with no nanoseconds.
 func ctimeResolution(t int64, p Policy) int64 {
-	g := granularity(p)
+	g := p.Granularity()
 	if t%int64(time.Second) == 0 {
 		g = max(g, int64(time.Second))
 	}
 	return g
 }
-
-func granularity(p Policy) int64 { return p.Granularity() }
 
 // Granularity is the policy's mtime granularity in nanoseconds, at least 1.
 func (p Policy) Granularity() int64 {

@@ -113,7 +113,7 @@ func (s *Side) walkDir(ctx context.Context, d *fileio.Dir, r *Root, rel string, 
 			return err
 		}
 		sub := join(rel, n.Name)
-		if s.Rules != nil && s.excluded(r, d, sub, n) {
+		if s.excluded(r, d, sub, n) {
 			continue
 		}
 		if err := s.visit(ctx, d, r, n.Name, sub, fn); err != nil {
@@ -128,14 +128,26 @@ func (s *Side) walkDir(ctx context.Context, d *fileio.Dir, r *Root, rel string, 
 	return nil
 }
 
-// excluded is the engine's rule (engine.excluded) for a source entry.
+// excluded is Excluded for an entry of the walk.
 func (s *Side) excluded(r *Root, d *fileio.Dir, rel string, n fileio.DirEntry) bool {
+	return Excluded(s.Rules, s.Deref, r.Dir, d, rel, n)
+}
+
+// Excluded reports whether rules leave out n, an entry of the source
+// directory d at rel (relative to the source root root): an excluded
+// directory is neither copied nor walked. A symlink is a directory when
+// it leads to one and symlinks are followed (deref); d may be nil, and
+// then it is not. Every walk of the sources asks this one rule.
+func Excluded(rules *filter.Rules, deref bool, root string, d *fileio.Dir, rel string, n fileio.DirEntry) bool {
+	if rules == nil {
+		return false
+	}
 	isDir := n.Type == fileio.ModeDir
-	if n.Type == fileio.ModeSymlink && s.Deref {
+	if n.Type == fileio.ModeSymlink && deref && d != nil {
 		st, err := d.StatFollow(n.Name)
 		isDir = err == nil && st.IsDir()
 	}
-	return s.Rules.ExcludedIn(r.Dir, rel, isDir)
+	return rules.ExcludedIn(root, rel, isDir)
 }
 
 // visit stats the entry name of d (rel below r's directory; "" for a file
