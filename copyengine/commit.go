@@ -34,7 +34,7 @@ type pending struct {
 	target    *dedup.Target // set when later duplicates may share this file
 	linkedTo  *dedup.Target // a duplicate hard-linked to this target
 	readAt    time.Time     // when the read-back began
-	checked   bool          // read back while it was written (streamCheck)
+	checked   bool          // read back while it was written (transfer: streamCheck)
 	placed    *fileio.Stat  // the file under its final name, when needed
 	back      *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
 	backOf    *aheadBudget  // what back counts against
@@ -43,9 +43,9 @@ type pending struct {
 	ino       devIno        // the inode written under tmp (zero: not known)
 	held      *fileio.File  // the inode that was read back, kept open until it has its name
 	heldOf    *aheadBudget  // what held counts against, if anything
-	written   *fileio.File  // the temporary as written, kept open until its read-back has opened it (fileCopy.holdWritten)
+	written   *fileio.File  // the temporary as written, kept open until its read-back has opened it (transfer: holdWritten)
 	writtenOf *aheadBudget  // what written counts against, if anything
-	resumed   int64         // bytes of a temporary left by an earlier run kept (see resumer)
+	resumed   int64         // bytes of a temporary left by an earlier run kept (see transfer.Resume)
 }
 
 // committer is the stage that makes written files permanent. It gathers

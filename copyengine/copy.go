@@ -3,19 +3,21 @@ package copyengine
 import (
 	"errors"
 	"fmt"
-	"github.com/fastcopy/fastcopy/internal/source"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
-	"github.com/fastcopy/fastcopy/internal/throttle"
+	"github.com/fastcopy/fastcopy/internal/source"
+	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// errChanged is the first-attempt form of ErrSourceChanged.
-var errChanged = errors.New("source changed while it was read")
+// errChanged is the first-attempt form of ErrSourceChanged
+// (transfer.ErrChanged).
+var errChanged = transfer.ErrChanged
 
 // copier is the stage that copies: its workers take the chunks the walker
 // sends, write each entry (a regular file under its temporary name, see
@@ -23,6 +25,9 @@ var errChanged = errors.New("source changed while it was read")
 type copier struct {
 	e  *engine
 	in chan *chunk
+
+	cfgOnce sync.Once
+	cfg     transfer.Config // the input of its transfers (config)
 }
 
 // worker copies the chunks it takes until the channel is closed.
@@ -127,7 +132,7 @@ func (cp *copier) openAhead(sd *fileio.Dir, en *entry) bool {
 	if en.src != nil || !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
 		return true
 	}
-	if _, clones := e.cloneWorks.Load(en.st.Dev); clones && !e.opt.needSum() && cp.mayClone(&en.st) {
+	if e.clones.Works(en.st.Dev) && !e.opt.needSum() && cp.mayClone(&en.st) {
 		return true // a clone that needs no digest reads no data
 	}
 	if !e.ahead.take() {
@@ -481,7 +486,7 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 		// Let a write that was in flight finish (see settling) before the
 		// second look.
 		select {
-		case <-time.After(settleWindow):
+		case <-time.After(transfer.SettleWindow):
 		case <-e.ctx.Done():
 			return nil, e.ctx.Err()
 		}
@@ -506,128 +511,69 @@ func (cp *copier) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
 	return sd.Lstat(name)
 }
 
-// checkCached is the --verify=cache read-back of a file written by
-// read/write, done by the worker right after the write through the
-// descriptor it wrote with. Through the page cache the read-back reads the
-// pages just written whether it runs now or after the flush, so doing it
-// here proves the same and spares the committer an open and a close per
-// file. A file that reads back different is left unchecked: the committer
-// reads it again after the flush and, if it still differs, copies it once
-// more (commitOne).
-func (fc *fileCopy) checkCached(p *pending) {
-	began := time.Now()
-	got, n, err := verify.Stream(fc.dst, p.size, false, fc.buf, fc.cp.e.bw.Sink(fc.cp.e.ctx))
-	if err != nil || n != p.size || got != p.sum {
-		return
-	}
-	p.checked, p.readAt = true, began
-}
-
-// settleWindow is how recently a source may have changed for its read to be
-// trusted. A write moves mtime and ctime when it starts, not when its data is
-// in place: a stat taken while a write is copying its data sees the final
-// times already, and a read racing that write's data is torn although the
-// stat after it matches. So a file whose ctime is within this window of the
-// moment its read began is read again after the window.
-//
-// Where the ctime is coarse the window starts at the end of the ctime's
-// tick, not at the ctime: a write in the tick the ctime names leaves it as
-// it was, so a read begun in that tick could be torn by a write that no stat
-// shows. A read is trusted only if it began at least settleWindow after the
-// tick ended; a source whose ctime is more recent is waited for before it is
-// read (awaitSettled), which costs only files changed within the last tick
-// on a filesystem with coarse times (ext3, ext4 with 128-byte inodes: 1 s;
-// FAT: 2 s).
-const settleWindow = 50 * time.Millisecond
-
-// farCtime is how far in the future a ctime may be and still be waited for:
-// one beyond (a skewed clock) cannot be judged by the window and is left to
-// the before/after comparison.
-const farCtime = 10 * time.Second
-
-// settledAt is the wall-clock time (ns) from which a read of a source with
-// stat st can be trusted, res the resolution of its filesystem's times: the
-// end of the tick of its last change plus settleWindow, the tick at least a
-// second long for a time without nanoseconds (a filesystem that stores
-// whole seconds, which the type's policy cannot tell from a finer one). The
-// last change is the ctime, or the mtime where that is later (FAT and
-// some FUSE drivers report a creation time as the ctime). 0 for a ctime
-// that cannot be judged (see farCtime).
-func settledAt(st *fileio.Stat, res int64, now int64) int64 {
-	if st.Ctime >= now+int64(farCtime) {
-		return 0
-	}
-	last := st.Ctime
-	if st.Mtime > last && st.Mtime < now+int64(farCtime) {
-		last = st.Mtime
-	}
-	r := max(res, 1)
-	if last%int64(time.Second) == 0 {
-		r = max(r, int64(time.Second))
-	}
-	return floorDiv(last, r)*r + r + int64(settleWindow)
-}
-
-// settling reports whether st changed too shortly before started for a
-// read begun then to be trusted (see settleWindow).
+// settling is transfer.Settling: st changed too shortly before started
+// for a read begun then to be trusted.
 func settling(st *fileio.Stat, started time.Time, res int64) bool {
-	t := started.UnixNano()
-	return t < settledAt(st, res, t)
+	return transfer.Settling(st, started, res)
 }
 
 // awaitSettled waits, before a source with stat st is read, until a read
-// begun then can be trusted (see settleWindow).
+// begun then can be trusted (transfer.AwaitSettled).
 func (cp *copier) awaitSettled(st *fileio.Stat, res int64) error {
-	e := cp.e
-	now := time.Now().UnixNano()
-	wait := time.Duration(settledAt(st, res, now) - now)
-	if wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-e.ctx.Done():
-		return e.ctx.Err()
-	}
+	return transfer.AwaitSettled(cp.e.ctx, st, res)
 }
 
 // mayClone reports whether the data path would try a clone for st.
-func (cp *copier) mayClone(st *fileio.Stat) bool {
-	e := cp.e
-	if st.Size == 0 || e.opt.Reflink == ReflinkNever || st.Dev != e.dstDev {
-		return false
-	}
-	_, broken := e.noClone.Load(st.Dev)
-	return !broken
-}
+func (cp *copier) mayClone(st *fileio.Stat) bool { return cp.config().MayClone(st) }
 
 // changed reports whether a file moved between two stats of it.
 func changed(before, after *fileio.Stat) bool { return source.Changed(before, after) }
 
 // changedSince reports whether the source en changed between the walk's
 // stat of it (en.st) and after, the stat of the descriptor opened later
-// and read. It is changed, but for the inode number where the source's
-// filesystem keeps none that lasts (en.srcInoLoose: hashcache.Policy's
-// CheckInode is false; exfat-fuse and fusefat number an inode afresh
-// each time the kernel has forgotten it): the walk's lookup and the open
-// are two lookups, and may see two numbers for one file. The size and
-// times still tell a file rewritten or replaced meanwhile, and what was
-// read is what its digest is of: a --move removes the source only if it
-// reads back to that digest (internal/move: the removal rule).
+// and read (transfer.ChangedSince: the inode number is not compared where
+// the source's filesystem keeps none that lasts, en.srcInoLoose).
 func (en *entry) changedSince(after *fileio.Stat) bool {
-	before := en.st
-	if en.srcInoLoose {
-		before.Ino = after.Ino
+	return transfer.ChangedSince(en.st, en.srcInoLoose, after)
+}
+
+// config is the input of this run's transfers, built once the destination
+// is open (its device, the record of what runs made there).
+func (cp *copier) config() *transfer.Config {
+	cp.cfgOnce.Do(func() { cp.cfg = cp.e.transferConfig() })
+	return &cp.cfg
+}
+
+// transferConfig is what the engine knows that a file's transfer depends on.
+func (e *engine) transferConfig() transfer.Config {
+	return transfer.Config{
+		Ctx:         e.ctx,
+		NoReflink:   e.opt.Reflink == ReflinkNever,
+		ReflinkOnly: e.opt.Reflink == ReflinkAlways,
+		Verify:      e.opt.Verify,
+		NeedSum:     e.opt.needSum(),
+		Shared:      e.opt.share != nil,
+		DstDev:      e.dstDev,
+		Clones:      &e.clones,
+		Resume:      e.copier.resume(),
+		Euid:        e.euid,
+		InodesLast:  e.dstSide.Policy.CheckInode,
+		Meter:       e.bw,
+		Stats:       e.stats,
+		Meta:        e.metaConfig(),
+		Made:        e.made,
+		Source:      e.source,
+		Hash:        e.records.hashes.Stream,
+		OwnLeftover: e.ownLeftover,
+		KeepBtime:   e.keepBtime,
+		TakeHeld:    e.ahead.take,
 	}
-	return changed(&before, after)
 }
 
 // fileCopy is the copy of one regular file to tmp, its temporary name (or
 // its own name in a staged directory): the entry, its source and
-// destination, and what the copy found, with the steps as methods.
+// destination, handed to a transfer.Transfer, whose answer it turns into
+// the pending file the committer takes.
 //
 // With pre, the source was already opened and read for its digest (a file
 // whose size collides with another's): its descriptor is used, and a file
@@ -640,350 +586,69 @@ type fileCopy struct {
 	tmp    string
 	buf    []byte
 	pre    *preread
-
-	src, dst *fileio.File
-	rs       *resumer     // the temporary of an earlier run, taken up
-	sc       *streamCheck // a large file's read-back as it is written
-	b        born         // what dst was created with
-	made     fileio.Stat  // dst, once written
-	kept     bool         // dst is held by the pending file (see finish)
-	again    bool         // a copy made again after its read-back failed (committer.recopy)
-
-	act     Action
-	sum     verify.Sum // of the source
-	n       int64      // bytes copied
-	hashed  bool       // sum was computed from the source's bytes
-	started time.Time  // when the source's read began
+	again  bool // a copy made again after its read-back failed (committer.recopy)
 }
 
 // write copies the file and returns it as pending.
-func (fc *fileCopy) write() (_ *pending, err error) {
-	if err := fc.openSource(); err != nil {
-		return nil, err
-	}
-	defer fc.src.Close()
-	if err := fc.create(); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if !fc.kept {
-			fc.dst.Close()
-		}
-		if err != nil && !fc.cp.keepsTemp(fc.en, fc.tmp) {
-			_ = fc.dd.Remove(fc.tmp)
-		}
-	}()
-	fc.sc = fc.cp.newStreamCheck(fc.dd, fc.tmp, fc.dst, &fc.en.st)
-	defer fc.sc.close()
-	if err := fc.transfer(); err != nil {
-		return nil, err
-	}
-	return fc.finish()
-}
-
-// openSource takes the source opened ahead, or waits until it can be read
-// (awaitSettled) and opens it.
-func (fc *fileCopy) openSource() (err error) {
-	if fc.pre != nil {
-		fc.src = fc.pre.f
-		return nil
-	}
-	if err = fc.cp.awaitSettled(&fc.en.st, fc.en.srcRes); err != nil {
-		return err
-	}
-	fc.src, err = fc.cp.openSrc(fc.sd, fc.en)
-	return err
-}
-
-// create opens the temporary: one an earlier run kept, to take up, or a
-// new one, in place of a leftover of an interrupted run.
-func (fc *fileCopy) create() (err error) {
-	e, dd, tmp := fc.cp.e, fc.dd, fc.tmp
-	var perm uint32
-	perm, fc.b = e.createMode(dd, &fc.en.st)
-	if fc.en.resume && fc.cp.resumable(&fc.en.st) {
-		if fc.rs = fc.cp.openResume(dd, tmp, &fc.en.st); fc.rs != nil {
-			fc.dst, fc.b = fc.rs.f, born{} // its owner and mode are set afresh
-			return nil
-		}
-	}
-	recorded := tmp != fc.en.dstName // in a staged directory, the stage is recorded
-	if recorded {
-		e.made.Before(fc.dirRel, tmp, false)
-		defer func() {
-			var st *fileio.Stat
-			if err == nil {
-				if cur, serr := fc.dst.Stat(); serr == nil {
-					st = &cur
-				}
-			}
-			e.made.After(dd, fc.dirRel, tmp, st, err)
-		}()
-	}
-	fc.dst, err = fileio.CreateTempMode(dd, tmp, perm)
-	if fileio.IsExist(err) {
-		if !e.ownLeftover(dd, fc.dirRel, tmp, fileio.ModeRegular) {
-			return errNameTaken(tmp, err)
-		}
-		// A leftover of an interrupted run.
-		if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {
-			return fmt.Errorf("a leftover temporary of an earlier run cannot be removed (%w); if it is immutable or append-only (lsattr), remove it with chattr -i -a and rm", rerr)
-		}
-		fc.dst, err = fileio.CreateTempMode(dd, tmp, perm)
-	}
-	return err
-}
-
-// transfer writes the data, and checks that the source held still while
-// it was read.
-func (fc *fileCopy) transfer() error {
-	e, st := fc.cp.e, &fc.en.st
-	fc.started = time.Now()
-	fc.hashed = true
-	if pre := fc.pre; pre != nil && pre.whole && !fc.cp.mayClone(st) {
-		// Read (and counted), hashed and found stable already: write what
-		// is in buf.
-		fc.act, fc.sum, fc.n, fc.started = ActCopy, pre.sum, pre.n, pre.started
-		if err := fc.dst.WriteAt(fc.buf[:fc.n], 0); err != nil {
-			return err
-		}
-		return e.bw.Charge(e.ctx, throttle.Write, fc.n)
-	}
-	if err := fc.copyData(); err != nil {
-		return err
-	}
-	if fc.hashed {
-		e.stats.BytesRead.Add(fc.n) // copy_file_range and an unhashed clone read nothing here
-	}
-	after, err := fc.src.Stat()
+func (fc *fileCopy) write() (*pending, error) {
+	cp, en := fc.cp, fc.en
+	src, err := fc.openSource()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if fc.en.changedSince(&after) || (st.Size != 0 && fc.n != st.Size) || settling(&after, fc.started, fc.en.srcRes) {
-		return errChanged
+	defer src.Close()
+	job := &transfer.Job{Src: src, Stat: en.st, SrcRes: en.srcRes, SrcInoLoose: en.srcInoLoose,
+		Dir: fc.dd, DirRel: fc.dirRel, Tmp: fc.tmp, Staged: fc.tmp == en.dstName, Resume: en.resume,
+		Again: fc.again, Buf: fc.buf, Remember: fc.remember}
+	if pre := fc.pre; pre != nil {
+		job.Pre = &transfer.Preread{Sum: pre.sum, N: pre.n, Whole: pre.whole, Started: pre.started}
+	}
+	t := transfer.New(cp.config(), job)
+	r, err := t.Run()
+	if extra := t.Extra(); extra != nil {
+		en.extra = extra
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &pending{tmp: fc.tmp, sum: r.Sum, size: r.Size, action: r.Action, resumed: r.Resumed,
+		ino: devIno{r.Made.Dev, r.Made.Ino}, checked: r.Checked, readAt: r.ReadAt}
+	if r.Held != nil {
+		p.hold(r.Held, cp.budget(r.HeldAhead))
+	}
+	p.written, p.writtenOf = r.Written, cp.budget(r.WrittenAhead)
+	return p, nil
+}
+
+// budget is the run's budget of descriptors held ahead when ahead, else
+// nil: what a descriptor a transfer kept open counts against.
+func (cp *copier) budget(ahead bool) *aheadBudget {
+	if ahead {
+		return &cp.e.ahead
 	}
 	return nil
 }
 
-// finish records the source's digest, checks the written file where that
-// is done by the worker, gives it the source's metadata and returns it as
-// pending.
-func (fc *fileCopy) finish() (*pending, error) {
-	e, en, dst := fc.cp.e, fc.en, fc.dst
-	if fc.hashed {
-		e.record.rememberSource(en.srcKey, &en.st, fc.sum, en.extra, fc.started)
+// remember records the source's digest, read whole by the transfer, in
+// the hash cache (with the extra digests read, if any).
+func (fc *fileCopy) remember(sum verify.Sum, extra map[string]string, started time.Time) {
+	en := fc.en
+	if extra != nil {
+		en.extra = extra
 	}
-	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, resumed: fc.rs.resumedAt()}
-	cached := fc.act == ActCopy && fc.hashed && fc.sc == nil && e.opt.Verify == VerifyCache
-	if cached {
-		fc.checkCached(p)
+	fc.cp.e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
+}
+
+// openSource takes the source opened ahead, or waits until it can be read
+// (awaitSettled) and opens it.
+func (fc *fileCopy) openSource() (*fileio.File, error) {
+	if fc.pre != nil {
+		return fc.pre.f, nil
 	}
-	// The inode written, for the checks of its identity, is taken only
-	// now that it has been written and read: a stat asks for the file's
-	// change time, and on Linux 6.13 and later (multigrain timestamps) the
-	// next write or read of a file whose change time was asked for moves
-	// its times at a finer grain, which dirties its inode once more: on
-	// ext4, one more journal handle per file (20,000 more for 20,000 files,
-	// counted with the ext4_mark_inode_dirty tracepoint). Its device, inode
-	// number and mode do not change with the writes.
-	var err error
-	if fc.made, err = dst.Stat(); err != nil {
+	if err := fc.cp.awaitSettled(&fc.en.st, fc.en.srcRes); err != nil {
 		return nil, err
 	}
-	p.ino = devIno{fc.made.Dev, fc.made.Ino}
-	if !cached && fc.act == ActCopy && fc.hashed && fc.sc.finish(fc.n, fc.sum) && fc.sc.readInode(&fc.made) {
-		p.checked, p.readAt = true, fc.sc.began
-	}
-	if err := e.applyMeta(dst, fc.src, &en.st, fc.b, &fc.made); err != nil {
-		return nil, err
-	}
-	if e.opt.Verify == VerifyOff {
-		if err := dst.SetTimesAs(fc.dd, fc.tmp, en.st.Atime, en.st.Mtime); err != nil {
-			return nil, err
-		}
-		e.keepBtime(fc.dd, fc.tmp, &en.st)
-	}
-	if p.checked {
-		// The committer needs the inode that was read back: dst is it. A
-		// file that cannot hold it open (too many descriptors held already)
-		// is read back again by the committer instead.
-		if e.ahead.take() {
-			p.hold(dst, &e.ahead)
-			fc.kept = true
-			e.stats.BytesVerified.Add(fc.n)
-			e.stats.BytesRead.Add(fc.n)
-		} else {
-			p.checked = false
-		}
-	}
-	if !fc.kept {
-		// Asked only now: holdWritten takes a descriptor of the budget,
-		// which a file held already (p.hold above) must not take again.
-		if hold, of := fc.holdWritten(); hold {
-			p.written, p.writtenOf = dst, of
-			fc.kept = true
-		}
-	}
-	if fc.act == ActCopy {
-		e.stats.BytesWritten.Add(fc.n - p.resumed)
-	}
-	return p, nil
-}
-
-// holdWritten reports whether the temporary's descriptor is kept open in
-// the pending file until its read-back has opened it again, and what
-// budget it counts against. Where the destination's filesystem may number
-// an inode afresh each time the kernel has forgotten it (hashcache.Policy's
-// CheckInode is false: exfat-fuse and fusefat on libfuse's high-level API,
-// the kernel's FAT and exFAT), a temporary closed after its write may have
-// another number by the time its read-back opens it, and would fail as
-// replaced by another file; one that is open the kernel cannot forget.
-// The inode read back is held on from there (pending.held) until it has
-// its name. A first copy is held within the budget of descriptors held
-// ahead; past it the identity is compared as elsewhere, and a renumbered
-// temporary is copied once more (committer.recopy), which holds its one
-// file whatever the budget: a renumbering costs a write, never a failure,
-// and a temporary really replaced still fails.
-func (fc *fileCopy) holdWritten() (bool, *aheadBudget) {
-	e := fc.cp.e
-	if e.opt.Verify == VerifyOff || e.dstSide.Policy.CheckInode {
-		return false, nil
-	}
-	if fc.again {
-		return true, nil
-	}
-	if !e.ahead.take() {
-		return false, nil
-	}
-	return true, &e.ahead
-}
-
-// copyData moves the bytes of src into dst by the first primitive of the
-// ladder that works: FICLONE (same filesystem, --reflink auto or always),
-// copy_file_range (same filesystem, only when no digest is needed and cloning
-// is known not to work there, so it cannot silently clone, and not for a
-// large file that is flushed as it is written), then read/write
-// with the digest computed as the data streams (and, for a large file, its
-// flush and read-back started as it is written: see streamCheck). It
-// sets the action, the source digest and the length.
-func (fc *fileCopy) copyData() error {
-	e, st := fc.cp.e, &fc.en.st
-	sameDev := st.Dev == e.dstDev
-	if st.Size > 0 && e.opt.Reflink != ReflinkNever {
-		if done, err := fc.clone(sameDev); done || err != nil {
-			return err
-		}
-	}
-	if st.Size > 0 && sameDev && !e.opt.needSum() && e.opt.Reflink == ReflinkAuto && !st.Sparse() && fc.sc == nil && e.opt.share == nil {
-		if done, err := fc.copyRange(); done || err != nil {
-			return err
-		}
-	}
-	return fc.stream()
-}
-
-// clone tries FICLONE; done is false when the copy is left to the next
-// primitive.
-func (fc *fileCopy) clone(sameDev bool) (done bool, err error) {
-	e, st := fc.cp.e, &fc.en.st
-	if _, broken := e.noClone.Load(st.Dev); !sameDev || broken {
-		if e.opt.Reflink == ReflinkAlways {
-			return false, fmt.Errorf("--reflink=always: cannot clone here (different filesystems or no reflink support); use --reflink=auto")
-		}
-		return false, nil
-	}
-	err = fc.dst.Clone(fc.src)
-	if err == nil {
-		e.cloneWorks.Store(st.Dev, true)
-		if err := e.bw.Moved(e.ctx, st.Size); err != nil {
-			return true, err
-		}
-		fc.act, fc.sum, fc.n, fc.hashed = ActClone, verify.Sum{}, st.Size, e.opt.needSum()
-		if e.opt.needSum() {
-			// The clone moved no data through us: read the source once
-			// for its digest, which the read-back is checked against.
-			if fc.sum, fc.n, err = e.records.stream(fc.en, e.source(fc.src, st), st.Size, fc.buf, e.bw.Sink(e.ctx)); err != nil {
-				return true, err
-			}
-		}
-		return true, nil
-	}
-	if e.opt.Reflink == ReflinkAlways {
-		return false, fmt.Errorf("--reflink=always: %w", err)
-	}
-	if !fileio.IsFallback(err) {
-		return false, err
-	}
-	// EINVAL is about this pair of files (a NOCOW file on btrfs,
-	// say), not the filesystem: the next file may still clone.
-	if !errors.Is(err, syscall.EINVAL) {
-		e.noClone.Store(st.Dev, true)
-	}
-	return false, nil
-}
-
-// copyRange tries copy_file_range where cloning is known not to work.
-func (fc *fileCopy) copyRange() (done bool, err error) {
-	e, st := fc.cp.e, &fc.en.st
-	if _, broken := e.noClone.Load(st.Dev); !broken {
-		return false, nil
-	}
-	n, err := fc.copyRangePieces()
-	if err == nil {
-		fc.act, fc.sum, fc.n, fc.hashed = ActCopy, verify.Sum{}, n, false // no digest: not needed
-		return true, nil
-	}
-	if !fileio.IsFallback(err) || n > 0 {
-		return false, err
-	}
-	return false, nil
-}
-
-// stream reads once, hashes and writes as the data streams. A sparse
-// source's holes stay holes: the destination is sized first and only data
-// is written.
-func (fc *fileCopy) stream() (err error) {
-	e, st := fc.cp.e, &fc.en.st
-	dst, rs, sc := fc.dst, fc.rs, fc.sc
-	sparse := st.Sparse()
-	if sparse {
-		if err := dst.Truncate(st.Size); err != nil {
-			if !fileio.IsPermission(err) && !fileio.IsFallback(err) {
-				return err
-			}
-			// fusefat cannot extend a file by truncate (EPERM): the
-			// holes are written out as zeros instead.
-			sparse = false
-		}
-	}
-	fc.act, fc.hashed = ActCopy, true
-	var write verify.Sink = func(p []byte, off int64) error {
-		if rs.same(e, p, off) {
-			sc.wrote(off + int64(len(p))) // read back with the rest
-			return nil
-		}
-		if err := dst.WriteAt(p, off); err != nil {
-			return err
-		}
-		if err := e.bw.Charge(e.ctx, throttle.Write, int64(len(p))); err != nil {
-			return err
-		}
-		sc.wrote(off + int64(len(p)))
-		return nil
-	}
-	if sparse {
-		write = verify.SkipZeros(write) // holes stay holes
-	}
-	// Every byte read is charged to --bwlimit, zeros too: Stream is told
-	// the file is not sparse, and the sink leaves them out.
-	charge := e.bw.Sink(e.ctx)
-	fc.sum, fc.n, err = e.records.stream(fc.en, e.source(fc.src, st), st.Size, fc.buf, func(p []byte, off int64) error {
-		if err := charge(p, off); err != nil {
-			return err // a cancel stops a large file mid-way, not after it
-		}
-		return write(p, off)
-	})
-	return err
+	return fc.cp.openSrc(fc.sd, fc.en)
 }
 
 // ctxSink is a verify.Sink that only stops a read once the run is

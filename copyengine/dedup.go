@@ -156,8 +156,7 @@ func (dp *deduper) linkOnly() bool {
 	if e.opt.Dedup != dedup.Auto {
 		return false
 	}
-	_, cloneBroken := e.noClone.Load(e.dstDev)
-	return cloneBroken || e.opt.Reflink == ReflinkNever
+	return e.clones.Broken(e.dstDev) || e.opt.Reflink == ReflinkNever
 }
 
 // preread is a source opened and read for its digest before the decision
@@ -357,13 +356,13 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 	dd := d.dst.d
 	tmp := d.en.tempName()
 	e.clearLeftover(dd, d.dst.rel, tmp)
-	_, cloneBroken := e.noClone.Load(e.dstDev)
+	cloneBroken := e.clones.Broken(e.dstDev)
 	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && !cloneBroken {
 		p, err := dp.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
 		if err == nil || !fileio.IsFallback(err) {
 			return p, err
 		}
-		e.noClone.Store(e.dstDev, true)
+		e.clones.NoteBroken(e.dstDev)
 		cloneBroken = true
 	}
 	if e.opt.Dedup == dedup.Clone && cloneBroken {

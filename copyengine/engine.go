@@ -20,6 +20,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/throttle"
+	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -60,7 +61,7 @@ type entry struct {
 	cache   *cached      // what the cache knows, when there is a destination to compare
 	check   bool         // size matches: compare digests before deciding to copy
 	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
-	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see settledAt)
+	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see transfer.SettleWindow)
 	// srcInoLoose: the source's filesystem may give the file another
 	// inode number at each lookup (see entry.changedSince).
 	srcInoLoose bool
@@ -71,7 +72,7 @@ type entry struct {
 	// linkCopy: a further name of a source inode, copied as a file of its
 	// own because the destination has no hard links.
 	linkCopy bool
-	resume   bool // a temporary of an earlier run was kept to take up (see resumer)
+	resume   bool // a temporary of an earlier run was kept to take up (see transfer.Resume)
 	// srcMoved: the source's cache entry records another stat than the
 	// source has now, where the cache cannot vouch for DEST (lookupCache).
 	srcMoved bool
@@ -165,9 +166,8 @@ type engine struct {
 	outcomes outcome.Hub   // what became of each entry, told by report (outcome.go)
 	records  *recordKeeper // the manifest, the ASC MHL generation, the bag, the audit log's flushes (records.go)
 
-	ahead      aheadBudget // descriptors opened ahead (prefetch, prefetchBack)
-	noClone    sync.Map    // dev -> true once FICLONE failed there
-	cloneWorks sync.Map    // dev -> true once FICLONE worked there
+	ahead  aheadBudget     // descriptors opened ahead (prefetch, prefetchBack)
+	clones transfer.Clones // where FICLONE failed, or worked
 
 	cache   *hashcache.Cache // nil with --no-cache
 	ownFile devIno           // the cache's file, left out of the source walk

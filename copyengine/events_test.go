@@ -37,7 +37,7 @@ func TestUnchangedReportedOnce(t *testing.T) {
 			}
 		}
 		// A source changed within the last moments is copied, not trusted
-		// to be read whole (settleWindow): let these changes settle.
+		// to be read whole (transfer.SettleWindow): let these changes settle.
 		time.Sleep(200 * time.Millisecond)
 	}
 	reset := func(t *testing.T) {

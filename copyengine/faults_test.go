@@ -116,7 +116,7 @@ func TestFaultOneFile(t *testing.T) {
 // every write is corrupted the retry mismatches too: the file fails with
 // both digests and never takes its name. When only the first write is, the
 // retry puts a correct file in place. With --verify=cache the worker reads
-// a file back as soon as it is written (checkCached); a file that reads back
+// a file back as soon as it is written (internal/transfer: checkCached); a file that reads back
 // wrong there is read again after the flush, so the outcome is the same.
 func TestFaultCorruptWrite(t *testing.T) {
 	t.Parallel()

@@ -8,9 +8,8 @@ package copyengine
 // entries (entry, dirList, handle) and its record of what runs made.
 
 import (
-	"fmt"
-
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/transfer"
 )
 
 // respellClash is the failure of the source entry name (in this
@@ -102,7 +101,7 @@ func (e *engine) ownLeftover(dd *fileio.Dir, dirRel, name string, want uint32) b
 
 // errNameTaken is the failure of a create whose name another entry holds.
 func errNameTaken(name string, err error) error {
-	return fmt.Errorf("%q is taken by an entry that is not a leftover of fastcopy's; it was left alone: %w", name, err)
+	return transfer.NameTaken(name, err)
 }
 
 // clearLeftover removes name from dd (the destination directory dirRel) before it is created, when it is a

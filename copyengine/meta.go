@@ -36,12 +36,6 @@ func mode(st *fileio.Stat, ownerKept bool) uint32 { return meta.Mode(st, ownerKe
 // born is meta.Born: what a new file's creation made right.
 type born = meta.Born
 
-// createMode is meta.Config.CreateMode for this run.
-func (e *engine) createMode(dd *fileio.Dir, st *fileio.Stat) (uint32, born) {
-	c := e.metaConfig()
-	return c.CreateMode(dd, st)
-}
-
 // applyMeta is meta.Config.Apply for this run.
 func (e *engine) applyMeta(f, srcF *fileio.File, st *fileio.Stat, b born, made *fileio.Stat) error {
 	c := e.metaConfig()

@@ -1,165 +1,35 @@
 package copyengine
 
 import (
-	"bytes"
-
 	"github.com/fastcopy/fastcopy/internal/fileio"
-	"github.com/fastcopy/fastcopy/internal/throttle"
+	"github.com/fastcopy/fastcopy/internal/transfer"
 )
 
-// A large file whose copy is interrupted (Ctrl-C, a fatal error, a kill, a
-// drive pulled out, a power cut) keeps its temporary, and the next run
-// takes up the copy where the temporary stops matching the source instead
-// of writing it all again.
-//
-// Nothing of the temporary is trusted. The next run reads the source from
-// its first byte, as always (each byte once: the digest the read-back is
-// checked against is still of the whole source), and compares each piece
-// it reads with the same range of the temporary, byte for byte. While they
-// are equal nothing is written; from the first piece that differs (a torn
-// tail after a power cut, a byte flipped, a source that changed since),
-// or that the temporary does not reach, every byte is written as usual.
-// The finished file is then flushed and read back whole, from the device,
-// like any other: a temporary changed by someone else, before or during
-// the run, fails that check like a bad write would.
-//
-// A temporary is only taken up when it is the temporary of a source file
-// of the same directory, a regular file, not a hard link (one link), owned
-// by the user running the copy, and opened without following a symlink;
-// anything else in its place is removed (the name, never what a symlink
-// points to) and the file written afresh.
-//
-// What a kept temporary costs is the space it holds until the next run
-// (or its removal: it is a hidden file named ".NAME.fastcopy-tmp").
-// NoResume (--no-resume) neither keeps nor takes up temporaries.
+// An interrupted copy of a large file keeps its temporary for the next
+// run to take up (internal/transfer: Resume says which, and how one is
+// taken up). NoResume (--no-resume) neither keeps nor takes up
+// temporaries.
 
 // defaultResumeMin is the size from which a file's temporary is kept when
 // its copy is interrupted (tests lower it: hooks). A smaller file is copied again whole: it
 // costs little, and a directory of such files can be staged (stage.go).
 const defaultResumeMin = int64(64 << 20)
 
-// resumable reports whether the copy of a file like st keeps its temporary
-// when interrupted and takes up one left by an earlier run: a large file,
-// not sparse (the holes of a sparse copy are never written, so that the
-// temporary's bytes there would be trusted unread). A file that is cloned
-// after all is cloned whole over what the temporary held.
-func (cp *copier) resumable(st *fileio.Stat) bool {
+// resume is which copies of this run keep their temporary when
+// interrupted (transfer.Resume).
+func (cp *copier) resume() transfer.Resume {
 	e := cp.e
-	return !e.opt.NoResume && st.IsRegular() && st.Size >= e.opt.hooks.resumeMinSize() && !st.Sparse()
+	return transfer.Resume{Off: e.opt.NoResume, Min: e.opt.hooks.resumeMinSize()}
 }
 
-// keepsTemp reports whether a temporary of en that did not finish is kept
-// for the next run rather than removed: the run is stopping, and the file is
-// resumable and written under a temporary name (not in a staged directory,
-// which the next run removes whole).
+// resumable is transfer.Resume.Resumable for this run.
+func (cp *copier) resumable(st *fileio.Stat) bool { return cp.resume().Resumable(st) }
+
+// keepsTemp reports whether a temporary tmp of en that did not finish is
+// kept for the next run rather than removed (transfer.Config.KeepsTemp).
 func (cp *copier) keepsTemp(en *entry, tmp string) bool {
-	e := cp.e
-	return e.ctx.Err() != nil && tmp != en.dstName && cp.resumable(&en.st)
-}
-
-// resumer compares the pieces of a source being copied with a temporary
-// left by an earlier run, for as long as they match.
-type resumer struct {
-	f     *fileio.File
-	limit int64 // the temporary's size when opened (at most the source's)
-	at    int64 // bytes found equal so far: the copy is resumed at at
-	buf   []byte
-	done  bool // a piece differed: everything from at on is written
-}
-
-// openResume opens tmp in dd, a temporary left by an earlier run, to take
-// up the copy of a file like st, or returns nil when it is not one to take
-// up (see the package comment above). The caller then creates a fresh
-// temporary, removing what is in the way.
-func (cp *copier) openResume(dd *fileio.Dir, tmp string, st *fileio.Stat) *resumer {
-	e := cp.e
-	f, err := fileio.OpenTemp(dd, tmp)
-	if err != nil {
-		return nil // none, a symlink (ELOOP), or not ours to write
-	}
-	cur, err := f.Stat()
-	if err != nil || !cur.IsRegular() || cur.Nlink != 1 || !fileio.OwnedBy(&cur, e.euid) || cur.Size == 0 || !bareTemp(f) {
-		f.Close()
-		return nil
-	}
-	if cur.Mode&0o7777 != 0o600 {
-		// Private again until its data is complete, as a new temporary is
-		// (createMode): one kept whole had its final mode, setuid perhaps,
-		// and is about to be written to. applyMeta sets the mode after.
-		if err := f.Chmod(0o600); err != nil {
-			f.Close()
-			return nil
-		}
-	}
-	limit := cur.Size
-	if limit > st.Size {
-		// Longer than the source: the end cannot be the copy's. Cut it
-		// off, so that the finished file has the source's length.
-		if err := f.Truncate(st.Size); err != nil {
-			f.Close()
-			return nil
-		}
-		limit = st.Size
-	}
-	return &resumer{f: f, limit: limit}
-}
-
-// bareTemp reports whether the temporary f carries no extended attribute
-// (an ACL is one) but the security label the system gives every new file.
-// The copy only adds the source's attributes to what the file holds, so
-// one left from an earlier run (the source's ACL then, or anyone's since)
-// would stay on the finished file. A temporary that has any is not taken
-// up but written afresh: removing them one by one instead could stop
-// halfway, and would trust names listed by whoever could set them.
-func bareTemp(f *fileio.File) bool {
-	xs, err := fileio.Xattrs(f)
-	if err != nil {
-		return false
-	}
-	for name := range xs {
-		if name != "security.selinux" && name != "security.SMACK64" {
-			return false
-		}
-	}
-	return true
-}
-
-// same reports whether the temporary already holds p at off, the next piece
-// read from the source: then it need not be written. Once a piece differs,
-// or leaves the part of the temporary known, every later one is written.
-func (r *resumer) same(e *engine, p []byte, off int64) bool {
-	if r == nil || r.done {
-		return false
-	}
-	end := off + int64(len(p))
-	if off != r.at || end > r.limit {
-		r.done = true
-		return false
-	}
-	if cap(r.buf) < len(p) {
-		r.buf = make([]byte, len(p))
-	}
-	n, err := r.f.ReadFull(r.buf[:len(p)], off)
-	e.stats.BytesRead.Add(int64(n))
-	if cerr := e.bw.Charge(e.ctx, throttle.Read, int64(n)); cerr != nil {
-		r.done = true
-		return false // the write that follows stops on the cancel
-	}
-	if err != nil || n != len(p) || !bytes.Equal(r.buf[:n], p) {
-		r.done = true
-		return false
-	}
-	r.at = end
-	return true
-}
-
-// resumedAt is where the copy was taken up: the length of the temporary's
-// prefix kept.
-func (r *resumer) resumedAt() int64 {
-	if r == nil {
-		return 0
-	}
-	return r.at
+	c := transfer.Config{Ctx: cp.e.ctx, Resume: cp.resume()}
+	return c.KeepsTemp(&en.st, tmp == en.dstName)
 }
 
 // resumedEvent counts a copy that took up a temporary at at and reports it.

@@ -28,7 +28,7 @@ import (
 // (defaultStageMaxFiles, defaultStageMaxBytes, and no file of
 // defaultResumeMin bytes or more,
 // whose temporary an interrupted run keeps for the next to take up: see
-// resumer): a run killed or a machine that loses
+// transfer.Resume): a run killed or a machine that loses
 // power leaves a staged directory behind, and the next run removes it with
 // everything in it, as it removes a temporary file. A larger directory is
 // renamed into place as soon as it is listed, before any file is written
@@ -357,7 +357,7 @@ func (h *hooks) stageable(files []entry) bool {
 	for i := range files {
 		if files[i].st.IsRegular() {
 			if files[i].st.Size >= h.resumeMinSize() {
-				return false // its temporary is kept for a rerun to take up (see resumer)
+				return false // its temporary is kept for a rerun to take up (see transfer.Resume)
 			}
 			n++
 			bytes += files[i].st.Size

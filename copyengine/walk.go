@@ -791,7 +791,7 @@ func (wk *walker) nameCollisions(names []fileio.DirEntry, dstNames []string, err
 // source's entries get there (dstNames, one for each of src: mapped and in
 // the destination's spelling). A leftover that is the temporary of a source
 // file, as a regular file, is kept instead (returned in kept, by
-// destination name) for the copy to take up or remove (see resumer); taken
+// destination name) for the copy to take up or remove (see transfer.Resume); taken
 // tells the destination names that are temporaries'.
 func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, names []fileio.DirEntry, taken func(string) bool) (out map[string]fileio.Stat, kept map[string]string) {
 	e := wk.e

@@ -1,9 +1,10 @@
-package copyengine
+package transfer
 
 import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -17,10 +18,10 @@ import (
 // would hold the whole file as dirty pages until the batch's flush, and a
 // read-back could only start after that.
 //
-// The read-back is the same check the committer makes: with --verify
-// device the temporary is opened with O_DIRECT, so each read comes from the
-// device (the kernel writes back the range's dirty pages before it reads
-// it); with --verify cache it reads the page cache. Anything that stops the
+// The read-back is the same check copyengine's committer makes: with
+// --verify device the temporary is opened with O_DIRECT, so each read
+// comes from the device (the kernel writes back the range's dirty pages
+// before it reads it); with --verify cache it reads the page cache. Anything that stops the
 // check early (no direct I/O on this filesystem, a read error, a mismatch)
 // leaves the file unchecked, and the committer reads it back after the
 // flush the usual way, which recopies on a mismatch and reports errors.
@@ -30,6 +31,8 @@ const (
 	checkBufSize   = 4 << 20
 )
 
+// streamCheck is the flush and read-back of a large file as it is
+// written.
 type streamCheck struct {
 	dst    *fileio.File                 // the temporary being written
 	open   func() (*fileio.File, error) // opens the temporary for the read-back, until start
@@ -59,23 +62,23 @@ type streamCheck struct {
 const readAhead = 4
 
 // newStreamCheck prepares the in-flight flush and read-back of a large file
-// being written to dst (dd/tmp), or returns nil when the file is not one.
+// being written to the temporary, or returns nil when the file is not one.
 // Nothing is opened or started until the first window is written: a file
 // that is cloned instead never needs the read-back.
-func (cp *copier) newStreamCheck(dd *fileio.Dir, tmp string, dst *fileio.File, st *fileio.Stat) *streamCheck {
-	e := cp.e
+func (t *Transfer) newStreamCheck() *streamCheck {
+	c, st, dd, tmp := t.cfg, t.st, t.job.Dir, t.job.Tmp
 	if st.Size < streamCheckMin || st.Sparse() {
 		return nil
 	}
-	sc := &streamCheck{dst: dst, charge: func(k throttle.Kind, n int64) error { return e.bw.Charge(e.ctx, k, n) }}
-	if e.opt.Verify != VerifyOff {
+	sc := &streamCheck{dst: t.dst, charge: c.charge}
+	if c.Verify != outcome.VerifyOff {
 		sc.open = func() (*fileio.File, error) {
-			if e.opt.Verify == VerifyDevice {
+			if c.Verify == outcome.VerifyDevice {
 				return fileio.OpenDirect(dd, tmp)
 			}
 			return dd.Open(tmp, false)
 		}
-		sc.direct = e.opt.Verify == VerifyDevice
+		sc.direct = c.Verify == outcome.VerifyDevice
 	}
 	return sc
 }
@@ -181,6 +184,7 @@ func (sc *streamCheck) stop() {
 	}
 }
 
+// close stops the reader and closes what the read-back opened.
 func (sc *streamCheck) close() {
 	if sc != nil && sc.f != nil {
 		sc.stop()
