@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -372,83 +371,12 @@ func (c *chunk) dstRel() string {
 	return c.dst.rel
 }
 
-// makeNonRegular creates a symlink, fifo, socket or device under a
-// temporary name with create, gives it the source's owner, extended
-// attributes, mode and times, and renames it into place. These hold no
-// data, so they need no read-back.
-//
-// The temporary's name is predictable, so a writer of the destination can
-// swap it for a symlink to a file elsewhere, or for a hard link to one. The
-// new entry is therefore held by a descriptor (fileio.Node; a symlink's
-// opened as the symlink itself) from right after its creation, and its
-// metadata is set through that. What is held must be of the source's type
-// and have one link: an object made a moment ago by mknod or symlink has
-// no other name, while a hard link to something outside the destination
-// has two or more. After the rename the final name must lead to the held
-// object, still with one link, or the entry fails.
+// makeNonRegular makes en, a symlink, fifo, socket or device, with create
+// under a temporary name, and gives it its source's metadata before it
+// takes its name (transfer.Config.MakeSpecial).
 func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, dirRel string, en *entry, create func(tmp string) error) error {
-	e := cp.e
-	tmp := en.tempName()
-	e.clearLeftover(dd, dirRel, tmp)
-	e.made.Before(dirRel, tmp, false)
-	if err := create(tmp); err != nil {
-		e.made.After(dd, dirRel, tmp, nil, err)
-		if fileio.IsExist(err) {
-			return errNameTaken(tmp, err)
-		}
-		return err
-	}
-	e.made.After(dd, dirRel, tmp, nil, nil)
-	var n *fileio.Node
-	err := func() error {
-		var err error
-		if en.st.IsSymlink() {
-			n, err = dd.OpenSymlinkNode(tmp)
-		} else {
-			n, err = dd.OpenNode(tmp)
-		}
-		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EINVAL) {
-			return errDestReplaced // a symlink where a FIFO was made, or the reverse
-		} else if err != nil {
-			return err
-		}
-		if st := n.Stat(); st.Type() != en.st.Type() || st.Nlink != 1 {
-			return errDestReplaced
-		}
-		uid, gid, kept := e.owner(&en.st)
-		if uid >= 0 || gid >= 0 {
-			if err := n.Chown(uid, gid); err != nil && e.root && !e.fs.cannotKeep(lostOwners, err) {
-				return err
-			} else if err != nil {
-				kept = false
-			}
-		}
-		if err := fileio.CopyXattrsToNode(sd, en.name, n, e.opt.Dereference, e.root); err != nil && !e.fs.cannotKeep(lostXattrs, err) {
-			return fmt.Errorf("copying extended attributes: %w", err)
-		}
-		if !en.st.IsSymlink() {
-			if err := n.Chmod(mode(&en.st, kept)); err != nil && !e.fs.cannotKeep(lostModes, err) {
-				return err
-			}
-		}
-		if err := n.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
-			return err
-		}
-		if err := dd.Rename(tmp, dd, en.dstName); err != nil {
-			return err
-		}
-		if cur, err := dd.Lstat(en.dstName); err != nil || cur.Dev != n.Stat().Dev || cur.Ino != n.Stat().Ino || cur.Nlink != 1 {
-			return errDestReplaced
-		}
-		return nil
-	}()
-	if n != nil {
-		n.Close()
-	}
-	if err != nil {
-		_ = dd.Remove(tmp)
-	}
-	return err
+	return cp.config().MakeSpecial(&transfer.Special{SrcDir: sd, Name: en.name, Stat: en.st, Dir: dd, DirRel: dirRel,
+		Tmp: en.tempName(), DstName: en.dstName, Create: create})
 }
 
 // copyRegular writes a regular file's data and metadata under its temporary
@@ -547,26 +475,28 @@ func (cp *copier) config() *transfer.Config {
 // transferConfig is what the engine knows that a file's transfer depends on.
 func (e *engine) transferConfig() transfer.Config {
 	return transfer.Config{
-		Ctx:         e.ctx,
-		NoReflink:   e.opt.Reflink == ReflinkNever,
-		ReflinkOnly: e.opt.Reflink == ReflinkAlways,
-		Verify:      e.opt.Verify,
-		NeedSum:     e.opt.needSum(),
-		Shared:      e.opt.share != nil,
-		DstDev:      e.dstDev,
-		Clones:      &e.clones,
-		Resume:      e.copier.resume(),
-		Euid:        e.euid,
-		InodesLast:  e.dstSide.Policy.CheckInode,
-		Meter:       e.bw,
-		Stats:       e.stats,
-		Meta:        e.metaConfig(),
-		Made:        e.made,
-		Source:      e.source,
-		Hash:        e.records.hashes.Stream,
-		OwnLeftover: e.ownLeftover,
-		KeepBtime:   e.keepBtime,
-		TakeHeld:    e.ahead.take,
+		Ctx:           e.ctx,
+		NoReflink:     e.opt.Reflink == ReflinkNever,
+		ReflinkOnly:   e.opt.Reflink == ReflinkAlways,
+		Verify:        e.opt.Verify,
+		NeedSum:       e.opt.needSum(),
+		Shared:        e.opt.share != nil,
+		Deref:         e.opt.Dereference,
+		DstDev:        e.dstDev,
+		Clones:        &e.clones,
+		Resume:        e.copier.resume(),
+		Euid:          e.euid,
+		InodesLast:    e.dstSide.Policy.CheckInode,
+		Meter:         e.bw,
+		Stats:         e.stats,
+		Meta:          e.metaConfig(),
+		Made:          e.made,
+		Source:        e.source,
+		Hash:          e.records.hashes.Stream,
+		OwnLeftover:   e.ownLeftover,
+		ClearLeftover: e.clearLeftover,
+		KeepBtime:     e.keepBtime,
+		TakeHeld:      e.ahead.take,
 	}
 }
 

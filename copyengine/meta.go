@@ -86,10 +86,6 @@ func (dc *decider) fixMeta(dst *handle, en *entry) {
 	}
 }
 
-// errDestReplaced is meta.ErrReplaced: a destination entry replaced by
-// another object between the look and a metadata change.
-var errDestReplaced = meta.ErrReplaced
-
 // addDir takes a directory the walk made or went through, to be given
 // its source's metadata last (applyDirMeta).
 func (c *committer) addDir(dm dirMeta) {

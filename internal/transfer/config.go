@@ -28,6 +28,7 @@ type Config struct {
 	Verify      outcome.VerifyMode // how the copy is read back (streamCheck, checkCached)
 	NeedSum     bool               // every source's digest is needed (a clone reads it; no copy_file_range)
 	Shared      bool               // sources are read through a share with other runs (no copy_file_range)
+	Deref       bool               // symlinks among the sources are followed (their xattrs are the target's)
 	DstDev      uint64             // the destination root's device
 	Clones      *Clones            // what is known of cloning per device
 	Resume      Resume             // which temporaries are kept and taken up
@@ -50,6 +51,9 @@ type Config struct {
 	// an exclusive create found taken, is a leftover of fastcopy's own of
 	// type want that may be removed (the record of what runs made names it).
 	OwnLeftover func(dd *fileio.Dir, dirRel, name string, want uint32) bool
+	// ClearLeftover removes name from dd before it is created, when it is
+	// such a leftover.
+	ClearLeftover func(dd *fileio.Dir, dirRel, name string)
 	// KeepBtime gives tmp in dd the creation time of st, where kept.
 	KeepBtime func(dd *fileio.Dir, tmp string, st *fileio.Stat)
 	// TakeHeld takes a descriptor of the budget of those held open ahead

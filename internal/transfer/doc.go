@@ -28,7 +28,7 @@
 // only a leftover the record of what runs made names is removed in the
 // way of a create.
 //
-// Also here: the per-device memory of whether cloning works (Clones), and
-// the rule of when a source's read can be trusted (AwaitSettled,
-// Settling).
+// Also here: the copy of a symlink, FIFO, socket or device (Special), the
+// per-device memory of whether cloning works (Clones), and the rule of
+// when a source's read can be trusted (AwaitSettled, Settling).
 package transfer
