@@ -52,9 +52,8 @@ func (dc *decider) metaWanted(en *entry) (uid, gid int, wantMode uint32, needOwn
 }
 
 // fixMeta brings the mode and owner of an unchanged destination file up to
-// date without touching its data. The changes go through a descriptor of
-// the inode the walk found (fileio.Node), never through its name, which a
-// writer of the destination could swap for a symlink meanwhile.
+// date without touching its data, through a descriptor of the inode the
+// walk found (meta.Config.FixIn).
 func (dc *decider) fixMeta(dst *handle, en *entry) {
 	e := dc.e
 	if en.st.IsSymlink() {
@@ -65,20 +64,9 @@ func (dc *decider) fixMeta(dst *handle, en *entry) {
 		return
 	}
 	c := e.metaConfig()
-	w := c.Wanted(en.dstSt, &en.st)
-	if !w.Differs {
-		return
-	}
-	rel := joinRel(dst.rel, en.dstName)
-	n, err := dst.d.OpenNode(en.dstName)
+	fixed, err := c.FixIn(dst.d, en.dstName, en.dstSt, &en.st)
 	if err != nil {
-		e.fail(rel, err)
-		return
-	}
-	defer n.Close()
-	fixed, err := c.Fix(n, en.dstSt, w)
-	if err != nil {
-		e.fail(rel, err)
+		e.fail(joinRel(dst.rel, en.dstName), err)
 		return
 	}
 	if fixed {

@@ -17,12 +17,13 @@
 // mode applied through the copy's descriptor (Config.Apply), and for an
 // unchanged entry what it should have (Config.Wanted) and the fix through
 // a descriptor of the inode the walk found (Config.Fix, ErrReplaced when
-// it was replaced). Besides CannotKeep, Config carries ModeKept, which
+// it was replaced; Config.FixIn opens that descriptor). Besides CannotKeep, Config carries ModeKept, which
 // checks that a mode set shows, and ModesLost, which says a filesystem
 // keeps no modes (then they are not compared).
 //
-// copyengine builds the Config per call from its engine (copyengine's
-// metaConfig); the directory pass (copyengine's applyDirMeta) stays there:
+// copyengine builds the Config from its engine (copyengine's metaConfig),
+// and hands it to internal/transfer for the copies it writes; the
+// directory pass (copyengine's applyDirMeta) stays there:
 // it walks the committer's list of directories and opens them through the
 // stager and the walker.
 package meta

@@ -208,3 +208,22 @@ func (c *Config) Fix(n *fileio.Node, was *fileio.Stat, w Want) (fixed bool, err 
 	}
 	return true, nil
 }
+
+// FixIn brings the owner and mode of name in d, an unchanged destination
+// entry the walk found with stat dst (a copy of src), up to date without
+// touching its data (Wanted, then Fix), and reports whether anything was
+// updated. The changes go through a descriptor of the inode the walk found
+// (fileio.Node), never through its name, which a writer of the
+// destination could swap for a symlink meanwhile.
+func (c *Config) FixIn(d *fileio.Dir, name string, dst, src *fileio.Stat) (fixed bool, err error) {
+	w := c.Wanted(dst, src)
+	if !w.Differs {
+		return false, nil
+	}
+	n, err := d.OpenNode(name)
+	if err != nil {
+		return false, err
+	}
+	defer n.Close()
+	return c.Fix(n, dst, w)
+}
