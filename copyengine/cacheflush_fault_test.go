@@ -86,7 +86,7 @@ func TestCacheNeverAheadOfFlush(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			time.Sleep(100 * time.Millisecond) // a source changed this recently is read again (settling)
+			time.Sleep(100 * time.Millisecond) // a source changed this recently is read again (transfer.Settling)
 			sum, err := runCached(t, db, copyengine.Options{Sources: []string{src + "/"}, Dest: dst, NoSync: noSync})
 			if err != nil || sum.Skipped != 1 {
 				t.Fatalf("no-sync=%v: %v, %d skipped (want 1)", noSync, err, sum.Skipped)

@@ -411,44 +411,13 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 		if attempt == 1 {
 			return nil, ErrSourceChanged
 		}
-		// Let a write that was in flight finish (see settling) before the
-		// second look.
-		select {
-		case <-time.After(transfer.SettleWindow):
-		case <-e.ctx.Done():
-			return nil, e.ctx.Err()
-		}
-		st, serr := cp.restat(c.src.d, en.name)
-		if serr != nil {
-			return nil, serr
-		}
-		if st.Type() != en.st.Type() {
-			// Replaced by a FIFO or a device, say: copied as a regular
-			// file it would read as nothing, or never end.
-			return nil, fmt.Errorf("%w: it is now a %s", ErrSourceChanged, fileio.Describe(st.Mode))
+		// Let a write that was in flight finish before the second look.
+		st, err := transfer.Again(e.ctx, c.src.d, en.name, e.opt.Dereference, &en.st)
+		if err != nil {
+			return nil, err
 		}
 		en.st = st
 	}
-}
-
-func (cp *copier) restat(sd *fileio.Dir, name string) (fileio.Stat, error) {
-	e := cp.e
-	if e.opt.Dereference {
-		return sd.StatFollow(name)
-	}
-	return sd.Lstat(name)
-}
-
-// settling is transfer.Settling: st changed too shortly before started
-// for a read begun then to be trusted.
-func settling(st *fileio.Stat, started time.Time, res int64) bool {
-	return transfer.Settling(st, started, res)
-}
-
-// awaitSettled waits, before a source with stat st is read, until a read
-// begun then can be trusted (transfer.AwaitSettled).
-func (cp *copier) awaitSettled(st *fileio.Stat, res int64) error {
-	return transfer.AwaitSettled(cp.e.ctx, st, res)
 }
 
 // mayClone reports whether the data path would try a clone for st.
@@ -456,14 +425,6 @@ func (cp *copier) mayClone(st *fileio.Stat) bool { return cp.config().MayClone(s
 
 // changed reports whether a file moved between two stats of it.
 func changed(before, after *fileio.Stat) bool { return source.Changed(before, after) }
-
-// changedSince reports whether the source en changed between the walk's
-// stat of it (en.st) and after, the stat of the descriptor opened later
-// and read (transfer.ChangedSince: the inode number is not compared where
-// the source's filesystem keeps none that lasts, en.srcInoLoose).
-func (en *entry) changedSince(after *fileio.Stat) bool {
-	return transfer.ChangedSince(en.st, en.srcInoLoose, after)
-}
 
 // config is the input of this run's transfers, built once the destination
 // is open (its device, the record of what runs made there).
@@ -570,12 +531,12 @@ func (fc *fileCopy) remember(sum verify.Sum, extra map[string]string, started ti
 }
 
 // openSource takes the source opened ahead, or waits until it can be read
-// (awaitSettled) and opens it.
+// (transfer.AwaitSettled) and opens it.
 func (fc *fileCopy) openSource() (*fileio.File, error) {
 	if fc.pre != nil {
 		return fc.pre.f, nil
 	}
-	if err := fc.cp.awaitSettled(&fc.en.st, fc.en.srcRes); err != nil {
+	if err := transfer.AwaitSettled(fc.cp.e.ctx, &fc.en.st, fc.en.srcRes); err != nil {
 		return nil, err
 	}
 	return fc.cp.openSrc(fc.sd, fc.en)

@@ -14,6 +14,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/meta"
 	"github.com/fastcopy/fastcopy/internal/throttle"
+	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -183,7 +184,7 @@ func (dp *deduper) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum
 // meanwhile, and returns it still open.
 func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
 	e := dp.e
-	if err := e.copier.awaitSettled(&en.st, en.srcRes); err != nil {
+	if err := transfer.AwaitSettled(e.ctx, &en.st, en.srcRes); err != nil {
 		return nil, err
 	}
 	started := time.Now()
@@ -205,7 +206,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 	if err != nil {
 		return nil, err
 	}
-	if en.changedSince(&after) || n != en.st.Size || settling(&after, started, en.srcRes) {
+	if transfer.ChangedSince(en.st, en.srcInoLoose, &after) || n != en.st.Size || transfer.Settling(&after, started, en.srcRes) {
 		return nil, errChanged
 	}
 	whole := !en.st.Sparse() && n > 0 && n <= int64(len(buf))

@@ -63,7 +63,7 @@ type entry struct {
 	gran    int64        // mtimes of the two sides are compared at this resolution (ns)
 	srcRes  int64        // resolution of the source's times by its filesystem's type (ns; see transfer.SettleWindow)
 	// srcInoLoose: the source's filesystem may give the file another
-	// inode number at each lookup (see entry.changedSince).
+	// inode number at each lookup (see transfer.ChangedSince).
 	srcInoLoose bool
 	tmp         string       // the temporary name, when not tempName(dstName)
 	src         *fileio.File // the source, when opened ahead (prefetch)

@@ -30,5 +30,6 @@
 //
 // Also here: the copy of a symlink, FIFO, socket or device (Special), the
 // per-device memory of whether cloning works (Clones), and the rule of
-// when a source's read can be trusted (AwaitSettled, Settling).
+// when a source's read can be trusted (AwaitSettled, Settling) and of the
+// second look at one that changed (Again).
 package transfer

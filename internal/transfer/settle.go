@@ -2,9 +2,11 @@ package transfer
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/refusal"
 	"github.com/fastcopy/fastcopy/internal/source"
 )
 
@@ -104,4 +106,34 @@ func ChangedSince(before fileio.Stat, inoLoose bool, after *fileio.Stat) bool {
 		before.Ino = after.Ino
 	}
 	return source.Changed(&before, after)
+}
+
+// Again readies the second attempt at a source (name in sd) that changed
+// while it was read: it lets a write that was in flight finish (see
+// Settling) and stats the source afresh, following a symlink with deref.
+// A source that is no longer of the type it was (was) fails with
+// refusal.ErrSourceChanged: replaced by a FIFO or a device, say, copied
+// as a regular file it would read as nothing, or never end.
+func Again(ctx context.Context, sd *fileio.Dir, name string, deref bool, was *fileio.Stat) (fileio.Stat, error) {
+	select {
+	case <-time.After(SettleWindow):
+	case <-ctx.Done():
+		return fileio.Stat{}, ctx.Err()
+	}
+	st, err := restat(sd, name, deref)
+	if err != nil {
+		return st, err
+	}
+	if st.Type() != was.Type() {
+		return st, fmt.Errorf("%w: it is now a %s", refusal.ErrSourceChanged, fileio.Describe(st.Mode))
+	}
+	return st, nil
+}
+
+// restat stats name in sd afresh, following a symlink with deref.
+func restat(sd *fileio.Dir, name string, deref bool) (fileio.Stat, error) {
+	if deref {
+		return sd.StatFollow(name)
+	}
+	return sd.Lstat(name)
 }
