@@ -131,7 +131,7 @@ func (cp *copier) openAhead(sd *fileio.Dir, en *entry) bool {
 	if en.src != nil || !en.st.IsRegular() || en.check || en.st.Size == 0 || en.st.Size > prefetchMax {
 		return true
 	}
-	if e.clones.Works(en.st.Dev) && !e.opt.needSum() && cp.mayClone(&en.st) {
+	if cp.config().ReadsNothing(&en.st) {
 		return true // a clone that needs no digest reads no data
 	}
 	if !e.ahead.take() {
@@ -419,9 +419,6 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 		en.st = st
 	}
 }
-
-// mayClone reports whether the data path would try a clone for st.
-func (cp *copier) mayClone(st *fileio.Stat) bool { return cp.config().MayClone(st) }
 
 // changed reports whether a file moved between two stats of it.
 func changed(before, after *fileio.Stat) bool { return source.Changed(before, after) }

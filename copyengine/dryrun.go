@@ -183,7 +183,7 @@ func (dd *dryDedup) fsType(e *engine) string {
 }
 
 // wouldClone says whether the real run would clone a regular file of
-// stat st (mayClone): not empty, clones allowed, on DEST's filesystem,
+// stat st (transfer.Config.MayClone): not empty, clones allowed, on DEST's filesystem,
 // one of a type that clones (the dry run cannot try one).
 func (dd *dryDedup) wouldClone(e *engine, st *fileio.Stat) bool {
 	if st.Size == 0 || e.opt.Reflink == ReflinkNever {

@@ -234,7 +234,7 @@ func (q *readQueue) ask(sd *fileio.Dir, en *entry) {
 		q.aheadMu.Unlock()
 		return
 	}
-	if e.clones.Works(en.st.Dev) && !e.opt.needSum() && e.copier.mayClone(&en.st) {
+	if e.copier.config().ReadsNothing(&en.st) {
 		return // a clone that needs no digest reads no data
 	}
 	if e.ahead.n.Load() >= e.ahead.max/2 || !e.ahead.take() {

@@ -69,6 +69,12 @@ func (c *Config) MayClone(st *fileio.Stat) bool {
 	return !c.Clones.Broken(st.Dev)
 }
 
+// ReadsNothing reports whether the transfer of st is expected to read none
+// of its data: a clone, where cloning has worked, that needs no digest.
+func (c *Config) ReadsNothing(st *fileio.Stat) bool {
+	return c.Clones.Works(st.Dev) && !c.NeedSum && c.MayClone(st)
+}
+
 // KeepsTemp reports whether a temporary of a file like st that did not
 // finish is kept for the next run rather than removed: the run is
 // stopping, and the file is resumable and written under a temporary name
