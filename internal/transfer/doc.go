@@ -28,8 +28,15 @@
 // only a leftover the record of what runs made names is removed in the
 // way of a create.
 //
-// Also here: the copy of a symlink, FIFO, socket or device (Special), the
-// per-device memory of whether cloning works (Clones), and the rule of
-// when a source's read can be trusted (AwaitSettled, Settling) and of the
-// second look at one that changed (Again).
+// Also here: the copy of a symlink, FIFO, socket or device
+// (Config.MakeSpecial), the per-device memory of whether cloning works
+// (Clones), and the rule of when a source's read can be trusted
+// (AwaitSettled, Settling) and of the second look at one that changed
+// (Again).
+//
+// It makes no system call of its own: everything goes through
+// internal/fileio, on the directories and files it is handed, so the
+// faults a test build attaches to a run's directories (fileio.FaultSet)
+// reach its transfers too. It is only called to write: the dry run's gate
+// is the caller's, before a transfer is made.
 package transfer
