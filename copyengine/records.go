@@ -73,11 +73,14 @@ func (o *Options) needSum() bool {
 }
 
 // listsSums says whether the run lists the digest of every file it puts or
-// finds in place: for a manifest (--manifest), an ASC MHL generation
-// (--mhl) or a bag (--bag). Such a run decides as --checksum where the
-// cache cannot vouch for a file found unchanged, so that it knows each
-// digest.
-func (o *Options) listsSums() bool { return o.Manifest != "" || o.MHL || o.Bag }
+// finds in place (records.Options.ListsSums): for a manifest (--manifest),
+// an ASC MHL generation (--mhl) or a bag (--bag). Such a run decides as
+// --checksum where the cache cannot vouch for a file found unchanged, so
+// that it knows each digest.
+func (o *Options) listsSums() bool {
+	ro := o.recordOptions()
+	return ro.ListsSums()
+}
 
 // isMHLFolder says whether the name at a history's root is its ascmhl
 // folder, in any case (a destination that folds names holds one).
