@@ -42,16 +42,8 @@ func (dc *decider) skipUnchanged(rel string, en *entry) verify.Sum {
 	return o.Sum
 }
 
-// skipOutcome is the outcome of an unchanged entry: skipped, or fixed
-// when its metadata was brought up to date; sum is its digest, when known
-// (zero otherwise).
-func skipOutcome(rel string, size int64, fixed bool, sum verify.Sum) *outcome.Outcome {
-	o := &outcome.Outcome{Kind: outcome.Skipped, Action: ActSkip, Path: rel, Size: size, Sum: sum}
-	if fixed {
-		o.Kind, o.Action = outcome.Fixed, ActMeta
-	}
-	return o
-}
+// skipOutcome is the outcome of an unchanged entry (outcome.Unchanged).
+var skipOutcome = outcome.Unchanged
 
 // unchangedSum is the digest of a regular file found unchanged without
 // being read, where it is known: an empty file's, or the one the cache
