@@ -164,7 +164,7 @@ type engine struct {
 	sum Summary
 
 	outcomes outcome.Hub   // what became of each entry, told by report (outcome.go)
-	records  *recordKeeper // the manifest, the ASC MHL generation, the bag, the audit log's flushes (records.go)
+	records  *recordKeeper // the manifest, the ASC MHL generation, the bag, the audit log's flushes (internal/records)
 
 	ahead  aheadBudget     // descriptors opened ahead (prefetch, prefetchBack)
 	clones transfer.Clones // where FICLONE failed, or worked
@@ -256,10 +256,7 @@ func newEngine(opt Options) *engine {
 // destination and locks it, copies, and sums up.
 func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary, error) {
 	opt := e.opt
-	if err := e.opt.checkManifestPath(p); err != nil {
-		return Summary{}, err
-	}
-	if err := e.opt.checkMHLPlan(p); err != nil {
+	if err := e.opt.checkRecordsPlan(p); err != nil { // the manifest's path, the ASC MHL history's folder
 		return Summary{}, err
 	}
 	if !e.skipWrite() && !opt.NoSpaceCheck {
@@ -297,7 +294,7 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	e.sum.Elapsed = time.Since(start)
 	e.sum.BytesRead = e.stats.BytesRead.Load()
 	sort.Slice(e.sum.Failures, func(i, j int) bool { return e.sum.Failures[i].Path < e.sum.Failures[j].Path })
-	e.records.noteMHLNotWritten(ctx.Err(), err) // mhl.go
+	e.records.NoteStopped(ctx.Err(), err) // the ASC MHL generation not written
 	switch {
 	case ctx.Err() != nil:
 		return e.sum, ctx.Err()
@@ -309,10 +306,8 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 		return e.sum, ErrSomeFailed
 	case e.mover.Incomplete() != nil: // internal/move
 		return e.sum, e.mover.Incomplete()
-	case e.records.mhlErr != nil: // mhl.go
-		return e.sum, e.records.mhlErr
-	case e.records.bagErr != nil: // bag.go
-		return e.sum, e.records.bagErr
+	case e.records.Err() != nil: // the ASC MHL generation or the bag's tag files not written
+		return e.sum, e.records.Err()
 	}
 	return e.sum, nil
 }

@@ -61,7 +61,7 @@ func (en ending) script() []endStep {
 		step("remember what the run holds in the cache", endAlways, e.record.rememberHeld),
 		step("note metadata not kept", endDone, e.fs.noteNotKept),
 		step("report the scrub", endDone, e.scrub.report),
-		{name: "write the manifest", when: endDone, do: e.records.writeManifest},
+		{name: "write the manifest", when: endDone, do: e.records.WriteManifest},
 		// The directories get their mode and times now (a stopped run's
 		// too: not 0700 and the time of their last write until the next
 		// run).
@@ -69,9 +69,9 @@ func (en ending) script() []endStep {
 		step("flush for the audit log", endStopped, e.commit.flushForLog),
 		{name: "stop", when: endStopped, do: en.stopErr},
 		{name: "final flush", when: endDone, isFlush: true, do: en.finalFlush},
-		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.records.writeMHL(); return nil }}, // every file it lists is in place and flushed
+		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.records.WriteMHL(); return nil }}, // every file it lists is in place and flushed
 		{name: "removals (--delete, --move)", when: endDone, flush: true, do: en.removals},
-		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.records.writeBag(); return nil }}, // after --delete: the bag lists what data/ holds
+		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.records.WriteBag(); return nil }}, // after --delete: the bag lists what data/ holds
 	}
 }
 
@@ -128,7 +128,7 @@ func (en ending) finalFlush() error {
 		return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 	}
 	e.record.rememberFlushed()
-	e.records.flushed(at)
+	e.records.Flushed(at)
 	return nil
 }
 
@@ -169,7 +169,7 @@ func (en ending) removals() error {
 			flushErr = fmt.Errorf("--move: flushing the removals from the sources to stable storage: %w", ferr)
 		}
 		if flushErr == nil {
-			e.records.flushed(at) // the audit log (audit.go)
+			e.records.Flushed(at) // the audit log (records.Flushes)
 		} else if err == nil {
 			err = flushErr
 		}

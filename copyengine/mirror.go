@@ -142,7 +142,7 @@ func (m *mirrorStage) Excluded(srcRoot, srcRel string, n fileio.DirEntry) bool {
 }
 
 // History reports whether rel is DEST's ASC MHL history, which the run
-// extends (mhl.go).
+// extends (internal/records).
 func (m *mirrorStage) History(rel string) bool { return m.e.opt.MHL && isMHLFolder(rel) }
 
 // Cache reports whether name in dir is the hash cache's, left out of the

@@ -70,7 +70,7 @@ func planAll(opts []Options) ([]*plan, error) {
 		if err := opts[i].Check(); err != nil {
 			return nil, err
 		}
-		if err := opts[i].prepareBag(); err != nil { // bag.go
+		if err := opts[i].prepareBag(); err != nil { // internal/records
 			return nil, err
 		}
 		if i > 0 && !slices.Equal(opts[i].Sources, opts[0].Sources) {
@@ -93,7 +93,7 @@ func planAll(opts []Options) ([]*plan, error) {
 		}
 		for j := range plans {
 			// Inside its own destination: the run's own check says so
-			// (checkManifestPath), as for a run alone.
+			// (records.Options.CheckPlan), as for a run alone.
 			if m := opts[i].Manifest; j != i && m != "" && (inside(fileio.RealPath(plans[j].dstRoot), fileio.RealPath(m)) || overlapIn(m, plans[j].dstRoot)) {
 				return nil, refuse(m, "the manifest would lie inside the destination "+quote(plans[j].dstRoot), "write it outside every destination")
 			}

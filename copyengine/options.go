@@ -66,11 +66,11 @@ type Options struct {
 	// MHL records the run as the next generation of DEST's ASC MHL
 	// history (DEST/ascmhl), once the copy is verified and durable: every
 	// source file in place, copied or found unchanged, with its xxh128
-	// (mhl.go). MHLToolVersion is the version written as the creator
+	// (internal/records). MHLToolVersion is the version written as the creator
 	// tool's (and in a bag's Bag-Software-Agent).
 	MHL            bool
 	MHLToolVersion string
-	// Records in other formats than xxh128 (records.go, bag.go): the
+	// Records in other formats than xxh128 (internal/records): the
 	// digests are computed in the same read of each source as its xxh128.
 	// ManifestHash is the format of Manifest's (and the bag's) digests:
 	// "" or xxh128 for xxhsum -H2 lines, else sha256, sha512, blake3,
@@ -86,7 +86,7 @@ type Options struct {
 	Bag          bool
 	BagHash      string
 	BagInfo      []string
-	bagRoot      string     // the bag, Dest as given, once Check made Dest its payload (bag.go)
+	bagRoot      string     // the bag, Dest as given, once Check made Dest its payload (records.Options.Check)
 	Dedup        dedup.Mode // share identical content: auto, clone, hardlink, off ("" = auto)
 	// DedupVerifyBytes compares a duplicate with the file it will share
 	// byte for byte before sharing it, instead of trusting equal digests.
@@ -304,10 +304,7 @@ func (o *Options) Check() error {
 	if err := o.checkMirror(); err != nil {
 		return err
 	}
-	if err := o.checkMHL(); err != nil {
-		return err
-	}
-	if err := o.checkRecords(); err != nil { // records.go
+	if err := o.checkRecords(); err != nil { // internal/records
 		return err
 	}
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {

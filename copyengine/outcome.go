@@ -80,7 +80,7 @@ func subscribeOutcomes(e *engine) {
 			e.record.rememberDest(d.Key, d.Stat, o.Sum, d.Started, d.ReadAt)
 		}
 	})
-	h.Subscribe(e.records.listen)          // the manifest, the ASC MHL generation, the bag
+	h.Subscribe(e.records.Listen)          // the manifest, the ASC MHL generation, the bag
 	h.Subscribe(func(o *outcome.Outcome) { // the summary and the live counters
 		if o.Kind == outcome.Removed {
 			return // --delete and --move count their removals themselves (mirror.go, move.go)

@@ -1,100 +1,90 @@
 package copyengine
 
 import (
-	"sort"
-	"strings"
-	"time"
-
 	"github.com/fastcopy/fastcopy/hashcache"
-	"github.com/fastcopy/fastcopy/internal/digest"
-	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
+	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/records"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
-// xxh128 is the copy's own format, which verify.Sum holds.
-const xxh128 = records.XXH128
+// ErrMHL is returned (wrapped, by an *MHLError) by Run when a run with
+// Options.MHL put its files in place but could not write the ASC MHL
+// generation: the copy stands, the history does not record it.
+var ErrMHL = records.ErrMHL
 
-// checkRecords parses the formats the records are asked for and refuses
-// what they cannot hold.
+// MHLError says why a run's ASC MHL generation was not written
+// (records.MHLError).
+type MHLError = records.MHLError
+
+// ErrBag is returned (wrapped, by a *BagError) by Run when a run with
+// Options.Bag put its files in place but could not write the bag's tag
+// files: the copy stands, the bag does not describe it.
+var ErrBag = records.ErrBag
+
+// BagError says why a run's bag was not written (records.BagError).
+type BagError = records.BagError
+
+// recordOptions is what the run asks of its records (records.Options).
+func (o *Options) recordOptions() records.Options {
+	return records.Options{
+		Manifest: o.Manifest, ManifestHash: o.ManifestHash,
+		MHL: o.MHL, MHLHashes: o.MHLHashes, MHLToolVersion: o.MHLToolVersion,
+		Bag: o.Bag, BagHash: o.BagHash, BagInfo: o.BagInfo,
+		Dest: o.Dest, BagRoot: o.bagRoot,
+		Update: o.Update, IgnoreExisting: o.IgnoreExisting,
+		DryRun: o.DryRun, NoSync: o.NoSync, VerifyOff: o.Verify == VerifyOff,
+	}
+}
+
+// checkRecords refuses what the records cannot hold
+// (records.Options.Check) and, with --bag, makes Dest the bag's payload
+// folder (once: Check runs again in Run).
 func (o *Options) checkRecords() error {
-	if o.ManifestHash != "" {
-		const use = "use sha256, sha512, blake3, md5, sha1, xxh64, xxh3 or xxh128"
-		f, ok := digest.Lookup(o.ManifestHash)
-		if !ok {
-			return refuse(o.ManifestHash, "is not a hash format fastcopy writes", use)
-		}
-		if f.Name == "c4" || f.Name == "xxh32" {
-			return refuse(o.ManifestHash, "has no coreutils-style manifest", use)
-		}
-		if o.Manifest == "" && !o.Bag {
-			return &RefusalError{Msg: "--manifest-hash sets the format of --manifest (or of --bag's manifest), and neither was given", Hint: "add --manifest FILE, or leave --manifest-hash out"}
-		}
-	}
-	if len(o.MHLHashes) > 0 {
-		if !o.MHL {
-			return &RefusalError{Msg: "--mhl-hash sets the formats of --mhl's generation, and --mhl was not given", Hint: "add --mhl, or leave --mhl-hash out"}
-		}
-		if _, err := digest.Parse(strings.Join(o.MHLHashes, ",")); err != nil {
-			return &RefusalError{Msg: "--mhl-hash: " + err.Error(), Hint: "name formats of the ASC MHL specification: " + strings.Join(records.MHLFormats, ", ")}
-		}
-		for _, n := range o.MHLHashes {
-			if !records.IsMHLFormat(n) {
-				return refuse(n, "is not a hash format of the ASC MHL specification", "use "+strings.Join(records.MHLFormats, ", "))
-			}
-		}
-	}
-	return o.checkBag()
+	ro := o.recordOptions()
+	err := ro.Check()
+	o.Dest, o.bagRoot = ro.Dest, ro.BagRoot
+	return err
 }
 
-// manifestFormat is the format of the manifest's digests.
-func (o *Options) manifestFormat() string {
-	if o.ManifestHash == "" {
-		return xxh128
-	}
-	f, _ := digest.Lookup(o.ManifestHash)
-	return f.Name
+// BagRoot is the bag a run with Bag makes (the Dest given), once Check
+// made Dest its payload folder; "" otherwise.
+func (o *Options) BagRoot() string { return o.bagRoot }
+
+// prepareBag makes the bag's folders, or refuses the bag
+// (records.Options.PrepareBag). A dry run makes nothing.
+func (o *Options) prepareBag() error {
+	ro := o.recordOptions()
+	return ro.PrepareBag()
 }
 
-// mhlFormatNames are the formats of a new ASC MHL generation, in the order
-// given (xxh128 when none is).
-func (o *Options) mhlFormatNames() []string {
-	if len(o.MHLHashes) == 0 {
-		return []string{xxh128}
-	}
-	out := make([]string, 0, len(o.MHLHashes))
-	for _, n := range o.MHLHashes {
-		if f, ok := digest.Lookup(n); ok {
-			out = append(out, f.Name)
-		}
-	}
-	return out
+// checkRecordsPlan refuses a manifest inside DEST and an ASC MHL history
+// the plan p leaves no folder for (records.Options.CheckPlan).
+func (o *Options) checkRecordsPlan(p *plan) error {
+	ro := o.recordOptions()
+	return ro.CheckPlan(preflight.Plan{DstRoot: p.dstRoot, OntoFile: p.ontoFile, Roots: p.preflightRoots()})
 }
 
-// extraFormats are the formats other than xxh128 the run's records need,
-// computed as each source is read; nil when none is.
-func (o *Options) extraFormats() []*digest.Format {
-	var names []string
-	if o.Manifest != "" || o.Bag {
-		names = append(names, o.manifestFormat())
-	}
-	if o.Bag {
-		names = append(names, o.bagFormat())
-	}
-	if o.MHL {
-		names = append(names, o.mhlFormatNames()...)
-	}
-	seen := map[string]bool{xxh128: true}
-	var out []*digest.Format
-	for _, n := range names {
-		if f, ok := digest.Lookup(n); ok && !seen[f.Name] {
-			seen[f.Name] = true
-			out = append(out, f)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+// needSum says whether every copied file's source digest must be computed:
+// for the read-back, or for a manifest or an ASC MHL generation.
+func (o *Options) needSum() bool {
+	return o.Verify != VerifyOff || o.listsSums()
 }
+
+// listsSums says whether the run lists the digest of every file it puts or
+// finds in place (records.Options.ListsSums): for a manifest (--manifest),
+// an ASC MHL generation (--mhl) or a bag (--bag). Such a run decides as
+// --checksum where the cache cannot vouch for a file found unchanged, so
+// that it knows each digest.
+func (o *Options) listsSums() bool {
+	ro := o.recordOptions()
+	return ro.ListsSums()
+}
+
+// isMHLFolder says whether the name at a history's root is its ascmhl
+// folder, in any case (a destination that folds names holds one).
+func isMHLFolder(name string) bool { return records.IsMHLFolder(name) }
 
 // withDigests is ent with the extra digests extra, for the cache.
 func withDigests(ent hashcache.Entry, extra map[string]string) hashcache.Entry {
@@ -104,43 +94,38 @@ func withDigests(ent hashcache.Entry, extra map[string]string) hashcache.Entry {
 	return ent
 }
 
-// recordKeeper is the engine's glue to the run's records
-// (internal/records): it lists each outcome the records list (the
-// manifest, the ASC MHL generation and the bag share one Set), hashes
-// sources in the records' other formats as they are read, and has each
-// record written at its moment of the run, failing by name the files a
-// record could not list. It also tells the audit log (--log) when what
-// was reported is durable (audit.go).
-type recordKeeper struct {
-	e       *engine
-	set     records.Set
-	hashes  records.Hashes // the formats besides xxh128 the records need (Options.extraFormats)
-	flushes records.Flushes
-	mhlErr  error // why the ASC MHL generation was not written (mhl.go)
-	bagErr  error // why the bag's tag files were not written (bag.go)
-}
+// recordKeeper is the run's records (records.Keeper: the manifest, the
+// ASC MHL generation, the bag, the audit log's flushes), with what they
+// take from an entry.
+type recordKeeper struct{ *records.Keeper }
 
 func newRecordKeeper(e *engine) *recordKeeper {
-	return &recordKeeper{
-		e:       e,
-		hashes:  records.Hashes{Formats: e.opt.extraFormats(), Get: e.buf, Put: e.putBuf},
-		flushes: records.Flushes{OnFlush: e.opt.OnFlush, Off: e.opt.NoSync || e.skipWrite()},
-	}
-}
-
-// listen is the records' listener: an outcome Listed is noted for them
-// when the run lists digests.
-func (rk *recordKeeper) listen(o *outcome.Outcome) {
-	if o.Listed && rk.e.opt.listsSums() {
-		rk.set.Add(records.Listed{Path: o.Path, Sum: o.Sum, Extra: o.Extra})
-	}
+	return &recordKeeper{records.New(records.Config{
+		Options:    e.opt.recordOptions(),
+		Get:        e.buf,
+		Put:        e.putBuf,
+		OnFlush:    e.opt.OnFlush,
+		SkipWrite:  e.skipWrite,
+		TempSuffix: tempSuffix,
+		Skip:       made.Name,
+		Dest:       func() (string, *fileio.Dir) { return e.dstRootPath, e.dstRoot },
+		Dirs: func() []string {
+			var dirs []string
+			for _, dm := range e.commit.walkedDirs() {
+				dirs = append(dirs, dm.dstRel)
+			}
+			return dirs
+		},
+		Failed: e.fail,
+		Count:  e.count,
+	})}
 }
 
 // stream is verify.Stream over a source file (en's), which also computes
 // its digests in the records' other formats (records.Hashes.Stream) and
 // keeps them in en.extra once the whole file was read.
 func (rk *recordKeeper) stream(en *entry, f verify.Source, size int64, buf []byte, sink verify.Sink) (verify.Sum, int64, error) {
-	sum, n, extra, err := rk.hashes.Stream(f, size, buf, sink)
+	sum, n, extra, err := rk.Stream(f, size, buf, sink)
 	if err == nil && extra != nil {
 		en.extra = extra
 	}
@@ -151,22 +136,12 @@ func (rk *recordKeeper) stream(en *entry, f verify.Source, size int64, buf []byt
 // extra digest the run needs, and if so gives them to en. Without extra
 // formats it is always true.
 func (rk *recordKeeper) cachedExtras(en *entry, ent hashcache.Entry) bool {
-	if len(rk.hashes.Formats) == 0 {
+	if len(rk.Formats) == 0 {
 		return true
 	}
-	ds, ok := rk.hashes.FromCache(ent.DigestMap())
+	ds, ok := rk.FromCache(ent.DigestMap())
 	if ok {
 		en.extra = ds
 	}
 	return ok
 }
-
-// failAll fails by name the files a record could not list.
-func (rk *recordKeeper) failAll(failed []records.Failure) {
-	for _, f := range failed {
-		rk.e.fail(f.Path, f.Err)
-	}
-}
-
-// flushed tells OnFlush that what was reported before at is durable.
-func (rk *recordKeeper) flushed(at time.Time) { rk.flushes.Flushed(at) }

@@ -453,7 +453,7 @@ func (l *dirList) mapNames() {
 	l.excluded = make([]bool, len(names))
 	mapped := false
 	for i, n := range names {
-		l.excluded[i] = e.excluded(l.w.root.srcDir, l.sd, joinRel(l.w.srcRel, n.Name), n) || e.records.leaveOutSourceMHL(l.w.root.srcDir, l.w.dstRel, n.Name)
+		l.excluded[i] = e.excluded(l.w.root.srcDir, l.sd, joinRel(l.w.srcRel, n.Name), n) || e.records.LeaveOut(l.w.root.srcDir, l.w.dstRel, n.Name)
 		l.dstNames[i], l.nameErrs[i] = e.opt.Names.Map(rules, n.Name)
 		mapped = mapped || l.dstNames[i] != n.Name
 	}

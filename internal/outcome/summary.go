@@ -168,7 +168,7 @@ type Summary struct {
 	SourcesKept int64    `json:"sources_kept"`
 	MoveKept    []string `json:"move_kept,omitempty"`
 
-	// ASC MHL (--mhl; copyengine/mhl.go): the generation file written in
+	// ASC MHL (--mhl; internal/records): the generation file written in
 	// DEST/ascmhl, its number and how many files it lists; MHLNotes says
 	// what the history leaves out and why (a source's own ascmhl folder);
 	// MHLError, why no generation was written although the run asked for
@@ -179,7 +179,7 @@ type Summary struct {
 	MHLFiles int      `json:"mhl_files,omitempty"`
 	MHLNotes []string `json:"mhl_notes,omitempty"`
 	MHLError string   `json:"mhl_error,omitempty"`
-	// BagIt bag (--bag; copyengine/bag.go): the bag written, its Payload-Oxum and
+	// BagIt bag (--bag; internal/records): the bag written, its Payload-Oxum and
 	// payload manifest; BagError, why its tag files were not written.
 	Bag         string `json:"bag,omitempty"`
 	BagOxum     string `json:"bag_payload_oxum,omitempty"`

@@ -8,6 +8,27 @@ import (
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
+// --bag: DEST becomes a BagIt bag (RFC 8493) as it is copied.
+//
+// The copy is a copy into DEST/data, the bag's payload, with every rule of
+// any copy (temporaries, read-back, flush, --delete, the hash cache, the
+// lock, which is data/'s). Its manifest lists each payload file with the
+// digest (sha256, or sha512) taken in the same read of its source as the
+// xxh128 its read-back matched, or vouched for by the source's cache entry.
+// Once the copy is in place and durable (and --delete has run), the tag
+// files are written beside data/ (Bag.Write) through internal/bagit, each
+// published whole.
+//
+// A rerun brings the bag up to date: new and changed files are copied and
+// listed with their new digests, unchanged ones listed again with theirs.
+// A payload file this run did not list (the source no longer has it and
+// --delete was not given) keeps the line the bag's manifest had for it: it
+// is what an earlier run copied and vouched for, and data/ still holds it,
+// so the manifest still lists all that data/ holds. With --delete such a
+// file is removed and its line dropped. A payload entry that neither this
+// run nor the bag's manifest vouches for (a file put into data/ by hand,
+// a symlink) fails by name: the bag would not validate with it.
+
 // Bag is the BagIt bag (RFC 8493) a run makes of its destination
 // (--bag): the payload folder Payload (DEST/data, which the run holds and
 // whose path is PayloadPath) inside the bag's folder Root.
