@@ -4,21 +4,10 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/verify"
 )
-
-// cacheRecorder writes to the hash cache what the run learned: digests of
-// sources as they are read, and of destination files once verified. A
-// source's entry waits for its filesystem's flush (held), a destination's
-// for the run's final flush (later). The decider's lookups are in this file
-// too.
-type cacheRecorder struct {
-	e     *engine
-	later []laterEntry // destination entries stored after the final flush (under e.mu)
-	held  []heldEntry  // source entries waiting for their filesystem's flush (under e.mu)
-	read  filesystems  // a directory on each source filesystem an entry may come from
-}
 
 // cacheSide is one side (a source root, or the destination) as the hash
 // cache sees it: the absolute path its keys start with and the validity
@@ -78,12 +67,12 @@ func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hash
 }
 
 // lookupCache sets the resolution the mtimes of one directory's files are
-// compared at, and fills in what the cache knows of its regular files, in
-// one read transaction per side. src and dst are the directories (dst nil
-// when there is none yet).
+// compared at, and fills in what the cache knows of its regular files
+// (cacheuse.Lookup). src and dst are the directories (dst nil when there
+// is none yet).
 func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstRel string, ens []entry) {
 	e := dc.e
-	dstPolicy := dc.resolutions(srcSide, dst, ens)
+	q := cacheuse.Query{Src: srcSide.Policy, Dst: dc.resolutions(srcSide, dst, ens)}
 	if e.cache == nil {
 		return
 	}
@@ -91,58 +80,25 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	// vouch for a file's content (see hashcache.Policy.Vouches): sameContent
 	// then decides as without a cache, by size and mtime, and reads where
 	// it must know (--checksum, a manifest).
-	vouch := srcSide.Policy.Vouches() && dstPolicy.Vouches()
-	q := dc.cacheKeys(srcSide, src, srcRel, dstRel, ens, vouch)
-	q.dstPolicy = dstPolicy
-	if len(q.movedIdx) > 0 {
-		// DEST's filesystem keeps no change time (exFAT, FAT) and coarse
-		// mtimes: size and mtime there can match a source rewritten since
-		// its copy. The source's own entry, recorded when it was last read
-		// (by the copy, or a check since), tells whether it was.
-		for j, r := range e.cache.Lookup(q.movedKeys) {
-			en := &ens[q.movedIdx[j]]
-			en.srcMoved = r.Found && statMoved(r.Entry, hashcache.StateOf(&en.st, q.volume(en.st.Dev)), srcSide.Policy)
-		}
-	}
-	if len(q.idx) == 0 {
-		return
-	}
-	srcRes := e.cache.Lookup(q.srcKeys)
-	dstRes := e.cache.Lookup(q.dstKeys)
-	for j, i := range q.idx {
-		dc.takeCached(&ens[i], srcRes[j], dstRes[j], q)
+	idx := dc.cacheKeys(srcSide, src, srcRel, dstRel, ens, &q)
+	for j, a := range cacheuse.Lookup(e.cacheUse(), q) {
+		dc.takeCached(&ens[idx[j]], &q.Files[j], a, dstRel)
 	}
 }
 
-// cacheQuery is one directory's look-ups in the hash cache: the keys of
-// both sides of the files to compare (idx, their places in the listing),
-// and the source keys of those only the source's entry can tell about
-// (movedIdx), with what their entries are judged by.
-type cacheQuery struct {
-	e                           *engine
-	srcPolicy, dstPolicy        hashcache.Policy
-	dstRel                      string // the destination directory
-	srcKeys, dstKeys, movedKeys []string
-	idx, movedIdx               []int
-	vols                        map[uint64]hashcache.Volume
+// cacheUse is the run's input to package cacheuse.
+func (e *engine) cacheUse() cacheuse.Config {
+	return cacheuse.Config{Cache: e.opt.Cache, Volume: e.fs.knownVolume, Move: e.opt.Move, SkipWrite: e.skipWrite}
 }
 
-// volume is the known volume of the filesystem dev, asked once.
-func (q *cacheQuery) volume(dev uint64) hashcache.Volume {
-	v, ok := q.vols[dev]
-	if !ok {
-		v = q.e.fs.knownVolume(dev)
-		q.vols[dev] = v
-	}
-	return v
-}
-
-// cacheKeys gathers the keys to look up for the regular files of ens (the
-// source directory src, at srcRel) and notes, for the entries stored once
-// they are read, the volume and a directory of each source filesystem.
-func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel string, ens []entry, vouch bool) *cacheQuery {
+// cacheKeys sets the source key of each regular file of ens (the source
+// directory src, at srcRel) and gathers into q those whose destination is
+// a regular file of the same size, returning their places in ens. It
+// notes, for the entries stored once they are read, the volume and a
+// directory of each source filesystem.
+func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel string, ens []entry, q *cacheuse.Query) []int {
 	e := dc.e
-	q := &cacheQuery{e: e, srcPolicy: srcSide.Policy, dstRel: dstRel, vols: map[uint64]hashcache.Volume{}}
+	var idx []int
 	learned, seen := uint64(0), false
 	for i := range ens {
 		en := &ens[i]
@@ -152,10 +108,10 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 		en.srcKey = srcSide.Key(joinRel(srcRel, en.name))
 		if !seen || en.st.Dev != learned {
 			// For the entry stored once the file is read, and the flush
-			// of its filesystem before it is (see rememberSource).
+			// of its filesystem before it is (cacheuse.Recorder.Source).
 			e.fs.volumeOf(src.d, en.st.Dev)
 			if st, err := src.d.Stat(); err == nil && st.Dev == en.st.Dev {
-				e.record.read.add(st.Dev, src.d, true)
+				e.record.NoteSource(st.Dev, src.d)
 			}
 			learned, seen = en.st.Dev, true
 		}
@@ -165,64 +121,38 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 			}
 			continue // nothing to compare: the file is copied anyway
 		}
-		if !vouch {
-			if srcSide.Policy.Vouches() {
-				q.movedKeys = append(q.movedKeys, en.srcKey)
-				q.movedIdx = append(q.movedIdx, i)
-			}
-			continue
-		}
-		en.cache = &cached{
-			srcKey: en.srcKey,
-			dstKey: e.dstSide.Key(joinRel(dstRel, en.dstName)),
-		}
-		q.srcKeys = append(q.srcKeys, en.cache.srcKey)
-		q.dstKeys = append(q.dstKeys, en.cache.dstKey)
-		q.idx = append(q.idx, i)
+		q.Files = append(q.Files, cacheuse.File{SrcKey: en.srcKey, DstKey: e.dstSide.Key(joinRel(dstRel, en.dstName)), Src: &en.st, Dst: en.dstSt})
+		idx = append(idx, i)
 	}
-	return q
+	return idx
 }
 
-// takeCached fills in en.cache from the look-ups of its source (sr) and
-// destination (dr) entries, valid by the policies of their filesystems.
-func (dc *decider) takeCached(en *entry, sr, dr hashcache.LookupResult, q *cacheQuery) {
+// takeCached fills in en.cache from the answer a for its file f, the
+// destination directory at dstRel; the scrub's ledger notes what an
+// earlier run found rotten, and says what this one did.
+func (dc *decider) takeCached(en *entry, f *cacheuse.File, a cacheuse.Answer, dstRel string) {
 	e := dc.e
-	srcPolicy, dstPolicy := q.srcPolicy, q.dstPolicy
+	if a.Moved {
+		en.srcMoved = true // sameContent reads both
+	}
+	if !a.Asked {
+		return
+	}
+	c := &cached{srcKey: f.SrcKey, dstKey: f.DstKey, dst: a.Dst, dstOK: a.DstOK, readAt: a.ReadAt, moveRec: a.MoveRec}
+	en.cache = c
 	// An entry without a digest a record needs does not vouch: the
 	// source is read for it (records.Hashes.FromCache).
-	if sr.Found && sr.Entry.Valid(hashcache.StateOf(&en.st, q.volume(en.st.Dev)), srcPolicy) && e.records.cachedExtras(en, sr.Entry) {
-		en.cache.src, en.cache.srcOK = sr.Entry.Sum, true
+	if a.SrcValid && e.records.cachedExtras(en, a.SrcEntry) {
+		c.src, c.srcOK = a.Src, true
 	}
-	if dr.Found && dr.Entry.Valid(hashcache.StateOf(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
-		en.cache.dst, en.cache.dstOK, en.cache.readAt = dr.Entry.Sum, true, dr.Entry.ReadAt
-		if e.opt.Move {
-			// A cache entry vouches for a stat, never for bytes: a
-			// source is removed only once its copy was read from the
-			// device in this run (checkEntry), and a copy that does
-			// not give the digest recorded for it is rotten.
-			en.cache.dstOK, en.cache.moveRec = false, true
-		}
-	} else if dr.Found && dr.Entry.Rotten && dr.Entry.Unmarked().Valid(hashcache.StateOf(en.dstSt, q.volume(en.dstSt.Dev)), dstPolicy) {
-		// An earlier run found it rotten and could not repair it.
-		e.scrub.note(en.cache.dstKey, joinRel(q.dstRel, en.dstName), dr.Entry.Sum, foundEarlier)
+	if a.Earlier {
+		e.scrub.note(c.dstKey, joinRel(dstRel, en.dstName), a.Rec, foundEarlier)
 	}
-	if rec, ok := e.scrub.rottenAt(en.cache.dstKey); ok {
+	if rec, ok := e.scrub.rottenAt(c.dstKey); ok {
 		// Neither side's entry decides: checkEntry reads both.
-		en.cache.rotten, en.cache.rec = true, rec
-		en.cache.srcOK, en.cache.dstOK = false, false
+		c.rotten, c.rec = true, rec
+		c.srcOK, c.dstOK = false, false
 	}
-}
-
-// statMoved reports whether cur, a file's stat now, is not the one its
-// cache entry ent was recorded with, as far as policy p trusts the fields:
-// the exact size and mtime, the change time and the inode where p checks
-// them. An entry of another volume (or of an unknown one) tells nothing.
-func statMoved(ent hashcache.Entry, cur hashcache.FileState, p hashcache.Policy) bool {
-	if cur.Volume == 0 || ent.Volume != cur.Volume {
-		return false
-	}
-	return ent.Size != cur.Size || ent.Mtime != cur.Mtime ||
-		(p.CheckCtime && ent.Ctime != cur.Ctime) || (p.CheckInode && ent.Ino != cur.Ino)
 }
 
 // dstPolicy is the validity policy of the destination filesystem dev (d a
@@ -245,124 +175,6 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// rememberSource stores the digest of a source read from start to end
-// while its stat stayed st.
-// An entry is stored only where the file's volume has an identity: on
-// another, it could never be trusted.
-//
-// And only once the data it describes is on the source's stable storage. A
-// file rewritten in place shortly before the run has its new stat in the
-// filesystem's journal within seconds, while its data may stay in memory
-// for half a minute (ext4, xfs): a power cut of the source then brings back
-// the old bytes under the new stat, which the entry would vouch for. So
-// entries are held, and stored in batches after a syncfs of their
-// filesystem (through a directory on it the walk noted: see lookupCache),
-// which costs nothing where nothing is dirty (a read-only or idle source).
-// An entry whose filesystem could not be flushed is dropped.
-func (cr *cacheRecorder) rememberSource(key string, st *fileio.Stat, sum verify.Sum, extra map[string]string, started time.Time) {
-	e := cr.e
-	ent, ok := e.decide.entryFor(key, st, sum, started)
-	if !ok {
-		return
-	}
-	ent = withDigests(ent, extra) // records.go
-	e.mu.Lock()
-	cr.held = append(cr.held, heldEntry{key, st.Dev, ent})
-	var batch []heldEntry
-	if len(cr.held) >= heldBatch {
-		batch, cr.held = cr.held, nil
-	}
-	e.mu.Unlock()
-	cr.storeHeld(batch)
-}
-
-// heldEntry is a source's cache entry waiting for its filesystem's flush.
-type heldEntry struct {
-	key string
-	dev uint64
-	en  hashcache.Entry
-}
-
-// heldBatch is how many source entries are held before a flush of their
-// filesystems stores them.
-const heldBatch = 1 << 16
-
-// rememberHeld stores the source entries still held, at the end of the run.
-func (cr *cacheRecorder) rememberHeld() {
-	e := cr.e
-	e.mu.Lock()
-	batch := cr.held
-	cr.held = nil
-	e.mu.Unlock()
-	cr.storeHeld(batch)
-}
-
-// storeHeld flushes each source filesystem of batch once and stores the
-// entries of those that were flushed.
-//
-// Where a filesystem cannot be flushed as a whole but each file can be
-// (Windows without administrator rights: IsFallback), each entry's file is
-// flushed by itself (fileio.FlushPath) and its entry stored if the file
-// flushed is the one it describes.
-func (cr *cacheRecorder) storeHeld(batch []heldEntry) {
-	e := cr.e
-	flushed := map[uint64]bool{}
-	perFile := map[uint64]bool{}
-	for _, h := range batch {
-		ok, done := flushed[h.dev]
-		if !done {
-			d, known := cr.read.dir(h.dev)
-			if known {
-				err := fileio.Syncfs(d)
-				ok = err == nil
-				perFile[h.dev] = fileio.IsFallback(err)
-			}
-			flushed[h.dev] = ok
-		}
-		if ok || (perFile[h.dev] && flushedAlone(h)) {
-			e.cache.Put(h.key, h.en)
-		}
-	}
-}
-
-// flushedAlone flushes the file of h by its path and reports whether it is
-// the file h describes, as it was when read.
-func flushedAlone(h heldEntry) bool {
-	st, err := fileio.FlushPath(h.key)
-	return err == nil && st.Ino == h.en.Ino && st.Size == h.en.Size && st.Mtime == h.en.Mtime && st.Ctime == h.en.Ctime
-}
-
-func (cr *cacheRecorder) remember(key string, st *fileio.Stat, sum verify.Sum, started time.Time, readAt int64) {
-	e := cr.e
-	if ent, ok := e.decide.entryFor(key, st, sum, started); ok {
-		ent.ReadAt = readAt
-		e.cache.Put(key, ent)
-	}
-}
-
-// deviceRead is the hashcache.Entry.ReadAt of a read that began at t
-// from the device itself (zero t: none).
-func deviceRead(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// entryFor builds the cache entry of a file in the state st: none without
-// a cache, for an empty file, or on a volume with no known identity.
-func (dc *decider) entryFor(key string, st *fileio.Stat, sum verify.Sum, started time.Time) (hashcache.Entry, bool) {
-	e := dc.e
-	if e.cache == nil || key == "" || st.Size == 0 || e.skipWrite() {
-		return hashcache.Entry{}, false // a dry run stores nothing
-	}
-	vol := e.fs.knownVolume(st.Dev)
-	if vol == 0 {
-		return hashcache.Entry{}, false
-	}
-	return hashcache.Entry{Size: st.Size, Mtime: st.Mtime, Ctime: st.Ctime, Ino: st.Ino, Sum: sum, HashedAt: started.UnixNano(), Volume: vol}, true
 }
 
 // sameContent decides, for a destination file as large as its source,
@@ -478,23 +290,13 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 	}
 	if en.cache != nil {
 		if flushed {
-			e.record.rememberDest(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
+			e.record.Dest(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
 		} else {
-			e.record.rememberDestLater(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
+			e.record.DestLater(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
 		}
 	}
 	en.fixed = true // reported with the skip
 	return true
-}
-
-// rememberDest stores the digest of a destination file that was verified
-// and whose data is flushed: the cache never holds a destination entry
-// whose data could still be lost to a power cut (the file would then come
-// back empty or zero-filled, maybe with the stat the entry matches).
-// readAt is when its bytes were last read from the device and found to
-// hold sum (hashcache.Entry.ReadAt), zero when unknown.
-func (cr *cacheRecorder) rememberDest(key string, st *fileio.Stat, sum verify.Sum, started time.Time, readAt int64) {
-	cr.remember(key, st, sum, started, readAt)
 }
 
 // checkEntry settles a file whose size matches its destination but whose
@@ -551,7 +353,7 @@ func (dc *decider) readSides(c *chunk, en *entry, buf []byte) (checked, bool) {
 			return k, false
 		}
 		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-		e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
+		e.record.Source(en.srcKey, &en.st, sum, en.extra, started)
 		k.src = sum
 	}
 	k.vouched = en.dstSt // the stat the cache entry was found valid with
@@ -566,7 +368,7 @@ func (dc *decider) readSides(c *chunk, en *entry, buf []byte) (checked, bool) {
 		e.count(func(s *Summary) { s.BytesHashed += st.Size })
 		k.found, k.foundAt = &st, started
 		if e.opt.Move {
-			k.foundRead = deviceRead(started) // read from the device (hashDest)
+			k.foundRead = cacheuse.DeviceRead(started) // read from the device (hashDest)
 		}
 		k.dst, k.vouched = sum, &st
 	}
@@ -612,7 +414,7 @@ func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *checked) bool
 	} else if k.found != nil && en.cache != nil {
 		// Kept as it was found, and read: its data may not be flushed yet.
 		// (A file that is replaced gets its entry from its copy.)
-		e.record.rememberDestLater(en.cache.dstKey, k.found, k.dst, k.foundAt, k.foundRead)
+		e.record.DestLater(en.cache.dstKey, k.found, k.dst, k.foundAt, k.foundRead)
 	}
 	dc.fixMeta(c.dst, en)
 	if en.group != nil {
@@ -656,38 +458,4 @@ func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte, device bool
 		return verify.Sum{}, fileio.Stat{}, errChanged
 	}
 	return sum, after, nil
-}
-
-// laterEntry is a destination entry held back until the final flush.
-type laterEntry struct {
-	key string
-	en  hashcache.Entry
-}
-
-// rememberDestLater is rememberDest for a destination file whose data this
-// run did not flush (one found in place and read): it is stored by
-// rememberFlushed, after the run's final flush, and dropped with --no-sync.
-func (cr *cacheRecorder) rememberDestLater(key string, st *fileio.Stat, sum verify.Sum, started time.Time, readAt int64) {
-	e := cr.e
-	ent, ok := e.decide.entryFor(key, st, sum, started)
-	if !ok {
-		return
-	}
-	ent.ReadAt = readAt
-	e.mu.Lock()
-	cr.later = append(cr.later, laterEntry{key, ent})
-	e.mu.Unlock()
-}
-
-// rememberFlushed stores the entries held back, once every filesystem
-// written has been flushed.
-func (cr *cacheRecorder) rememberFlushed() {
-	e := cr.e
-	e.mu.Lock()
-	later := cr.later
-	cr.later = nil
-	e.mu.Unlock()
-	for _, l := range later {
-		e.cache.Put(l.key, l.en)
-	}
 }

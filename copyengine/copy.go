@@ -771,7 +771,7 @@ func (fc *fileCopy) transfer() error {
 func (fc *fileCopy) finish() (*pending, error) {
 	e, en, dst := fc.cp.e, fc.en, fc.dst
 	if fc.hashed {
-		e.record.rememberSource(en.srcKey, &en.st, fc.sum, en.extra, fc.started)
+		e.record.Source(en.srcKey, &en.st, fc.sum, en.extra, fc.started)
 	}
 	p := &pending{tmp: fc.tmp, sum: fc.sum, size: fc.n, action: fc.act, resumed: fc.rs.resumedAt()}
 	cached := fc.act == ActCopy && fc.hashed && fc.sc == nil && e.opt.Verify == VerifyCache

@@ -96,14 +96,6 @@ func (o *Options) extraFormats() []*digest.Format {
 	return out
 }
 
-// withDigests is ent with the extra digests extra, for the cache.
-func withDigests(ent hashcache.Entry, extra map[string]string) hashcache.Entry {
-	if len(extra) > 0 {
-		ent.Digests = hashcache.JoinDigests(extra)
-	}
-	return ent
-}
-
 // recordKeeper is the engine's glue to the run's records
 // (internal/records): it lists each outcome the records list (the
 // manifest, the ASC MHL generation and the bag share one Set), hashes

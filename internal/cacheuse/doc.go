@@ -1,0 +1,33 @@
+// Package cacheuse is a run's use of the hash cache (package hashcache,
+// the only one that touches its file): what the cache vouches for, asked
+// before deciding, and what the run records in it, and when.
+//
+// Lookup answers, for one directory's files whose destination is a
+// regular file of the same size, what the cache vouches for of each side
+// (Answer): a digest whose entry is valid for the file as it is now, by
+// the validity policy of its filesystem (hashcache.Policy), on the volume
+// the file is on now. It changes nothing: the copy engine's decider
+// decides with the answers, and notes what --scrub's ledger must know.
+// Where either side keeps no change time the cache vouches for no content;
+// where only DEST keeps none, the source's own entry tells whether the
+// source changed since it was last read (Answer.Moved). Under --move a
+// destination entry never vouches for bytes (Answer.MoveRec): the copy is
+// read from the device before its source is removed.
+//
+// The Recorder stores what the run learned, with its own lock, and
+// guarantees that no entry describes data that a power cut could still
+// take back: a source's entry (Source) is held until a syncfs of its
+// filesystem, through a directory the walk noted (NoteSource), and
+// dropped where that flush fails; a destination file's entry is stored at
+// once only when the run flushed the file itself (Dest), else held until
+// the run's final flush (DestLater, StoreFlushed). A dry run, an empty
+// file or a volume without a known identity stores nothing.
+//
+// Known answers digests for a tree comparison (fastcopy verify) by the
+// same rules as Lookup.
+//
+// Its whole input is Config: the cache, the run's answer to a
+// filesystem's volume identity, --move, and the dry run's gate. It
+// imports hashcache, verify and internal/fileio, and nothing of
+// copyengine.
+package cacheuse
