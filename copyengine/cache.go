@@ -242,15 +242,10 @@ func (dc *decider) sameContent(en *entry) verdict {
 // mtime moved) and records its new state in the cache: now when its data is
 // known to be flushed (flushed), after the run's final flush otherwise.
 // vouched is the stat the file's digest sum was taken or found valid with.
-//
-// A file with other names (a dedup link, a cp -al snapshot) is not changed:
-// the times are its other names' too, so it is replaced by a copy instead
-// (false). The times are set through a descriptor of the file (a
-// fileio.Node), which must still be as vouched for just before; the stat
-// recorded with sum is taken through it just after and must show only the
-// change made; and where the platform can watch the file (inotify) no
-// write may have completed in between. A write meanwhile makes the file
-// copied instead, never recorded with a digest of what it held before.
+// The times are set only while the file stays as vouched for
+// (cacheuse.Retime); where they cannot be, it is replaced by a copy
+// instead (false), as is a file with other names (a dedup link, a cp -al
+// snapshot), whose times are its other names' too.
 func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fileio.Stat, flushed bool) bool {
 	e := dc.e
 	if vouched.Nlink > 1 {
@@ -260,33 +255,9 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 		en.fixed = dst != nil // a dry run says the times would be set
 		return true
 	}
-	n, err := dst.d.OpenNode(en.dstName)
-	if err != nil {
+	st, ok := cacheuse.Retime(dst.d, en.dstName, vouched, en.st.Atime, en.st.Mtime, en.gran)
+	if !ok {
 		return false // copied instead
-	}
-	defer n.Close()
-	// A write that lands between the check below and the utimes would
-	// have its mtime replaced by the source's, and the stat could not
-	// tell: where it can, the file is watched for writes meanwhile.
-	written, watched := n.WatchWrites()
-	if before, err := n.Restat(); err != nil || !before.IsRegular() || before.Nlink > 1 || changed(vouched, &before) {
-		if watched {
-			written()
-		}
-		return false
-	}
-	if err := n.SetTimes(en.st.Atime, en.st.Mtime); err != nil {
-		if watched {
-			written()
-		}
-		return false
-	}
-	st, err := n.Restat()
-	if watched && written() {
-		return false
-	}
-	if err != nil || st.Size != vouched.Size || st.Nlink > 1 || !hashcache.SameTime(st.Mtime, en.st.Mtime, en.gran) {
-		return false
 	}
 	if en.cache != nil {
 		if flushed {
@@ -304,16 +275,16 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 // digest from the cache or by reading it, and reports true when they are
 // equal (the file is then done: skipped, its times brought up to date).
 func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
-	k, ok := dc.readSides(c, en, buf)
-	if !ok || !dc.rottenForMove(c, en, rel, buf, &k) {
+	k, ok := dc.readSides(c, en, rel, buf)
+	if !ok {
 		return false // copied, which reports a real error
 	}
 	if en.cache != nil && en.cache.rotten {
 		// --scrub found DEST's file rotten: it is copied again only from
 		// a source that still holds the digest recorded for it.
-		return dc.e.scrub.settle(en, rel, k.src)
+		return dc.e.scrub.settle(en, rel, k.Src)
 	}
-	if k.src != k.dst {
+	if k.Src != k.Dst {
 		return false
 	}
 	en.equal = true // replacing it loses nothing (see respelled)
@@ -323,139 +294,72 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 	return dc.keepChecked(c, en, rel, &k)
 }
 
-// checked is what checkEntry found of an entry: each side's digest, taken
-// from the cache (srcOK, dstOK) or read.
-type checked struct {
-	src, dst     verify.Sum
-	srcOK, dstOK bool
-	vouched      *fileio.Stat // the destination's stat its digest holds for
-	found        *fileio.Stat // the destination as read, when it was
-	foundAt      time.Time
-	foundRead    int64 // hashcache.Entry.ReadAt of that read
-}
-
-// readSides takes each side's digest of en from the cache where its entry
-// vouches, else by reading the file (the source's digest then recorded
-// for the cache); false when a read failed.
-func (dc *decider) readSides(c *chunk, en *entry, buf []byte) (checked, bool) {
+// readSides runs the check of en (cacheuse.Check) and carries out what it
+// found: the bytes hashed and the cache's answers counted, the source's
+// digest recorded for the cache where it was read, a copy --move found
+// rotten noted in --scrub's ledger; false when a read failed.
+func (dc *decider) readSides(c *chunk, en *entry, rel string, buf []byte) (cacheuse.Checked, bool) {
 	e := dc.e
-	var k checked
-	if en.cache != nil {
-		k.src, k.srcOK, k.dst, k.dstOK = en.cache.src, en.cache.srcOK, en.cache.dst, en.cache.dstOK
+	chk := cacheuse.Check{
+		ReadDst: en.contested, Device: e.opt.Move,
+		SrcSize:    en.st.Size,
+		ReadSource: func() (verify.Sum, error) { return e.dedupe.hashSource(c.src.d, en, buf) },
+		DstStat:    en.dstSt, Dir: c.dst.d, Name: en.dstName, Buf: buf, Sink: e.bw.Sink(e.ctx),
 	}
-	hits := int64(0)
-	if k.srcOK {
-		hits++
-	} else {
-		started := time.Now()
-		sum, err := e.dedupe.hashSource(c.src.d, en, buf)
-		if err != nil {
-			return k, false
-		}
-		e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-		e.record.Source(en.srcKey, &en.st, sum, en.extra, started)
-		k.src = sum
+	if ch := en.cache; ch != nil {
+		chk.Src, chk.SrcOK, chk.Dst, chk.DstOK = ch.src, ch.srcOK, ch.dst, ch.dstOK
+		chk.MoveRec, chk.Rotten = ch.moveRec, ch.rotten
 	}
-	k.vouched = en.dstSt // the stat the cache entry was found valid with
-	if k.dstOK && !en.contested {
-		hits++
-	} else {
-		started := time.Now()
-		sum, st, err := dc.hashDest(c.dst.d, en.dstName, buf, e.opt.Move)
-		if err != nil {
-			return k, false
-		}
-		e.count(func(s *Summary) { s.BytesHashed += st.Size })
-		k.found, k.foundAt = &st, started
-		if e.opt.Move {
-			k.foundRead = cacheuse.DeviceRead(started) // read from the device (hashDest)
-		}
-		k.dst, k.vouched = sum, &st
+	k, err := chk.Run()
+	e.stats.BytesRead.Add(k.Read)
+	if !k.SrcAt.IsZero() {
+		e.record.Source(en.srcKey, &en.st, k.Src, en.extra, k.SrcAt)
 	}
-	e.count(func(s *Summary) { s.CacheHits += hits })
-	return k, true
-}
-
-// rottenForMove marks, under --move, a copy that does not give the digest
-// its cache entry recorded for it as rotten: the source it would be
-// removed for is copied again only from a source that gives the digest
-// recorded for both (read now if it came from the cache), and removed
-// once that copy is verified. False when that read failed.
-func (dc *decider) rottenForMove(c *chunk, en *entry, rel string, buf []byte, k *checked) bool {
-	e := dc.e
-	ch := en.cache
-	if ch == nil || !ch.moveRec || ch.rotten || k.dst == ch.dst || ch.dst != k.src {
-		return true
+	if k.RottenByMove {
+		// Copied again only from a source that gives the digest
+		// recorded for both, and removed once that copy is verified.
+		ch := en.cache
+		e.scrub.note(ch.dstKey, rel, ch.dst, foundByMove)
+		e.scrub.rottenAt(ch.dstKey)
+		ch.rotten, ch.rec = true, ch.dst
 	}
-	e.scrub.note(ch.dstKey, rel, ch.dst, foundByMove)
-	e.scrub.rottenAt(ch.dstKey)
-	ch.rotten, ch.rec = true, ch.dst
-	if k.srcOK {
-		sum, err := e.dedupe.hashSource(c.src.d, en, buf)
-		if err != nil {
-			return false
-		}
-		e.count(func(s *Summary) { s.BytesHashed += en.st.Size; s.CacheHits-- })
-		k.src = sum
-	}
-	return true
+	e.count(func(s *Summary) { s.BytesHashed += k.Hashed; s.CacheHits += k.Hits })
+	return k, err == nil
 }
 
 // keepChecked keeps in place a file checkEntry found to hold its source's
 // bytes: its times and metadata brought up to date, its new state recorded
 // for the cache, its other names' group done, reported as skipped and
 // noted for --move. False when its times cannot be set: it is copied.
-func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *checked) bool {
+func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *cacheuse.Checked) bool {
 	e := dc.e
 	if !hashcache.SameTime(en.dstSt.Mtime, en.st.Mtime, en.gran) {
-		if !dc.fixTimes(c.dst, en, k.dst, k.vouched, k.dstOK) { // it records the file's new state
+		if !dc.fixTimes(c.dst, en, k.Dst, k.Vouched, k.DstOK) { // it records the file's new state
 			return false
 		}
-	} else if k.found != nil && en.cache != nil {
+	} else if k.Found != nil && en.cache != nil {
 		// Kept as it was found, and read: its data may not be flushed yet.
 		// (A file that is replaced gets its entry from its copy.)
-		e.record.DestLater(en.cache.dstKey, k.found, k.dst, k.foundAt, k.foundRead)
+		e.record.DestLater(en.cache.dstKey, k.Found, k.Dst, k.FoundAt, k.FoundRead)
 	}
 	dc.fixMeta(c.dst, en)
 	if en.group != nil {
-		en.group.ok, en.group.sum, en.group.ino = true, k.src, devIno{k.vouched.Dev, k.vouched.Ino}
+		en.group.ok, en.group.sum, en.group.ino = true, k.Src, devIno{k.Vouched.Dev, k.Vouched.Ino}
 		en.group.extra = en.extra
 		close(en.group.done)
 	}
-	o := skipOutcome(rel, en.st.Size, en.fixed, k.src)
+	o := skipOutcome(rel, en.st.Size, en.fixed, k.Src)
 	o.Extra, o.Listed = en.extra, true
 	e.report(o)
-	e.moves.note(c.src, en, rel, k.src)
+	e.moves.note(c.src, en, rel, k.Src)
 	return true
 }
 
 // hashDest reads a destination file for its digest, failing if it moved;
-// from the device itself, its cached pages dropped first, when device.
+// from the device itself, its cached pages dropped first, when device
+// (cacheuse.ReadDest).
 func (dc *decider) hashDest(dd *fileio.Dir, name string, buf []byte, device bool) (verify.Sum, fileio.Stat, error) {
-	e := dc.e
-	f, err := dd.Open(name, false)
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	defer f.Close()
-	before, err := f.Stat()
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	if device {
-		_ = f.DropCache() // what is cached must not answer for the device
-	}
-	sum, n, err := verify.Stream(f, before.Size, false, buf, e.bw.Sink(e.ctx))
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	e.stats.BytesRead.Add(n)
-	after, err := f.Stat()
-	if err != nil {
-		return verify.Sum{}, fileio.Stat{}, err
-	}
-	if changed(&before, &after) || n != before.Size {
-		return verify.Sum{}, fileio.Stat{}, errChanged
-	}
-	return sum, after, nil
+	sum, st, n, err := cacheuse.ReadDest(dd, name, buf, device, dc.e.bw.Sink(dc.e.ctx))
+	dc.e.stats.BytesRead.Add(n)
+	return sum, st, err
 }

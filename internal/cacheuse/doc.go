@@ -23,11 +23,21 @@
 // the run's final flush (DestLater, StoreFlushed). A dry run, an empty
 // file or a volume without a known identity stores nothing.
 //
+// Check settles a file whose size matches its destination but whose
+// sameness the stats and the cache could not decide: it takes each side's
+// digest from the cache where its entry vouches, else reads it (the
+// destination from the device under --move, ReadDest), and finds, under
+// --move, a copy that does not give the digest its entry recorded rotten
+// (Checked.RottenByMove). It answers what it found, and the caller
+// records, counts and decides. Retime gives a file kept in place its
+// source's times only while it stays the file its digest holds for, so
+// that the stat recorded with that digest shows nothing but that change.
+//
 // Known answers digests for a tree comparison (fastcopy verify) by the
 // same rules as Lookup.
 //
 // Its whole input is Config: the cache, the run's answer to a
 // filesystem's volume identity, --move, and the dry run's gate. It
-// imports hashcache, verify and internal/fileio, and nothing of
-// copyengine.
+// imports hashcache, verify, internal/fileio and internal/source (the
+// rule by which a file changed), and nothing of copyengine.
 package cacheuse
