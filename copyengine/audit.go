@@ -41,8 +41,8 @@ func unchangedSum(en *entry) verify.Sum {
 	case !en.st.IsRegular():
 	case en.st.Size == 0:
 		return verify.Bytes(nil)
-	case en.cache != nil && en.cache.srcOK && en.cache.dstOK && en.cache.src == en.cache.dst:
-		return en.cache.src
+	case en.cache != nil && en.cache.SrcOK && en.cache.DstOK && en.cache.Src == en.cache.Dst:
+		return en.cache.Src
 	}
 	return verify.Sum{}
 }

@@ -26,21 +26,9 @@ func (e *engine) ownJournal(d *fileio.Dir, name string) bool {
 	return err == nil && (devIno{st.Dev, st.Ino}) == e.ownDir
 }
 
-// cached is what the cache knows of an entry, looked up by the walker.
-type cached struct {
-	src, dst       verify.Sum
-	srcOK, dstOK   bool // the entry exists and is valid for the file as it is now
-	srcKey, dstKey string
-	readAt         int64 // the destination entry's ReadAt, when dstOK
-	// rotten: --scrub found the destination file not to hold rec, the
-	// digest its entry recorded, its stat unchanged (scrub.go).
-	rotten bool
-	rec    verify.Sum
-	// moveRec: --move, and the destination's entry was valid, its digest
-	// in dst: checkEntry reads the file from the device all the same, and
-	// finds it rotten where it does not give dst.
-	moveRec bool
-}
+// cached is what the cache knows of an entry, looked up by the walker
+// (cacheuse.Answer), with --scrub's word on its destination.
+type cached = cacheuse.Answer
 
 // resolutions sets the resolution the mtimes of one directory's files are
 // compared at, and returns the destination directory's cache policy.
@@ -81,8 +69,9 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 	// then decides as without a cache, by size and mtime, and reads where
 	// it must know (--checksum, a manifest).
 	idx := dc.cacheKeys(srcSide, src, srcRel, dstRel, ens, &q)
-	for j, a := range cacheuse.Lookup(e.cacheUse(), q) {
-		dc.takeCached(&ens[idx[j]], &q.Files[j], a, dstRel)
+	ans := cacheuse.Lookup(e.cacheUse(), q)
+	for j := range ans {
+		dc.takeCached(&ens[idx[j]], &ans[j], dstRel)
 	}
 }
 
@@ -127,32 +116,29 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 	return idx
 }
 
-// takeCached fills in en.cache from the answer a for its file f, the
-// destination directory at dstRel; the scrub's ledger notes what an
-// earlier run found rotten, and says what this one did.
-func (dc *decider) takeCached(en *entry, f *cacheuse.File, a cacheuse.Answer, dstRel string) {
+// takeCached keeps with en the answer a for its file: an entry without a
+// digest a record needs does not vouch (the source is read for it:
+// records.Hashes.FromCache); --scrub's ledger notes what an earlier run
+// found rotten, and says what this one found.
+func (dc *decider) takeCached(en *entry, a *cacheuse.Answer, dstRel string) {
 	e := dc.e
-	if a.Moved {
-		en.srcMoved = true // sameContent reads both
-	}
+	en.srcMoved = a.Moved // sameContent reads both
 	if !a.Asked {
 		return
 	}
-	c := &cached{srcKey: f.SrcKey, dstKey: f.DstKey, dst: a.Dst, dstOK: a.DstOK, readAt: a.ReadAt, moveRec: a.MoveRec}
-	en.cache = c
-	// An entry without a digest a record needs does not vouch: the
-	// source is read for it (records.Hashes.FromCache).
-	if a.SrcValid && e.records.cachedExtras(en, a.SrcEntry) {
-		c.src, c.srcOK = a.Src, true
+	if a.SrcOK && !e.records.cachedExtras(en, a.SrcEntry) {
+		a.SrcOK, a.Src = false, verify.Sum{}
 	}
+	a.SrcEntry = hashcache.Entry{}
 	if a.Earlier {
-		e.scrub.note(c.dstKey, joinRel(dstRel, en.dstName), a.Rec, foundEarlier)
+		e.scrub.note(a.DstKey, joinRel(dstRel, en.dstName), a.Rec, foundEarlier)
 	}
-	if rec, ok := e.scrub.rottenAt(c.dstKey); ok {
+	if rec, ok := e.scrub.rottenAt(a.DstKey); ok {
 		// Neither side's entry decides: checkEntry reads both.
-		c.rotten, c.rec = true, rec
-		c.srcOK, c.dstOK = false, false
+		a.Rotten, a.Rec = true, rec
+		a.SrcOK, a.DstOK = false, false
 	}
+	en.cache = a
 }
 
 // dstPolicy is the validity policy of the destination filesystem dev (d a
@@ -223,15 +209,15 @@ func (dc *decider) sameContent(en *entry) verdict {
 			return skip
 		}
 		return copyIt
-	case c.srcOK && c.dstOK:
-		if c.src != c.dst {
+	case c.SrcOK && c.DstOK:
+		if c.Src != c.Dst {
 			return copyIt
 		}
 		// Where the mtime differs, the entry vouches that the file's data
 		// was flushed: its new state is recorded at once (fixTimes).
-		skip.hits, skip.fixTimes, skip.timesSum = 2, !same, c.dst
+		skip.hits, skip.fixTimes, skip.timesSum = 2, !same, c.Dst
 		return skip
-	case !same && !c.dstOK && !e.opt.Checksum:
+	case !same && !c.DstOK && !e.opt.Checksum:
 		return copyIt // the rsync rule: another mtime and nothing vouching otherwise
 	}
 	en.check = true
@@ -261,37 +247,60 @@ func (dc *decider) fixTimes(dst *handle, en *entry, sum verify.Sum, vouched *fil
 	}
 	if en.cache != nil {
 		if flushed {
-			e.record.Dest(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
+			e.record.Dest(en.cache.DstKey, &st, sum, time.Now(), en.cache.ReadAt)
 		} else {
-			e.record.DestLater(en.cache.dstKey, &st, sum, time.Now(), en.cache.readAt)
+			e.record.DestLater(en.cache.DstKey, &st, sum, time.Now(), en.cache.ReadAt)
 		}
 	}
 	en.fixed = true // reported with the skip
 	return true
 }
 
+// checkVerdict is what checkEntry found a file to need.
+type checkVerdict int8
+
+const (
+	checkCopy   checkVerdict = iota // copied (a read failed, the digests differ, or the name must be replaced)
+	checkRotten                     // --scrub or --move found DEST's file rotten: scrubber.settle decides
+	checkKeep                       // it holds its source's bytes: kept in place (keepChecked)
+)
+
 // checkEntry settles a file whose size matches its destination but whose
 // sameness the stats and the cache could not decide: it takes each side's
-// digest from the cache or by reading it, and reports true when they are
-// equal (the file is then done: skipped, its times brought up to date).
-func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool {
+// digest from the cache or by reading it (readSides), and answers what the
+// file needs, with what was found; the copier carries it out (carryCheck).
+func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) (checkVerdict, cacheuse.Checked) {
 	k, ok := dc.readSides(c, en, rel, buf)
 	if !ok {
-		return false // copied, which reports a real error
+		return checkCopy, k // copied, which reports a real error
 	}
-	if en.cache != nil && en.cache.rotten {
+	if en.cache != nil && en.cache.Rotten {
 		// --scrub found DEST's file rotten: it is copied again only from
 		// a source that still holds the digest recorded for it.
-		return dc.e.scrub.settle(en, rel, k.Src)
+		return checkRotten, k
 	}
 	if k.Src != k.Dst {
-		return false
+		return checkCopy, k
 	}
 	en.equal = true // replacing it loses nothing (see respelled)
 	if _, _, _, _, differs := dc.metaWanted(en); differs && en.dstSt.Nlink > 1 {
-		return false // a shared inode cannot take new metadata: replace the name
+		return checkCopy, k // a shared inode cannot take new metadata: replace the name
 	}
-	return dc.keepChecked(c, en, rel, &k)
+	return checkKeep, k
+}
+
+// carryCheck checks a file marked for it (en.check) and carries out the
+// decider's verdict; true when the file is done (kept in place, or failed
+// as rotten on both sides), false when it is to be copied.
+func (cp *copier) carryCheck(c *chunk, en *entry, rel string, buf []byte) bool {
+	e := cp.e
+	switch v, k := e.decide.checkEntry(c, en, rel, buf); v {
+	case checkRotten:
+		return e.scrub.settle(en, rel, k.Src)
+	case checkKeep:
+		return e.decide.keepChecked(c, en, rel, &k)
+	}
+	return false
 }
 
 // readSides runs the check of en (cacheuse.Check) and carries out what it
@@ -301,14 +310,13 @@ func (dc *decider) checkEntry(c *chunk, en *entry, rel string, buf []byte) bool 
 func (dc *decider) readSides(c *chunk, en *entry, rel string, buf []byte) (cacheuse.Checked, bool) {
 	e := dc.e
 	chk := cacheuse.Check{
-		ReadDst: en.contested, Device: e.opt.Move,
+		Answer:     en.cache,
+		ReadDst:    en.contested,
+		Device:     e.opt.Move,
 		SrcSize:    en.st.Size,
 		ReadSource: func() (verify.Sum, error) { return e.dedupe.hashSource(c.src.d, en, buf) },
-		DstStat:    en.dstSt, Dir: c.dst.d, Name: en.dstName, Buf: buf, Sink: e.bw.Sink(e.ctx),
-	}
-	if ch := en.cache; ch != nil {
-		chk.Src, chk.SrcOK, chk.Dst, chk.DstOK = ch.src, ch.srcOK, ch.dst, ch.dstOK
-		chk.MoveRec, chk.Rotten = ch.moveRec, ch.rotten
+		DstStat:    en.dstSt,
+		Dir:        c.dst.d, Name: en.dstName, Buf: buf, Sink: e.bw.Sink(e.ctx),
 	}
 	k, err := chk.Run()
 	e.stats.BytesRead.Add(k.Read)
@@ -319,9 +327,9 @@ func (dc *decider) readSides(c *chunk, en *entry, rel string, buf []byte) (cache
 		// Copied again only from a source that gives the digest
 		// recorded for both, and removed once that copy is verified.
 		ch := en.cache
-		e.scrub.note(ch.dstKey, rel, ch.dst, foundByMove)
-		e.scrub.rottenAt(ch.dstKey)
-		ch.rotten, ch.rec = true, ch.dst
+		e.scrub.note(ch.DstKey, rel, ch.Dst, foundByMove)
+		e.scrub.rottenAt(ch.DstKey)
+		ch.Rotten, ch.Rec = true, ch.Dst
 	}
 	e.count(func(s *Summary) { s.BytesHashed += k.Hashed; s.CacheHits += k.Hits })
 	return k, err == nil
@@ -340,7 +348,7 @@ func (dc *decider) keepChecked(c *chunk, en *entry, rel string, k *cacheuse.Chec
 	} else if k.Found != nil && en.cache != nil {
 		// Kept as it was found, and read: its data may not be flushed yet.
 		// (A file that is replaced gets its entry from its copy.)
-		e.record.DestLater(en.cache.dstKey, k.Found, k.Dst, k.FoundAt, k.FoundRead)
+		e.record.DestLater(en.cache.DstKey, k.Found, k.Dst, k.FoundAt, k.FoundRead)
 	}
 	dc.fixMeta(c.dst, en)
 	if en.group != nil {

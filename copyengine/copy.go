@@ -194,7 +194,7 @@ func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
 // matches is read on both sides, and a duplicate shares data.
 func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	e := cp.e
-	if en.check && e.decide.checkEntry(c, en, rel, buf) {
+	if en.check && cp.carryCheck(c, en, rel, buf) {
 		return
 	}
 	if cp.clashes(en, rel) {
@@ -254,7 +254,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 			}
 		}()
 	}
-	if en.check && e.decide.checkEntry(c, en, rel, buf) {
+	if en.check && cp.carryCheck(c, en, rel, buf) {
 		if en.resume {
 			cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
 		}

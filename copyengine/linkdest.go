@@ -171,9 +171,9 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	if en.st.Size == 0 {
 		return verify.Bytes(nil), true
 	}
-	if en.cache != nil && en.cache.srcOK {
+	if en.cache != nil && en.cache.SrcOK {
 		e.count(func(s *Summary) { s.CacheHits++ })
-		return en.cache.src, true
+		return en.cache.Src, true
 	}
 	if e.cache != nil && en.srcKey != "" {
 		pol := ld.srcPolicy(c.src.d, en.st.Dev)

@@ -18,13 +18,10 @@ var ErrMoved = errors.New("destination file changed while it was read")
 // digest is taken from the cache where its entry vouches (the Answer, as
 // --scrub's ledger left it), else read. Run reads what it must.
 type Check struct {
-	// Src and Dst are the cache's digests, valid where SrcOK, DstOK; Dst
-	// is also the digest a destination entry recorded under --move
-	// (MoveRec).
-	Src, Dst     verify.Sum
-	SrcOK, DstOK bool
-	MoveRec      bool // Answer.MoveRec
-	Rotten       bool // the destination is known rotten already (--scrub's ledger)
+	// Answer is the cache's answer for the file, as the caller kept it
+	// (nil: none); Answer.Dst is also the digest a destination entry
+	// recorded under --move (MoveRec).
+	Answer *Answer
 	// ReadDst: the destination file is read whatever the cache says (it
 	// may hold another source name's bytes).
 	ReadDst bool
@@ -68,7 +65,10 @@ type Checked struct {
 // first), then looks for --move's rot. An error is a read that failed:
 // the file is copied, which reports a real error.
 func (c *Check) Run() (Checked, error) {
-	k := Checked{Src: c.Src, SrcOK: c.SrcOK, Dst: c.Dst, DstOK: c.DstOK}
+	var k Checked
+	if a := c.Answer; a != nil {
+		k.Src, k.SrcOK, k.Dst, k.DstOK = a.Src, a.SrcOK, a.Dst, a.DstOK
+	}
 	hits := int64(0)
 	if k.SrcOK {
 		hits++
@@ -108,7 +108,8 @@ func (c *Check) Run() (Checked, error) {
 // for both (read now if it came from the cache), and removed once that
 // copy is verified. An error is that read's.
 func (c *Check) rottenForMove(k *Checked) error {
-	if !c.MoveRec || c.Rotten || k.Dst == c.Dst || c.Dst != k.Src {
+	a := c.Answer
+	if a == nil || !a.MoveRec || a.Rotten || k.Dst == a.Dst || a.Dst != k.Src {
 		return nil
 	}
 	k.RottenByMove = true

@@ -39,16 +39,18 @@ type File struct {
 	Src, Dst       *fileio.Stat
 }
 
-// Answer is what the cache vouches for of one File. It changes nothing:
-// the caller decides with it.
+// Answer is what the cache vouches for of one File. Lookup changes
+// nothing: the caller decides with it, and keeps it with the file.
 type Answer struct {
+	SrcKey, DstKey string // the File's keys
 	// Asked: the cache can vouch for both sides' content (both
 	// filesystems keep a change time: hashcache.Policy.Vouches), and
 	// both entries were looked up. Otherwise only Moved may be set.
 	Asked bool
-	// SrcValid: the source's entry is valid for the file as it is now,
-	// its digest Src; SrcEntry is that entry (its other digests).
-	SrcValid bool
+	// SrcOK: the source's entry is valid for the file as it is now, its
+	// digest Src; SrcEntry is that entry (its digests in other formats),
+	// which the caller may find lacking and then clear SrcOK.
+	SrcOK    bool
 	Src      verify.Sum
 	SrcEntry hashcache.Entry
 	// DstOK: the destination's entry is valid for the file as it is now,
@@ -58,14 +60,18 @@ type Answer struct {
 	ReadAt int64
 	// MoveRec: under --move the destination's entry was valid (its
 	// digest in Dst) but vouches for no bytes (DstOK false): the copy is
-	// read from the device all the same, and is rotten where it does not
-	// give Dst.
+	// read from the device all the same (Check), and is rotten where it
+	// does not give Dst.
 	MoveRec bool
 	// Earlier: the destination's entry is marked rotten by an earlier
 	// run that could not repair it, and is valid otherwise; Rec is the
 	// digest it recorded.
 	Earlier bool
-	Rec     verify.Sum
+	// Rotten: the caller found the destination file not to hold Rec, the
+	// digest its entry recorded, its stat unchanged (--scrub's ledger,
+	// or a Check under --move); neither side's entry then decides.
+	Rotten bool
+	Rec    verify.Sum
 	// Moved: DEST cannot vouch (no change time there) and the source's
 	// entry records another stat than the source has now: the source
 	// changed since it was last read, which DEST's coarse times cannot
@@ -139,9 +145,9 @@ func (l *lookup) moved(ans []Answer) {
 // take judges the entries of f's source (sr) and destination (dr), valid
 // by the policies of their filesystems.
 func (l *lookup) take(f *File, sr, dr hashcache.LookupResult) Answer {
-	a := Answer{Asked: true}
+	a := Answer{SrcKey: f.SrcKey, DstKey: f.DstKey, Asked: true}
 	if sr.Found && sr.Entry.Valid(hashcache.StateOf(f.Src, l.volume(f.Src.Dev)), l.q.Src) {
-		a.SrcValid, a.Src, a.SrcEntry = true, sr.Entry.Sum, sr.Entry
+		a.SrcOK, a.Src, a.SrcEntry = true, sr.Entry.Sum, sr.Entry
 	}
 	dst := hashcache.StateOf(f.Dst, l.volume(f.Dst.Dev))
 	if dr.Found && dr.Entry.Valid(dst, l.q.Dst) {
