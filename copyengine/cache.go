@@ -165,63 +165,26 @@ func floorDiv(a, b int64) int64 {
 
 // sameContent decides, for a destination file as large as its source,
 // whether it already holds the source's content without reading either when
-// it can: both cache entries valid and equal. Without a cache, or where it
-// cannot vouch for either side (see lookupCache), the rsync rule applies
-// (same size and mtime), unless --checksum. Cases the stats and the
-// cache cannot settle are marked for a check by a worker (en.check), which
-// reads what it must. Its verdict is needSkip when the file holds the
-// content (its mtime to be set where it differs: fixTimes), needCopy
-// otherwise.
+// it can (cacheuse.Compare: both cache entries valid and equal, else the
+// rsync rule unless --checksum). Cases the stats and the cache cannot
+// settle are marked for a check by a worker (en.check), which reads what it
+// must. Its verdict is needSkip when the file holds the content (its mtime
+// to be set where it differs: fixTimes), needCopy otherwise. A dry run
+// decides as the real run.
 func (dc *decider) sameContent(en *entry) verdict {
 	e := dc.e
-	d, s := en.dstSt, &en.st
-	copyIt, skip := verdict{kind: needCopy}, verdict{kind: needSkip}
-	if d.Size != s.Size {
-		return copyIt
-	}
-	same := hashcache.SameTime(d.Mtime, s.Mtime, en.gran)
-	c := en.cache
-	switch {
-	case en.contested && s.Size > 0:
-		// The destination file may hold the other name's bytes (destfs.FoldPlan.Contested):
-		// read it, whatever its mtime or the cache says.
+	v := cacheuse.Compare(cacheuse.Pair{
+		Src: &en.st, Dst: en.dstSt, Gran: en.gran,
+		Answer: en.cache, Moved: en.srcMoved, Contested: en.contested,
+		Checksum: e.opt.Checksum, Lists: e.opt.listsSums(),
+	})
+	switch v.Kind {
+	case cacheuse.Holds:
+		return verdict{kind: needSkip, fixTimes: v.FixTimes, timesSum: v.TimesSum, hits: v.Hits}
+	case cacheuse.Unsure:
 		en.check = true
-		return copyIt
-	case s.Size == 0:
-		// Two empty files hold the same (no) bytes: nothing to remember or
-		// read, whatever the cache says.
-		skip.fixTimes = !same
-		return skip
-	case en.srcMoved && same:
-		// The source changed since it was last read, which DEST's coarse
-		// times cannot show (lookupCache): read both.
-		en.check = true
-		return copyIt
-	case e.cache == nil || c == nil:
-		// A manifest (or an ASC MHL generation) lists the source's
-		// digest, and a destination file with another is not the same
-		// file: both are read.
-		if e.opt.Checksum || e.opt.listsSums() { // a dry run decides as the real run
-			en.check = true
-			return copyIt
-		}
-		if same {
-			return skip
-		}
-		return copyIt
-	case c.SrcOK && c.DstOK:
-		if c.Src != c.Dst {
-			return copyIt
-		}
-		// Where the mtime differs, the entry vouches that the file's data
-		// was flushed: its new state is recorded at once (fixTimes).
-		skip.hits, skip.fixTimes, skip.timesSum = 2, !same, c.Dst
-		return skip
-	case !same && !c.DstOK && !e.opt.Checksum:
-		return copyIt // the rsync rule: another mtime and nothing vouching otherwise
 	}
-	en.check = true
-	return copyIt
+	return verdict{kind: needCopy}
 }
 
 // fixTimes gives an unchanged destination file its source's times (only the

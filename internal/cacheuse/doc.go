@@ -14,6 +14,13 @@
 // destination entry never vouches for bytes (Answer.MoveRec): the copy is
 // read from the device before its source is removed.
 //
+// Compare decides with an Answer, for a destination file as large as its
+// source, whether it holds the source's content (Holds), does not
+// (Differs), or whether both must be read to know (Unsure): both entries
+// valid and equal, else the rsync rule (same size and mtime at the
+// coarser resolution) unless --checksum or a record listing digests
+// wants both read. It changes nothing either.
+//
 // The Recorder stores what the run learned, with its own lock, and
 // guarantees that no entry describes data that a power cut could still
 // take back: a source's entry (Source) is held until a syncfs of its
