@@ -43,8 +43,9 @@
 // Known answers digests for a tree comparison (fastcopy verify) by the
 // same rules as Lookup.
 //
-// Its whole input is Config: the cache, the run's answer to a
-// filesystem's volume identity, --move, and the dry run's gate. It
-// imports hashcache, verify, internal/fileio and internal/source (the
+// Its input is data: Config, the run's (the cache, the run's answer to a
+// filesystem's volume identity, --move, and the dry run's gate), with a
+// Query per directory, a Pair per file compared and a Check per file
+// read. It imports hashcache, verify, internal/fileio and internal/source (the
 // rule by which a file changed), and nothing of copyengine.
 package cacheuse
