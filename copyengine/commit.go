@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
@@ -297,7 +298,7 @@ func (c *committer) reportPlaced(p *pending) {
 	if p.placed != nil && e.cache != nil && e.opt.Verify != VerifyOff {
 		o.Dest = &outcome.Dest{Key: e.dstSide.Key(p.rel), Stat: p.placed, Started: p.readAt}
 		if e.opt.Verify == VerifyDevice {
-			o.Dest.ReadAt = deviceRead(p.readAt)
+			o.Dest.ReadAt = cacheuse.DeviceRead(p.readAt)
 		}
 	}
 	e.report(o)

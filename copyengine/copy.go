@@ -198,7 +198,7 @@ func (cp *copier) copyEntry(c *chunk, en *entry, buf []byte) {
 // matches is read on both sides, and a duplicate shares data.
 func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	e := cp.e
-	if en.check && e.decide.checkEntry(c, en, rel, buf) {
+	if en.check && cp.carryCheck(c, en, rel, buf) {
 		return
 	}
 	if cp.clashes(en, rel) {
@@ -258,7 +258,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 			}
 		}()
 	}
-	if en.check && e.decide.checkEntry(c, en, rel, buf) {
+	if en.check && cp.carryCheck(c, en, rel, buf) {
 		if en.resume {
 			cp.removeKept(c.dst, en.tempName()) // equal after all: a leftover
 		}
@@ -450,7 +450,7 @@ func (e *engine) transferConfig() transfer.Config {
 		Meta:          e.metaConfig(),
 		Made:          e.made,
 		Source:        e.source,
-		Hash:          e.records.hashes.Stream,
+		Hash:          e.records.Hashes.Stream,
 		OwnLeftover:   e.ownLeftover,
 		ClearLeftover: e.clearLeftover,
 		KeepBtime:     e.keepBtime,
@@ -524,7 +524,7 @@ func (fc *fileCopy) remember(sum verify.Sum, extra map[string]string, started ti
 	if extra != nil {
 		en.extra = extra
 	}
-	fc.cp.e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
+	fc.cp.e.record.Source(en.srcKey, &en.st, sum, en.extra, started)
 }
 
 // openSource takes the source opened ahead, or waits until it can be read

@@ -11,7 +11,7 @@ import (
 // the copy does with it: skip it (unchanged), bring only its metadata up to
 // date, make it a hard link to a name copied before, or copy it (and then
 // whether a duplicate may share data). It asks the hash cache what it
-// knows (cache.go) and how the destination folds names (internal/destfs). Its
+// knows (cache.go, internal/cacheuse) and how the destination folds names (internal/destfs). Its
 // answer is a verdict; the walker carries it out (walker.carryOut), each
 // action by the stage that owns it.
 type decider struct {

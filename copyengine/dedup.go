@@ -90,7 +90,7 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	if err != nil {
 		return false, dedupWrite{}, nil // copied without dedup; the copy reports a real error
 	}
-	e.record.rememberSource(en.srcKey, &en.st, pre.sum, en.extra, pre.started)
+	e.record.Source(en.srcKey, &en.st, pre.sum, en.extra, pre.started)
 	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), dp.linkOnly)
 	if mine {
 		return false, dedupWrite{claimed: t}, pre

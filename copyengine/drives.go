@@ -112,7 +112,7 @@ func (dw *driveWatch) stopFull() error {
 		if err := e.commit.flushDirs(); err != nil {
 			return fmt.Errorf("%w; and flushing %q to stable storage: %w", f, e.dstRootPath, err)
 		}
-		e.record.rememberFlushed()
+		e.record.StoreFlushed()
 	}
 	return f
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/destlock"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
@@ -186,7 +187,7 @@ type engine struct {
 	staged *stager      // directories made under temporary names, not yet in place
 	made   *made.Record // what runs made in the destination root (internal/made)
 	dedupe *deduper
-	record *cacheRecorder
+	record *cacheuse.Recorder
 
 	bw *throttle.Meter // --bwlimit (internal/throttle); nil without a limit
 	// linkDest makes snapshots (--link-dest; linkdest.go).
@@ -218,7 +219,7 @@ func newEngine(opt Options) *engine {
 	e.records = newRecordKeeper(e)
 	e.fs = &fsInfo{e: e}
 	e.drives.e = e
-	e.record = &cacheRecorder{e: e}
+	e.record = cacheuse.NewRecorder(e.cacheUse())
 	e.staged = &stager{e: e}
 	e.dedupe = &deduper{e: e}
 	e.copier = &copier{e: e}
@@ -275,7 +276,7 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	if err := e.openDest(p, &undo); err != nil {
 		return Summary{}, err
 	}
-	defer e.record.read.close()
+	defer e.record.Close()
 
 	for i := range p.roots {
 		e.drives.watch("source", p.roots[i].srcDir, nil)

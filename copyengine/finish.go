@@ -58,7 +58,7 @@ func (en ending) script() []endStep {
 		step("release a dry run's duplicates", endAlways, e.dedupe.releaseDry),
 		step("link further hard-link names", endAlways, e.dedupe.linkFollowers),
 		{name: "publish staged directories", when: endAlways, decides: true, do: func() error { e.staged.publishAll(); return nil }}, // the copy has stopped: what is staged is complete
-		step("remember what the run holds in the cache", endAlways, e.record.rememberHeld),
+		step("remember what the run holds in the cache", endAlways, e.record.StoreHeld),
 		step("note metadata not kept", endDone, e.fs.noteNotKept),
 		step("report the scrub", endDone, e.scrub.report),
 		{name: "write the manifest", when: endDone, do: e.records.WriteManifest},
@@ -127,7 +127,7 @@ func (en ending) finalFlush() error {
 	if err := e.commit.flushDirs(); err != nil {
 		return fmt.Errorf("flushing %q to stable storage: %w", e.dstRootPath, err)
 	}
-	e.record.rememberFlushed()
+	e.record.StoreFlushed()
 	e.records.Flushed(at)
 	return nil
 }

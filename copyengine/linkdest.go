@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/linkdest"
 	"github.com/fastcopy/fastcopy/internal/meta"
@@ -170,9 +171,9 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	if en.st.Size == 0 {
 		return verify.Bytes(nil), true
 	}
-	if en.cache != nil && en.cache.srcOK {
+	if en.cache != nil && en.cache.SrcOK {
 		e.count(func(s *Summary) { s.CacheHits++ })
-		return en.cache.src, true
+		return en.cache.Src, true
 	}
 	if e.cache != nil && en.srcKey != "" {
 		pol := ld.srcPolicy(c.src.d, en.st.Dev)
@@ -187,7 +188,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 		return verify.Sum{}, false
 	}
 	e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
-	e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
+	e.record.Source(en.srcKey, &en.st, sum, en.extra, started)
 	return sum, true
 }
 
@@ -260,7 +261,7 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkdest.Cand, e
 func (ld *linkDests) report(c *chunk, en *entry, rel string, sum verify.Sum, st fileio.Stat, placed *fileio.Stat, readAt time.Time) {
 	e := ld.e
 	if placed != nil && e.cache != nil && st.Size > 0 {
-		e.record.rememberDestLater(e.dstSide.Key(rel), placed, sum, time.Now(), deviceRead(readAt))
+		e.record.DestLater(e.dstSide.Key(rel), placed, sum, time.Now(), cacheuse.DeviceRead(readAt))
 	}
 	mv := e.moves.item(c.src, en, rel) // --move: noted once placed
 	if en.group != nil {

@@ -77,7 +77,7 @@ func subscribeOutcomes(e *engine) {
 	h := &e.outcomes
 	h.Subscribe(func(o *outcome.Outcome) { // the hash cache
 		if d := o.Dest; d != nil {
-			e.record.rememberDest(d.Key, d.Stat, o.Sum, d.Started, d.ReadAt)
+			e.record.Dest(d.Key, d.Stat, o.Sum, d.Started, d.ReadAt)
 		}
 	})
 	h.Subscribe(e.records.Listen)          // the manifest, the ASC MHL generation, the bag

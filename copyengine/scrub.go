@@ -82,7 +82,7 @@ func (sc *scrubber) found() bool { return sc.ledger.Found() }
 // (checkEntry), whether it is copied again (false: copy) or fails, named,
 // both sides left as they are (true: done); see scrub.Ledger.Settle.
 func (sc *scrubber) settle(en *entry, rel string, srcSum verify.Sum) bool {
-	if sc.ledger.Settle(en.cache.dstKey, en.cache.rec, srcSum) {
+	if sc.ledger.Settle(en.cache.DstKey, en.cache.Rec, srcSum) {
 		return false
 	}
 	if en.group != nil {

@@ -25,8 +25,8 @@ func (dc *decider) skipUnchanged(rel string, en *entry) verify.Sum {
 		case en.st.Size == 0:
 			en.extra = e.records.Empty()
 			o.Listed, o.Sum = true, verify.Bytes(nil)
-		case en.cache != nil && en.cache.srcOK && en.cache.dstOK:
-			o.Listed, o.Sum = true, en.cache.src // lookupCache took en.extra from the source's entry
+		case en.cache != nil && en.cache.SrcOK && en.cache.DstOK:
+			o.Listed, o.Sum = true, en.cache.Src // lookupCache took en.extra from the source's entry
 		default:
 			missing = true
 		}
@@ -53,8 +53,8 @@ func unchangedSum(en *entry) verify.Sum {
 	case !en.st.IsRegular():
 	case en.st.Size == 0:
 		return verify.Bytes(nil)
-	case en.cache != nil && en.cache.srcOK && en.cache.dstOK && en.cache.src == en.cache.dst:
-		return en.cache.src
+	case en.cache != nil && en.cache.SrcOK && en.cache.DstOK && en.cache.Src == en.cache.Dst:
+		return en.cache.Src
 	}
 	return verify.Sum{}
 }
