@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/retry"
 	"github.com/fastcopy/fastcopy/internal/throttle"
@@ -390,7 +391,7 @@ func (cp *copier) makeNonRegular(sd, dd *fileio.Dir, dirRel string, en *entry, c
 	if err := create(tmp); err != nil {
 		e.made.After(dd, dirRel, tmp, nil, err)
 		if fileio.IsExist(err) {
-			return errNameTaken(tmp, err)
+			return made.Taken(tmp, err)
 		}
 		return err
 	}
@@ -723,8 +724,8 @@ func (fc *fileCopy) create() (err error) {
 	}
 	fc.dst, err = fileio.CreateTempMode(dd, tmp, perm)
 	if fileio.IsExist(err) {
-		if !e.ownLeftover(dd, fc.dirRel, tmp, fileio.ModeRegular) {
-			return errNameTaken(tmp, err)
+		if !e.made.Leftover(dd, fc.dirRel, tmp, fileio.ModeRegular) {
+			return made.Taken(tmp, err)
 		}
 		// A leftover of an interrupted run.
 		if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {

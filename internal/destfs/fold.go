@@ -545,3 +545,59 @@ func (e *CollisionError) Error() string {
 	return fmt.Sprintf("not copied: %q and %q are one name on the %s destination filesystem of %q (%s); only %q is kept there; rename one of them in the source",
 		e.Name, e.Winner, e.How, e.Dest, e.FS, e.Winner)
 }
+
+// Held is what a destination entry held under another spelling than its
+// source's is found to be (Respelled).
+type Held int
+
+// The answers of Respelled.
+const (
+	// HeldOther: another type, size, target or device: the source entry
+	// fails.
+	HeldOther Held = iota
+	// HeldSame: it holds what the source holds (a symlink with the same
+	// target, a special file of the same type and device, an empty file
+	// onto an empty file).
+	HeldSame
+	// HeldContested: a regular file of the same size: read on both sides,
+	// it fails unless the digests are equal (neither size and mtime nor
+	// DEST's cache entry are proof).
+	HeldContested
+)
+
+// Respelled settles a source entry (lstat src) whose destination entry
+// DEST holds under another spelling (lstat dst): "readme" onto "README",
+// or a file below a directory held so. Which file DEST holds there is not
+// known: it may be the copy of another source name, the only one left
+// once --move removed that source ("README" and "readme" in one source
+// directory: the first run moves README and fails readme; its rerun finds
+// README). So it is never replaced by other content: an entry of another
+// type or size fails at once; a regular file of the same size is read on
+// both sides (HeldContested) and fails unless the digests are equal; a
+// symlink with the same target (target is the source's, readlink reads
+// the destination's), a special file of the same type and device, an
+// empty file onto an empty file hold what the source holds (HeldSame).
+func Respelled(src, dst *fileio.Stat, target string, readlink func() (string, error)) Held {
+	if dst.Type() != src.Type() {
+		return HeldOther
+	}
+	same := true
+	switch {
+	case src.IsRegular():
+		if dst.Size != src.Size {
+			return HeldOther
+		}
+		if src.Size > 0 {
+			return HeldContested
+		}
+	case src.IsSymlink():
+		t, err := readlink()
+		same = err == nil && t == target
+	case src.Type() == fileio.ModeChar || src.Type() == fileio.ModeBlock:
+		same = dst.Rdev == src.Rdev
+	}
+	if !same {
+		return HeldOther
+	}
+	return HeldSame
+}
