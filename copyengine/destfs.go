@@ -120,32 +120,14 @@ func (fsi *fsInfo) noteNotKept() {
 func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules { return dc.e.fs.info.NameRulesOf(d) }
 
 // foldOf returns how the destination directory dd compares names
-// (destfs.Info.FoldOf); a dry run puts no name to the destination
-// (dryFold).
+// (destfs.Info.FoldOf; a dry run's puts no name to the destination).
 func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	if dc.e.skipWrite() {
-		return dc.dryFold(dd, listing)
-	}
 	return dc.e.fs.info.FoldOf(dd, listing)
 }
 
-// fsTypeOf is the type name foldOf noted for dd's filesystem.
-func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
-	e := dc.e
-	if dd == nil {
-		dd = e.dstRoot // a dry run's directory not made: DEST's filesystem
-	}
-	if dd == nil && e.skipWrite() {
-		// DEST that would be made: its nearest existing parent's.
-		if t, _ := fileio.FSType(fileio.NearestExisting(e.dstRootPath)); t != "" {
-			return t
-		}
-	}
-	if dd == nil {
-		return "unknown type"
-	}
-	return e.fs.info.FoldFSType(dd)
-}
+// fsTypeOf is the type name foldOf noted for dd's filesystem
+// (destfs.Info.FSTypeOf).
+func (dc *decider) fsTypeOf(dd *fileio.Dir) string { return dc.e.fs.info.FSTypeOf(dd) }
 
 // dirRenameKeeps reports whether a directory made in parent and renamed
 // keeps its files there (destfs.Info.DirRenameKeeps); where it does not,

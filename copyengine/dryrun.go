@@ -333,48 +333,6 @@ func (g *linkGroup) leaderErr() error {
 	return nil
 }
 
-// dryFold is foldOf for a dry run, which puts no name to the destination:
-// how the directory dd folds names is told from its listing where that
-// can (lookFold, as the real run does first), else from the filesystem
-// (FAT and exFAT fold case, a casefold directory case and normalisation).
-// A directory the run would make (dd nil) is judged as DEST's filesystem,
-// and DEST that would be made as the filesystem of its nearest existing
-// parent. The groups of names are then settled from the listing alone
-// (planFold: names it cannot tell apart are one name, as where the real
-// run cannot probe).
-func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	e := dc.e
-	if dd == nil {
-		dd, listing = e.dstRoot, nil
-	}
-	path := fileio.NearestExisting(e.dstRootPath)
-	if dd != nil {
-		path = dd.Path()
-	}
-	var info foldInfo
-	ok := false
-	if dd != nil {
-		info, ok = lookFold(dd, listing)
-	}
-	if !ok {
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			info = foldInfo{Folds: true}
-		default:
-			if dd != nil && fileio.CaseFoldAttr(dd) {
-				info = foldInfo{Folds: true, Normalises: true}
-			}
-		}
-	}
-	if info.On() && dd != nil {
-		if st, err := dd.Stat(); err == nil {
-			e.fs.info.NoteFoldFSType(st.Dev, path)
-		}
-	}
-	info.NoProbe = true
-	return info
-}
-
 // loadDryDestTargets is loadDestTargets for a dry run: the files the
 // destination already holds, as the hash cache recorded them, which the
 // real run offers a new file of the same content.
@@ -434,30 +392,10 @@ func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf
 // reports it once its symlink call fails: not kept, and said once per run.
 func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 	e := dc.e
-	if !en.st.IsSymlink() || !e.fs.symlinksLostByType() {
+	if !en.st.IsSymlink() || !e.fs.info.SymlinksLostByType() {
 		return false
 	}
 	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
 	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActNotKept, Path: rel})
 	return true
-}
-
-// symlinksLostByType says whether the destination's filesystem is of a
-// type that holds no symlinks.
-func (fsi *fsInfo) symlinksLostByType() bool {
-	path, t := fsi.e.dstRootPath, fsi.info.FSType()
-	if t == "" { // DEST that would be made: its nearest existing parent's
-		path = fileio.NearestExisting(path)
-		t, _ = fileio.FSType(path)
-	}
-	switch t {
-	case "vfat", "msdos", "exfat", "fuse.exfat", "fuse.fusefat":
-		return true
-	case "fuseblk":
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			return true
-		}
-	}
-	return false
 }
