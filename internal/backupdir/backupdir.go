@@ -477,3 +477,11 @@ func (b *Dir) BeforeReplace(dir *fileio.Dir, name, rel string) error {
 	}
 	return b.Preserve(dir, name, rel, st, false)
 }
+
+// CheckArg refuses a --backup-dir given as blanks: it names no directory.
+func CheckArg(arg string) error {
+	if arg != "" && strings.TrimSpace(arg) == "" {
+		return &refusal.Error{Msg: "--backup-dir is empty; name a directory"}
+	}
+	return nil
+}

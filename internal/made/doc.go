@@ -49,7 +49,7 @@
 // reports a nested record it removed (the engine emits clean-tmp) and
 // puts the root's times back. It imports nothing of copyengine: the engine
 // asks it (Ours, Recorded, Leftover: whether a taken name is a leftover a
-// create may remove) and tells it (Intend, Before, After, Made, Disown,
+// create may remove, Own: whether --delete leaves an entry to the walk) and tells it (Intend, Before, After, Made, Disown,
 // Gone, Clear: remove a leftover before a create), and emits the events.
 // Of the project it imports internal/fileio and internal/destfs (which
 // names are temporaries').

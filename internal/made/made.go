@@ -708,3 +708,16 @@ func (m *Record) Clear(dd *fileio.Dir, dirRel, name string) {
 		}
 	}
 }
+
+// Own reports whether name in dir (the destination directory dstRel) is
+// fastcopy's own, which --delete leaves to the walk: a temporary or
+// staged directory that the record names (Ours), which the walk removes or
+// takes up, or the record itself (in the root, unless Foreign). Anything
+// else named like a temporary is an entry the source lacks, like any
+// other.
+func (m *Record) Own(dir *fileio.Dir, dstRel, name string) bool {
+	if dstRel == "" && name == Name && !m.Foreign() {
+		return true
+	}
+	return destfs.IsTempName(name) && m.OursByName(dir, dstRel, name)
+}
