@@ -2,7 +2,6 @@ package copyengine
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
@@ -21,9 +20,8 @@ import (
 // binds it to the pipeline stays here: the entry, its chunk, its further
 // names (linkGroup), the temporaries the run records as made, --move.
 type linkDests struct {
-	e    *engine
-	set  *linkdest.Set
-	pols sync.Map // source dev -> hashcache.Policy
+	e   *engine
+	set *linkdest.Set
 }
 
 // open resolves and opens the --link-dest directories: a relative one is
@@ -144,7 +142,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 		return en.cache.src, true
 	}
 	if e.cache != nil && en.srcKey != "" {
-		pol := ld.srcPolicy(c.src.d, en.st.Dev)
+		pol := e.fs.info.PolicyOf(c.src.d, en.st.Dev)
 		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(hashcache.StateOf(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.records.cachedExtras(en, r[0].Entry) {
 			e.count(func(s *Summary) { s.CacheHits++ })
 			return r[0].Entry.Sum, true
@@ -158,18 +156,6 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	e.count(func(s *Summary) { s.BytesHashed += en.st.Size })
 	e.record.rememberSource(en.srcKey, &en.st, sum, en.extra, started)
 	return sum, true
-}
-
-// srcPolicy is the cache policy of the source filesystem dev (sd a
-// directory on it), asked once per filesystem.
-func (ld *linkDests) srcPolicy(sd *fileio.Dir, dev uint64) hashcache.Policy {
-	if p, ok := ld.pols.Load(dev); ok {
-		return p.(hashcache.Policy)
-	}
-	t, _ := fileio.FSType(sd.Path())
-	p := hashcache.PolicyFor(t)
-	ld.pols.Store(dev, p)
-	return p
 }
 
 // destDev is the filesystem of the destination directory of c.
