@@ -47,29 +47,22 @@ type (
 // The temporary-name scheme, defined in internal/destfs/tempname.go.
 const tempSuffix = destfs.TempSuffix
 
-func tempName(name string) string    { return destfs.TempName(name) }
-func altTempName(name string) string { return destfs.AltTempName(name) }
+func tempName(name string) string { return destfs.TempName(name) }
 func freeTempName(name string, taken func(string) bool) string {
 	return destfs.FreeTempName(name, taken)
 }
-func isTempName(name string) bool       { return destfs.IsTempName(name) }
-func keepDirTimes(d *fileio.Dir) func() { return destfs.KeepDirTimes(d) }
+func isTempName(name string) bool { return destfs.IsTempName(name) }
 
 // What a destination may not keep, in the words of the not-kept notes.
 const (
 	lostOwners   = destfs.LostOwners
 	lostModes    = destfs.LostModes
 	lostXattrs   = destfs.LostXattrs
-	lostACLs     = destfs.LostACLs
 	lostSymlinks = destfs.LostSymlinks
 	lostBtimes   = destfs.LostBtimes
 )
 
-var (
-	lookFold    = destfs.LookFold
-	planFold    = destfs.PlanFold
-	maxFileSize = destfs.MaxFileSize
-)
+var planFold = destfs.PlanFold
 
 // fsInfo is what the run learns of the filesystems it reads and writes
 // (destfs.Info), with the engine it reports to.
@@ -138,7 +131,3 @@ func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
 		e.count(func(s *Summary) { s.StagingNote = note })
 	})
 }
-
-const whyNotStagedFUSE = destfs.WhyNotStagedFUSE
-
-func stagingNote(path, why string) string { return destfs.StagingNote(path, why) }

@@ -62,40 +62,22 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 
 // wouldStage is, in a dry run, stageDir's judgement of a new directory
 // made in parent (nil: one the run would make too) where it tells without
-// writing: a FUSE filesystem's new directories are not staged
-// (dirRenameKeeps, which asks no probe of one), and Summary.StagingNote
-// says so. Elsewhere the real run's probe is taken to succeed.
+// writing (destfs.Info.WouldStage); Summary.StagingNote says why one is
+// not staged.
 func (sg *stager) wouldStage(parent *handle) {
 	e := sg.e
-	if !fileio.CanStageDirs {
-		return
-	}
+	var d *fileio.Dir
 	if parent != nil {
-		if fileio.IsFUSE(parent.d) {
-			sg.dirRenameKeeps(parent.d)
-		}
-		return
+		d = parent.d
 	}
-	if e.dstRoot != nil {
-		if fileio.IsFUSE(e.dstRoot) {
-			sg.dirRenameKeeps(e.dstRoot)
-		}
-		return
-	}
-	// DEST would be made: its nearest existing parent's filesystem, the
-	// note naming DEST, where the real run makes its first directory.
-	d, err := fileio.OpenDir(fileio.NearestExisting(e.dstRootPath))
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	if fileio.IsFUSE(d) {
-		e.count(func(s *Summary) {
-			if s.StagingNote == "" {
-				s.StagingNote = stagingNote(e.dstRootPath, whyNotStagedFUSE)
-			}
+	e.fs.info.WouldStage(d, func(note string) { e.count(func(s *Summary) { s.StagingNote = note }) },
+		func(note string) {
+			e.count(func(s *Summary) {
+				if s.StagingNote == "" {
+					s.StagingNote = note
+				}
+			})
 		})
-	}
 }
 
 // wouldLink judges a further name of a source inode as linkOne does,
