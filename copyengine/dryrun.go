@@ -54,7 +54,7 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 		return true
 	}
 	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
-		e.fail(rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
+		e.fail(rel, err)
 		return false
 	}
 	return true
@@ -103,7 +103,7 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 				err = e.backups.beforeReplace(d, name, f.rel)
 				d.Close()
 				if err != nil {
-					return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+					return err
 				}
 			}
 		}
