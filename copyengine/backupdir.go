@@ -1,8 +1,6 @@
 package copyengine
 
 import (
-	"fmt"
-
 	"github.com/fastcopy/fastcopy/internal/backupdir"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
@@ -95,8 +93,5 @@ func (cp *copier) keepReplaced(c *chunk, en *entry, rel string) error {
 	if en.dstSt == nil || c.dst == nil || e.skipWrite() || !e.backups.on() {
 		return nil
 	}
-	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
-		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
-	}
-	return nil
+	return e.backups.beforeReplace(c.dst.d, en.dstName, rel)
 }

@@ -255,7 +255,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 		p.closeTemp() // before the name goes: FUSE hides a file removed while open
 		_ = dd.Remove(p.tmp)
 		c.groupDone(p, false)
-		e.fail(p.rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
+		e.fail(p.rel, err)
 		return
 	} else if err := dd.Rename(p.tmp, dd, p.en.dstName); err != nil {
 		p.closeTemp()

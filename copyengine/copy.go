@@ -9,6 +9,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/retry"
 	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
@@ -388,17 +389,17 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 	if c.stage != nil {
 		tmp = en.dstName // the whole directory is out of sight
 	}
-	reads := 0 // read errors so far (see retry.go)
+	reads, rp := 0, cp.retries() // read errors so far (internal/retry)
 	for attempt := 0; ; attempt++ {
 		fc := fileCopy{cp: cp, sd: c.src.d, dd: c.dst.d, dirRel: c.dst.rel, en: en, tmp: tmp, buf: buf, pre: pre}
 		p, err := fc.write()
 		pre = nil // a second attempt reads afresh
-		if err != nil && sourceReadError(err, c.src.d, en.name) {
+		if err != nil && retry.SourceReadError(err, c.src.d.Path(), en.name) {
 			reads++
-			if reads > cp.retries() || e.drives.judgeDrives(rel, err, false) || !cp.retryWait(reads) {
-				return nil, readFailed(err, reads)
+			if reads > rp.Retries() || e.drives.judgeDrives(rel, err, false) || !rp.Wait(e.ctx, reads) {
+				return nil, retry.Failed(err, reads)
 			}
-			cp.retried(rel, err, reads, cp.retries())
+			cp.retried(rel, rp.Again(err, reads))
 			attempt--
 			continue
 		}
@@ -433,28 +434,26 @@ func (cp *copier) config() *transfer.Config {
 // transferConfig is what the engine knows that a file's transfer depends on.
 func (e *engine) transferConfig() transfer.Config {
 	return transfer.Config{
-		Ctx:           e.ctx,
-		NoReflink:     e.opt.Reflink == ReflinkNever,
-		ReflinkOnly:   e.opt.Reflink == ReflinkAlways,
-		Verify:        e.opt.Verify,
-		NeedSum:       e.opt.needSum(),
-		Shared:        e.opt.share != nil,
-		Deref:         e.opt.Dereference,
-		DstDev:        e.dstDev,
-		Clones:        &e.clones,
-		Resume:        e.copier.resume(),
-		Euid:          e.euid,
-		InodesLast:    e.dstSide.Policy.CheckInode,
-		Meter:         e.bw,
-		Stats:         e.stats,
-		Meta:          e.metaConfig(),
-		Made:          e.made,
-		Source:        e.source,
-		Hash:          e.records.Hashes.Stream,
-		OwnLeftover:   e.ownLeftover,
-		ClearLeftover: e.clearLeftover,
-		KeepBtime:     e.keepBtime,
-		TakeHeld:      e.ahead.take,
+		Ctx:         e.ctx,
+		NoReflink:   e.opt.Reflink == ReflinkNever,
+		ReflinkOnly: e.opt.Reflink == ReflinkAlways,
+		Verify:      e.opt.Verify,
+		NeedSum:     e.opt.needSum(),
+		Shared:      e.opt.share != nil,
+		Deref:       e.opt.Dereference,
+		DstDev:      e.dstDev,
+		Clones:      &e.clones,
+		Resume:      e.copier.resume(),
+		Euid:        e.euid,
+		InodesLast:  e.dstSide.Policy.CheckInode,
+		Meter:       e.bw,
+		Stats:       e.stats,
+		Meta:        e.metaConfig(),
+		Made:        e.made,
+		Source:      e.source,
+		Hash:        e.records.Hashes.Stream,
+		KeepBtime:   e.keepBtime,
+		TakeHeld:    e.ahead.take,
 	}
 }
 

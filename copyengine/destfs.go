@@ -47,29 +47,22 @@ type (
 // The temporary-name scheme, defined in internal/destfs/tempname.go.
 const tempSuffix = destfs.TempSuffix
 
-func tempName(name string) string    { return destfs.TempName(name) }
-func altTempName(name string) string { return destfs.AltTempName(name) }
+func tempName(name string) string { return destfs.TempName(name) }
 func freeTempName(name string, taken func(string) bool) string {
 	return destfs.FreeTempName(name, taken)
 }
-func isTempName(name string) bool       { return destfs.IsTempName(name) }
-func keepDirTimes(d *fileio.Dir) func() { return destfs.KeepDirTimes(d) }
+func isTempName(name string) bool { return destfs.IsTempName(name) }
 
 // What a destination may not keep, in the words of the not-kept notes.
 const (
 	lostOwners   = destfs.LostOwners
 	lostModes    = destfs.LostModes
 	lostXattrs   = destfs.LostXattrs
-	lostACLs     = destfs.LostACLs
 	lostSymlinks = destfs.LostSymlinks
 	lostBtimes   = destfs.LostBtimes
 )
 
-var (
-	lookFold    = destfs.LookFold
-	planFold    = destfs.PlanFold
-	maxFileSize = destfs.MaxFileSize
-)
+var planFold = destfs.PlanFold
 
 // fsInfo is what the run learns of the filesystems it reads and writes
 // (destfs.Info), with the engine it reports to.
@@ -120,32 +113,14 @@ func (fsi *fsInfo) noteNotKept() {
 func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules { return dc.e.fs.info.NameRulesOf(d) }
 
 // foldOf returns how the destination directory dd compares names
-// (destfs.Info.FoldOf); a dry run puts no name to the destination
-// (dryFold).
+// (destfs.Info.FoldOf; a dry run's puts no name to the destination).
 func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	if dc.e.skipWrite() {
-		return dc.dryFold(dd, listing)
-	}
 	return dc.e.fs.info.FoldOf(dd, listing)
 }
 
-// fsTypeOf is the type name foldOf noted for dd's filesystem.
-func (dc *decider) fsTypeOf(dd *fileio.Dir) string {
-	e := dc.e
-	if dd == nil {
-		dd = e.dstRoot // a dry run's directory not made: DEST's filesystem
-	}
-	if dd == nil && e.skipWrite() {
-		// DEST that would be made: its nearest existing parent's.
-		if t, _ := fileio.FSType(fileio.NearestExisting(e.dstRootPath)); t != "" {
-			return t
-		}
-	}
-	if dd == nil {
-		return "unknown type"
-	}
-	return e.fs.info.FoldFSType(dd)
-}
+// fsTypeOf is the type name foldOf noted for dd's filesystem
+// (destfs.Info.FSTypeOf).
+func (dc *decider) fsTypeOf(dd *fileio.Dir) string { return dc.e.fs.info.FSTypeOf(dd) }
 
 // dirRenameKeeps reports whether a directory made in parent and renamed
 // keeps its files there (destfs.Info.DirRenameKeeps); where it does not,
@@ -156,7 +131,3 @@ func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
 		e.count(func(s *Summary) { s.StagingNote = note })
 	})
 }
-
-const whyNotStagedFUSE = destfs.WhyNotStagedFUSE
-
-func stagingNote(path, why string) string { return destfs.StagingNote(path, why) }

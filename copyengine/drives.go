@@ -1,8 +1,6 @@
 package copyengine
 
 import (
-	"fmt"
-
 	"github.com/fastcopy/fastcopy/internal/drives"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
@@ -57,14 +55,6 @@ func (dw *driveWatch) judgeDrives(rel string, err error, last bool) bool {
 // reported); a later one is fallout of the same and returns true.
 func (dw *driveWatch) destFull(rel string, err error) bool { return dw.Full(rel, err).Fallout }
 
-// kept is how many files are in place, verified or unchanged.
-func (dw *driveWatch) kept() int64 {
-	e := dw.e
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.sum.Copied + e.sum.Deduped + e.sum.Skipped
-}
-
 // destStillThere checks, before a run reports success, that the
 // destination's path still leads to the directory it wrote to
 // (drives.Watch.DestGone).
@@ -73,46 +63,35 @@ func (dw *driveWatch) destStillThere() error {
 	if g == nil {
 		return nil
 	}
-	g.Kept = dw.kept()
+	g.Kept = dw.ending(nil).Kept
 	return g
 }
 
-// stopGone ends a run whose drive went away: what is in place is made
-// durable where the destination still answers (the source went), and the
-// error says how much that is.
-func (dw *driveWatch) stopGone(g *DriveGoneError) error {
-	e := dw.e
-	g.Kept = dw.kept()
-	if g.Side != "destination" && !e.opt.NoSync && !e.skipWrite() && e.dstRoot != nil {
-		if err := e.commit.flushDirs(); err != nil {
-			return fmt.Errorf("%w; and flushing %q to stable storage: %w", g, e.dstRootPath, err)
-		}
-	}
-	return g
-}
+// stopGone ends a run whose drive went away (drives.StopGone).
+func (dw *driveWatch) stopGone(g *DriveGoneError) error { return drives.StopGone(g, dw.ending(nil)) }
 
-// stopFull ends a run halted by a full destination: what is in place is
-// made durable, and the error says how much that is and what is free.
-func (dw *driveWatch) stopFull() error {
+// stopFull ends a run halted by a full destination (drives.Watch.StopFull);
+// once what is in place is flushed, the hash cache's entries waiting for
+// that flush are stored.
+func (dw *driveWatch) stopFull() error { return dw.StopFull(dw.ending(dw.e.record.StoreFlushed)) }
+
+// ending is what the run has now, for the error that ends it: the counts,
+// and the flush of what is in place (then flushed, when given, is told).
+func (dw *driveWatch) ending(flushed func()) drives.Ending {
 	e := dw.e
-	f := dw.FullErr()
-	if f == nil {
-		return nil
-	}
-	f.Root = e.dstRootPath
 	e.mu.Lock()
-	f.Copied, f.Bytes, f.Mismatch = e.sum.Copied, e.sum.Bytes, e.sum.Mismatches > 0
+	end := drives.Ending{Root: e.dstRootPath, Kept: e.sum.Copied + e.sum.Deduped + e.sum.Skipped,
+		Copied: e.sum.Copied, Bytes: e.sum.Bytes, Mismatch: e.sum.Mismatches > 0}
 	e.mu.Unlock()
-	f.Total = e.stats.FilesTotal.Load()
-	f.Free = -1
-	if sp, err := fileio.SpaceOf(e.dstRootPath); err == nil && sp.Known() {
-		f.Free = sp.Free
-	}
+	end.Total = e.stats.FilesTotal.Load()
 	if !e.opt.NoSync && !e.skipWrite() && e.dstRoot != nil {
-		if err := e.commit.flushDirs(); err != nil {
-			return fmt.Errorf("%w; and flushing %q to stable storage: %w", f, e.dstRootPath, err)
+		end.Flush = func() error {
+			err := e.commit.flushDirs()
+			if err == nil && flushed != nil {
+				flushed()
+			}
+			return err
 		}
-		e.record.StoreFlushed()
 	}
-	return f
+	return end
 }

@@ -54,7 +54,7 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 		return true
 	}
 	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
-		e.fail(rel, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err))
+		e.fail(rel, err)
 		return false
 	}
 	return true
@@ -62,40 +62,22 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 
 // wouldStage is, in a dry run, stageDir's judgement of a new directory
 // made in parent (nil: one the run would make too) where it tells without
-// writing: a FUSE filesystem's new directories are not staged
-// (dirRenameKeeps, which asks no probe of one), and Summary.StagingNote
-// says so. Elsewhere the real run's probe is taken to succeed.
+// writing (destfs.Info.WouldStage); Summary.StagingNote says why one is
+// not staged.
 func (sg *stager) wouldStage(parent *handle) {
 	e := sg.e
-	if !fileio.CanStageDirs {
-		return
-	}
+	var d *fileio.Dir
 	if parent != nil {
-		if fileio.IsFUSE(parent.d) {
-			sg.dirRenameKeeps(parent.d)
-		}
-		return
+		d = parent.d
 	}
-	if e.dstRoot != nil {
-		if fileio.IsFUSE(e.dstRoot) {
-			sg.dirRenameKeeps(e.dstRoot)
-		}
-		return
-	}
-	// DEST would be made: its nearest existing parent's filesystem, the
-	// note naming DEST, where the real run makes its first directory.
-	d, err := fileio.OpenDir(fileio.NearestExisting(e.dstRootPath))
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	if fileio.IsFUSE(d) {
-		e.count(func(s *Summary) {
-			if s.StagingNote == "" {
-				s.StagingNote = stagingNote(e.dstRootPath, whyNotStagedFUSE)
-			}
+	e.fs.info.WouldStage(d, func(note string) { e.count(func(s *Summary) { s.StagingNote = note }) },
+		func(note string) {
+			e.count(func(s *Summary) {
+				if s.StagingNote == "" {
+					s.StagingNote = note
+				}
+			})
 		})
-	}
 }
 
 // wouldLink judges a further name of a source inode as linkOne does,
@@ -121,7 +103,7 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 				err = e.backups.beforeReplace(d, name, f.rel)
 				d.Close()
 				if err != nil {
-					return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+					return err
 				}
 			}
 		}
@@ -333,48 +315,6 @@ func (g *linkGroup) leaderErr() error {
 	return nil
 }
 
-// dryFold is foldOf for a dry run, which puts no name to the destination:
-// how the directory dd folds names is told from its listing where that
-// can (lookFold, as the real run does first), else from the filesystem
-// (FAT and exFAT fold case, a casefold directory case and normalisation).
-// A directory the run would make (dd nil) is judged as DEST's filesystem,
-// and DEST that would be made as the filesystem of its nearest existing
-// parent. The groups of names are then settled from the listing alone
-// (planFold: names it cannot tell apart are one name, as where the real
-// run cannot probe).
-func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	e := dc.e
-	if dd == nil {
-		dd, listing = e.dstRoot, nil
-	}
-	path := fileio.NearestExisting(e.dstRootPath)
-	if dd != nil {
-		path = dd.Path()
-	}
-	var info foldInfo
-	ok := false
-	if dd != nil {
-		info, ok = lookFold(dd, listing)
-	}
-	if !ok {
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			info = foldInfo{Folds: true}
-		default:
-			if dd != nil && fileio.CaseFoldAttr(dd) {
-				info = foldInfo{Folds: true, Normalises: true}
-			}
-		}
-	}
-	if info.On() && dd != nil {
-		if st, err := dd.Stat(); err == nil {
-			e.fs.info.NoteFoldFSType(st.Dev, path)
-		}
-	}
-	info.NoProbe = true
-	return info
-}
-
 // loadDryDestTargets is loadDestTargets for a dry run: the files the
 // destination already holds, as the hash cache recorded them, which the
 // real run offers a new file of the same content.
@@ -434,30 +374,10 @@ func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf
 // reports it once its symlink call fails: not kept, and said once per run.
 func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 	e := dc.e
-	if !en.st.IsSymlink() || !e.fs.symlinksLostByType() {
+	if !en.st.IsSymlink() || !e.fs.info.SymlinksLostByType() {
 		return false
 	}
 	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
 	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActNotKept, Path: rel})
 	return true
-}
-
-// symlinksLostByType says whether the destination's filesystem is of a
-// type that holds no symlinks.
-func (fsi *fsInfo) symlinksLostByType() bool {
-	path, t := fsi.e.dstRootPath, fsi.info.FSType()
-	if t == "" { // DEST that would be made: its nearest existing parent's
-		path = fileio.NearestExisting(path)
-		t, _ = fileio.FSType(path)
-	}
-	switch t {
-	case "vfat", "msdos", "exfat", "fuse.exfat", "fuse.fusefat":
-		return true
-	case "fuseblk":
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			return true
-		}
-	}
-	return false
 }

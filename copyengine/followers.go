@@ -92,7 +92,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	}
 	if err := e.backups.beforeReplace(fd, fname, f.rel); err != nil {
 		_ = fd.Remove(tmp)
-		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+		return err
 	}
 	if err := fd.Rename(tmp, fd, fname); err != nil {
 		_ = fd.Remove(tmp)

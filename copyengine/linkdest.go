@@ -2,8 +2,6 @@ package copyengine
 
 import (
 	"fmt"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fastcopy/fastcopy/hashcache"
@@ -23,9 +21,8 @@ import (
 // binds it to the pipeline stays here: the entry, its chunk, its further
 // names (linkGroup), the temporaries the run records as made, --move.
 type linkDests struct {
-	e    *engine
-	set  *linkdest.Set
-	pols sync.Map // source dev -> hashcache.Policy
+	e   *engine
+	set *linkdest.Set
 }
 
 // open resolves and opens the --link-dest directories: a relative one is
@@ -71,59 +68,34 @@ func (ld *linkDests) note(msg string) {
 
 // place links en (rel in the destination) to its counterpart under the
 // first --link-dest directory that holds it with the same content and
-// metadata, and reports whether en is done (linked, or failed and
-// reported). A dry run decides the same, reading what the real run
-// reads, and links nothing.
+// metadata (linkdest.Set.Find), and reports whether en is done (linked,
+// or failed and reported). A dry run decides the same, reading what the
+// real run reads, and links nothing.
 func (ld *linkDests) place(c *chunk, en *entry, rel string, buf []byte) bool {
 	e := ld.e
 	if ld.set.Len() == 0 || !en.st.IsRegular() || en.linkCopy {
 		return false
 	}
 	dirRel, name := splitRel(rel)
-	want := ld.want(en)
-	var srcSum verify.Sum
-	srcKnown := false
-	var fallback error // why a counterpart that matched could not be linked
-	for i := 0; i < ld.set.Len(); i++ {
-		cand, ok := ld.set.Candidate(i, dirRel, name, want)
-		if !ok {
-			continue
-		}
-		done, linked, err := func() (bool, bool, error) {
-			defer cand.Close()
-			sum, est, readAt, ok := ld.digest(cand, rel, buf)
-			if !ok {
-				return false, false, nil
-			}
-			if !srcKnown {
-				s, ok := ld.sourceDigest(c, en, buf)
-				if !ok {
-					return true, false, nil // the source could not be read: copied, which reports why
-				}
-				srcSum, srcKnown = s, true
-			}
-			if sum != srcSum || !ld.sameXattrs(c, en, cand) {
-				return false, false, nil
-			}
-			if dst := ld.destDev(c); dst != est.Dev {
-				return false, false, fmt.Errorf("%w: --link-dest %q is on another filesystem than the destination", syscall.EXDEV, cand.Dir.Arg)
-			}
+	used, fallback := ld.set.Find(linkdest.Query{
+		DirRel: dirRel, Name: name, Rel: rel, Want: ld.want(en), Buf: buf,
+		DestDev: ld.destDev(c),
+		Read:    func(r linkdest.Read) { ld.read(rel, r) },
+		Source:  func() (verify.Sum, bool) { return ld.sourceDigest(c, en, buf) },
+		SameXattrs: func(cand linkdest.Cand) bool {
+			mc := e.metaConfig()
+			return meta.SameXattrs(c.src.d, en.name, e.opt.Dereference, cand.D, cand.Name, mc.KeptXattr)
+		},
+		Use: func(f linkdest.Found) (bool, error) {
 			if e.skipWrite() {
-				ld.report(c, en, rel, srcSum, est, nil, readAt)
-				return true, true, nil
+				ld.report(c, en, rel, f.Sum, f.St, nil, f.At)
+				return true, nil
 			}
-			return ld.link(c, en, rel, cand, est, srcSum, readAt)
-		}()
-		if err != nil {
-			fallback = err
-			continue
-		}
-		if linked {
-			return true
-		}
-		if done {
-			break
-		}
+			return ld.link(c, en, rel, f)
+		},
+	})
+	if used {
+		return true
 	}
 	if fallback != nil {
 		if e.opt.OnEvent != nil {
@@ -141,20 +113,15 @@ func (ld *linkDests) want(en *entry) linkdest.Want {
 	return linkdest.Want{Size: en.st.Size, Mode: m.Mode, Uid: m.Uid, Gid: m.Gid, Mtime: en.st.Mtime, Gran: en.gran, Self: en.dstSt}
 }
 
-// digest is the counterpart's content as linkdest's Digest establishes
-// it from the device (rel is the file's in DEST): the bytes read counted,
-// a rotten counterpart named. It returns the stat the digest holds for
-// and when the read began.
-func (ld *linkDests) digest(cand linkdest.Cand, rel string, buf []byte) (verify.Sum, fileio.Stat, time.Time, bool) {
-	e := ld.e
-	read, ok := ld.set.Digest(cand, rel, buf)
-	if read.Hashed > 0 {
-		e.count(func(s *Summary) { s.BytesHashed += read.Hashed })
+// read counts the bytes read for a counterpart's digest and names a
+// rotten one (rel is the file's in DEST).
+func (ld *linkDests) read(rel string, r linkdest.Read) {
+	if r.Hashed > 0 {
+		ld.e.count(func(s *Summary) { s.BytesHashed += r.Hashed })
 	}
-	if read.Rotten != "" {
-		e.scrub.rot(rel, read.Rotten)
+	if r.Rotten != "" {
+		ld.e.scrub.rot(rel, r.Rotten)
 	}
-	return read.Sum, read.St, read.At, ok
 }
 
 // readDevice reads a counterpart for its digest past its cached pages,
@@ -176,7 +143,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 		return en.cache.Src, true
 	}
 	if e.cache != nil && en.srcKey != "" {
-		pol := ld.srcPolicy(c.src.d, en.st.Dev)
+		pol := e.fs.info.PolicyOf(c.src.d, en.st.Dev)
 		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(hashcache.StateOf(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.records.cachedExtras(en, r[0].Entry) {
 			e.count(func(s *Summary) { s.CacheHits++ })
 			return r[0].Entry.Sum, true
@@ -192,25 +159,6 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	return sum, true
 }
 
-// srcPolicy is the cache policy of the source filesystem dev (sd a
-// directory on it), asked once per filesystem.
-func (ld *linkDests) srcPolicy(sd *fileio.Dir, dev uint64) hashcache.Policy {
-	if p, ok := ld.pols.Load(dev); ok {
-		return p.(hashcache.Policy)
-	}
-	t, _ := fileio.FSType(sd.Path())
-	p := hashcache.PolicyFor(t)
-	ld.pols.Store(dev, p)
-	return p
-}
-
-// sameXattrs compares the extended attributes the copy of en would get
-// with those the counterpart carries.
-func (ld *linkDests) sameXattrs(c *chunk, en *entry, cand linkdest.Cand) bool {
-	mc := ld.e.metaConfig()
-	return meta.SameXattrs(c.src.d, en.name, ld.e.opt.Dereference, cand.D, cand.Name, mc.KeptXattr)
-}
-
 // destDev is the filesystem of the destination directory of c.
 func (ld *linkDests) destDev(c *chunk) uint64 {
 	if c.dst != nil && c.dst.devOK {
@@ -219,15 +167,15 @@ func (ld *linkDests) destDev(c *chunk) uint64 {
 	return ld.set.RootFS()
 }
 
-// link makes en's name a hard link to the counterpart whose digest was
-// established with stat est (linkdest's Link), its temporary recorded as
-// made. A link refused for being out of links (EMLINK) or across
-// filesystems (EXDEV) is returned as err, and the file is copied.
-func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkdest.Cand, est fileio.Stat, sum verify.Sum, readAt time.Time) (done, linked bool, err error) {
+// link makes en's name a hard link to the counterpart f (linkdest's
+// Link), its temporary recorded as made, and reports whether en is done.
+// A link refused for being out of links (EMLINK) or across filesystems
+// (EXDEV) is returned as err, and the next counterpart is tried.
+func (ld *linkDests) link(c *chunk, en *entry, rel string, f linkdest.Found) (bool, error) {
 	e := ld.e
 	dd := c.dst.d
 	tmp := en.tempName()
-	res := ld.set.Link(cand, est, linkdest.Place{Dst: dd, Tmp: tmp, Name: en.dstName,
+	res := ld.set.Link(f.Cand, f.St, linkdest.Place{Dst: dd, Tmp: tmp, Name: en.dstName,
 		Before: func() {
 			if en.resume {
 				e.copier.removeKept(c.dst, tmp) // linked instead: a leftover
@@ -240,13 +188,13 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, cand linkdest.Cand, e
 	switch {
 	case res.Err != nil:
 		ld.failed(en, rel, res.Err)
-		return true, true, nil
+		return true, nil
 	case res.St == nil:
-		return false, false, res.Fallback
+		return false, res.Fallback
 	}
 	cur := *res.St
-	ld.report(c, en, rel, sum, cur, &cur, readAt)
-	return true, true, nil
+	ld.report(c, en, rel, f.Sum, cur, &cur, f.At)
+	return true, nil
 }
 
 // report counts en as linked to its counterpart (inode of st), whose

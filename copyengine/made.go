@@ -1,6 +1,7 @@
 package copyengine
 
 import (
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 )
@@ -16,6 +17,6 @@ func (e *engine) loadMade(d *fileio.Dir, path string) {
 		SkipWrite:    e.skipWrite,
 		UID:          e.euid,
 		Cleaned:      func(rel string) { e.event(ActCleanTmp, rel) },
-		KeepDirTimes: keepDirTimes,
+		KeepDirTimes: destfs.KeepDirTimes,
 	})
 }

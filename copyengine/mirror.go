@@ -3,12 +3,12 @@ package copyengine
 import (
 	"errors"
 	"fmt"
-	"path"
-	"strings"
 
+	"github.com/fastcopy/fastcopy/internal/backupdir"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/mirror"
+	"github.com/fastcopy/fastcopy/internal/move"
 )
 
 // ErrMaxDelete is returned by Run when --delete would remove more entries
@@ -98,13 +98,7 @@ func (m *mirrorStage) finish() error {
 	if !e.opt.Delete || e.dstRoot == nil {
 		return nil
 	}
-	e.mu.Lock()
-	failed := make([]string, 0, len(e.sum.Failures))
-	for _, f := range e.sum.Failures {
-		failed = append(failed, f.Path)
-	}
-	e.mu.Unlock()
-	err := m.pass.Finish(e.ctx, failed)
+	err := m.pass.Finish(e.ctx, e.failedPaths())
 	var me *MaxDeleteError
 	if errors.As(err, &me) {
 		e.count(func(s *Summary) { s.WouldDelete = me.Planned })
@@ -125,15 +119,9 @@ func (m *mirrorStage) record() {
 func (m *mirrorStage) OpenDest(rel string) (*fileio.Dir, error) { return m.e.staged.openDst(rel) }
 
 // Ours reports whether name in dir (at dstRel) is fastcopy's own, which
-// --delete leaves to the walk: a temporary or staged directory that the
-// record of what runs made names (internal/made), which the walk removes or
-// takes up, or that record itself. Anything else named like a temporary
-// is an entry the source lacks, like any other.
+// --delete leaves to the walk (made.Record.Own).
 func (m *mirrorStage) Ours(dir *fileio.Dir, dstRel, name string) bool {
-	if dstRel == "" && name == made.Name && !m.e.made.Foreign() {
-		return true
-	}
-	return isTempName(name) && m.e.made.OursByName(dir, dstRel, name)
+	return m.e.made.Own(dir, dstRel, name)
 }
 
 // Excluded reports whether the filter rules leave srcRel out (filter.go).
@@ -183,33 +171,20 @@ func (e *engine) deleted(rel string) {
 	e.event(ActDelete, rel)
 }
 
-// parentRel is the directory holding rel ("" for the root).
-func parentRel(rel string) string {
-	d := path.Dir(rel)
-	if d == "." || d == "/" {
-		return ""
-	}
-	return strings.TrimSuffix(d, "/")
-}
-
 // checkMirror refuses the mirror and move options in combinations Run
 // cannot carry out, and makes Move decide by digest (Checksum): a source
 // file found unchanged is removed only when its content is known equal.
 func (o *Options) checkMirror() error {
-	if o.DeleteForce && !o.Delete {
-		return &RefusalError{Msg: "--delete-force needs --delete", Hint: "add --delete, or leave --delete-force out"}
+	if err := mirror.CheckFlags(o.Delete, o.DeleteForce, o.MaxDelete); err != nil {
+		return err
 	}
-	if o.MaxDelete != 0 && !o.Delete {
-		return &RefusalError{Msg: "--max-delete needs --delete", Hint: "add --delete, or leave --max-delete out"}
+	if o.Move {
+		if err := move.CheckFlags(o.Dereference, o.Verify != VerifyOff); err != nil {
+			return err
+		}
 	}
-	if o.Move && o.Dereference {
-		return &RefusalError{Msg: "--move cannot be used with -L: it would remove files the source's symlinks lead to", Hint: "leave -L out"}
-	}
-	if o.Move && o.Verify == VerifyOff {
-		return &RefusalError{Msg: "--move removes a source only once its copy is verified, which --verify=off forbids", Hint: "use --verify=device (the default) or --verify=cache"}
-	}
-	if o.BackupDir != "" && strings.TrimSpace(o.BackupDir) == "" {
-		return &RefusalError{Msg: "--backup-dir is empty; name a directory"}
+	if err := backupdir.CheckArg(o.BackupDir); err != nil {
+		return err
 	}
 	if o.Move {
 		o.Checksum = true

@@ -37,7 +37,7 @@ func (ms moveStage) journal() *move.Journal {
 		OpenDir:   e.opt.openRoot,
 		Dest:      func() (string, *fileio.Dir) { return e.dstRootPath, e.dstRoot },
 		Dirs:      ms.dirs,
-		Failures:  ms.failedPaths,
+		Failures:  e.failedPaths,
 		Stopped:   func() bool { return e.ctx.Err() != nil },
 		Failed:    e.fail,
 		Removed:   ms.removed,
@@ -104,11 +104,10 @@ func (ms moveStage) dirs() []move.Dir {
 }
 
 // failedPaths are the paths of what failed so far.
-func (ms moveStage) failedPaths() []string {
-	e := ms.e
+func (e *engine) failedPaths() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var failed []string
+	failed := make([]string, 0, len(e.sum.Failures))
 	for _, f := range e.sum.Failures {
 		failed = append(failed, f.Path)
 	}

@@ -6,20 +6,9 @@ import "github.com/fastcopy/fastcopy/internal/preflight"
 // kernel resolves it, or a refusal (preflight.ArgPath).
 func argPath(p string) (string, error) { return preflight.ArgPath(p) }
 
-// hasDotDot reports whether p has a ".." component.
-func hasDotDot(p string) bool { return preflight.HasDotDot(p) }
-
 // overlapInside reports whether the path a names the place the path b
 // names or one inside it, by identity: through symlinks, bind mounts,
 // second mounts and the case folding of filesystems whose inode numbers
 // name no file (preflight.Inside). A path that cannot be resolved or
 // opened is an error.
 func overlapInside(a, b string) (bool, error) { return preflight.Inside(a, b) }
-
-// overlapSame reports whether the paths a and b name the same place
-// (preflight.Same).
-func overlapSame(a, b string) bool { return preflight.Same(a, b) }
-
-// overlapIn is overlapInside, false where a path cannot be resolved
-// (preflight.In).
-func overlapIn(a, b string) bool { return preflight.In(a, b) }

@@ -2,7 +2,6 @@ package copyengine
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/fastcopy/fastcopy/internal/scrub"
 	"github.com/fastcopy/fastcopy/verify"
@@ -82,13 +81,14 @@ func (sc *scrubber) found() bool { return sc.ledger.Found() }
 // (checkEntry), whether it is copied again (false: copy) or fails, named,
 // both sides left as they are (true: done); see scrub.Ledger.Settle.
 func (sc *scrubber) settle(en *entry, rel string, srcSum verify.Sum) bool {
-	if sc.ledger.Settle(en.cache.DstKey, en.cache.Rec, srcSum) {
+	err := sc.ledger.Settle(en.cache.DstKey, en.cache.Rec, srcSum)
+	if err == nil {
 		return false
 	}
 	if en.group != nil {
 		close(en.group.done)
 	}
-	sc.e.fail(rel, fmt.Errorf("%w in DEST, and its source no longer holds the digest recorded when both were copied (both stats unchanged): neither is known good; check the source and the destination devices, then copy the good one with --force", ErrRotten))
+	sc.e.fail(rel, err)
 	return true
 }
 

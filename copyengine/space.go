@@ -2,6 +2,7 @@ package copyengine
 
 import (
 	"github.com/fastcopy/fastcopy/dedup"
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/refusal"
 )
@@ -18,7 +19,7 @@ func (e *engine) checkSpace(p *plan) error {
 		Dedup:       e.opt.Dedup != dedup.Off,
 		Resumable:   e.copier.resumable,
 		TempName:    tempName,
-		MaxFileSize: maxFileSize,
+		MaxFileSize: destfs.MaxFileSize,
 	})
 }
 

@@ -1,29 +1,16 @@
 package copyengine
 
-import "github.com/fastcopy/fastcopy/verify"
+import (
+	"github.com/fastcopy/fastcopy/internal/update"
+	"github.com/fastcopy/fastcopy/verify"
+)
 
 // keepsExisting reports whether --ignore-existing or --update leaves the
-// destination of en as it is: for --ignore-existing, any existing
-// destination name of a source entry that is not a directory; for
-// --update, a regular file whose destination is a regular file with a
-// newer mtime, at the coarser resolution of the two filesystems (en.gran),
-// so that a copy whose mtime its filesystem truncated never counts as
-// newer. Such an entry is skipped whole: neither its data nor its
-// metadata is touched.
+// destination of en as it is (update.Config.Keeps): such an entry is
+// skipped whole.
 func (dc *decider) keepsExisting(en *entry) bool {
 	e := dc.e
-	d := en.dstSt
-	if d == nil || en.st.IsDir() {
-		return false
-	}
-	if e.opt.IgnoreExisting {
-		return true
-	}
-	if e.opt.Update && en.st.IsRegular() && d.IsRegular() {
-		g := max(en.gran, 1)
-		return floorDiv(d.Mtime, g) > floorDiv(en.st.Mtime, g)
-	}
-	return false
+	return update.Config{IgnoreExisting: e.opt.IgnoreExisting, Update: e.opt.Update}.Keeps(&en.st, en.dstSt, en.gran)
 }
 
 // keepExisting skips an entry keepsExisting leaves alone. The first name

@@ -499,7 +499,7 @@ func (l *dirList) foldNames() {
 	l.lost = make([]string, len(names))
 	l.contested = make([]bool, len(names))
 	l.respelled = make([]bool, len(names))
-	if l.dd == nil && !l.wk.e.skipWrite() { // a dry run judges a directory it would make (dryFold)
+	if l.dd == nil && !l.wk.e.skipWrite() { // a dry run judges a directory it would make (destfs: dryFold)
 		return
 	}
 	fi := l.wk.e.decide.foldOf(l.dd, l.listing)

@@ -460,8 +460,16 @@ func (b *Dir) wouldKeep(st fileio.Stat) error {
 
 // BeforeReplace keeps the file a copy is about to replace (name in dir),
 // right before the publishing rename, after the copy was read back and
-// flushed: a crash between the two leaves both versions.
+// flushed: a crash between the two leaves both versions. Its error is the
+// entry's failure, saying so.
 func (b *Dir) BeforeReplace(dir *fileio.Dir, name, rel string) error {
+	if err := b.beforeReplace(dir, name, rel); err != nil {
+		return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+	}
+	return nil
+}
+
+func (b *Dir) beforeReplace(dir *fileio.Dir, name, rel string) error {
 	if b == nil || dir == nil || (b.root == nil && !b.cfg.dry()) {
 		return nil
 	}
@@ -476,4 +484,12 @@ func (b *Dir) BeforeReplace(dir *fileio.Dir, name, rel string) error {
 		return nil // the rename fails on a directory
 	}
 	return b.Preserve(dir, name, rel, st, false)
+}
+
+// CheckArg refuses a --backup-dir given as blanks: it names no directory.
+func CheckArg(arg string) error {
+	if arg != "" && strings.TrimSpace(arg) == "" {
+		return &refusal.Error{Msg: "--backup-dir is empty; name a directory"}
+	}
+	return nil
 }

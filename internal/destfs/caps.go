@@ -299,3 +299,24 @@ func (fi *Info) CannotKeep(kind string, err error) bool {
 	l.someOnly = l.someOnly && tooLarge
 	return true
 }
+
+// SymlinksLostByType says whether the destination's filesystem is of a
+// type that holds no symlinks (FAT, exFAT), as a dry run tells it without
+// trying: DEST that would be made by its nearest existing parent's.
+func (fi *Info) SymlinksLostByType() bool {
+	path, t := fi.cfg.RootPath, fi.FSType()
+	if t == "" {
+		path = fileio.NearestExisting(path)
+		t, _ = fileio.FSType(path)
+	}
+	switch t {
+	case "vfat", "msdos", "exfat", "fuse.exfat", "fuse.fusefat":
+		return true
+	case "fuseblk":
+		switch fileio.FSName(path) {
+		case "FAT", "FAT32", "exFAT":
+			return true
+		}
+	}
+	return false
+}

@@ -32,6 +32,9 @@ type devInfo struct {
 	names     *NameRules // the names it cannot hold, learned once (namerules.go)
 
 	rename renameProbe // whether a directory rename keeps its files (renameprobe.go)
+
+	policyOnce sync.Once
+	policy     hashcache.Policy // the hash-cache policy of its type (PolicyOf)
 }
 
 // devInfos maps st_dev to what is known of that filesystem.
@@ -70,6 +73,17 @@ func (fi *Info) VolumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
 		di.vol, di.volSet = info.Volume, true
 	}
 	return di.vol
+}
+
+// PolicyOf is the hash cache's policy for the filesystem dev by its type
+// (hashcache.PolicyFor), d a directory on it: asked once per filesystem.
+func (fi *Info) PolicyOf(d *fileio.Dir, dev uint64) hashcache.Policy {
+	di := fi.devs.get(dev)
+	di.policyOnce.Do(func() {
+		t, _ := fileio.FSType(d.Path())
+		di.policy = hashcache.PolicyFor(t)
+	})
+	return di.policy
 }
 
 // KnownVolume returns the volume identity learned for dev, zero if none.

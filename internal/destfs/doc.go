@@ -16,10 +16,14 @@
 //     --names modes and the look-alike encoding (EncodeName, DecodeName);
 //     a name that breaks a rule is a NameError;
 //   - case folding (fold.go): whether a destination directory folds case or
-//     Unicode normalisation, asked of the destination (FoldOf), and which
-//     source names are one name there (PlanFold); CollisionError;
+//     Unicode normalisation, asked of the destination (FoldOf; a dry run
+//     tells it from the listing and the filesystem, writing nothing), which
+//     source names are one name there (PlanFold), and what an entry held
+//     under another spelling is found to be (Respelled); CollisionError
+//     and the filesystem it names (FSTypeOf);
 //   - the destination's capabilities (caps.go, devinfo.go): hard links,
-//     the largest file, what metadata it cannot keep (CannotKeep, NotKept),
+//     the largest file, what metadata it cannot keep (CannotKeep, NotKept;
+//     symlinks, for a dry run, by the type: SymlinksLostByType),
 //     per filesystem the volume identity and the resolution of the times it
 //     stores;
 //   - the directory-rename probe (renameprobe.go): whether staging a

@@ -68,7 +68,7 @@ type FoldInfo struct {
 	Folds      bool // names that differ in case only are one name
 	Normalises bool // names that differ in Unicode normalisation only are one name
 	NormGuess  bool // Normalises was assumed, not seen (see LookFold)
-	NoProbe    bool // a dry run: groups are not put to the destination (copyengine's dryFold)
+	NoProbe    bool // a dry run: groups are not put to the destination (dryFold)
 }
 
 // On reports whether the directory folds names at all.
@@ -101,9 +101,11 @@ type foldCache struct {
 // cache. listing, dd's entries when known, lets the probe ask about names
 // that are there already, writing nothing (see LookFold). A directory
 // where the probe cannot be made (which then takes no file either) counts
-// as not folding. A dry run does not come here: it puts no name to the
-// destination (copyengine's dryFold).
+// as not folding. A dry run puts no name to the destination (dryFold).
 func (fi *Info) FoldOf(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
+	if fi.cfg.dry() {
+		return fi.dryFold(dd, listing)
+	}
 	if dd == nil {
 		return FoldInfo{}
 	}
@@ -161,6 +163,66 @@ func (fi *Info) FoldFSType(dd *fileio.Dir) string {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	return fc.fsType
+}
+
+// dryFold is FoldOf for a dry run, which puts no name to the destination:
+// how the directory dd folds names is told from its listing where that
+// can (LookFold, as the real run does first), else from the filesystem
+// (FAT and exFAT fold case, a casefold directory case and normalisation).
+// A directory the run would make (dd nil) is judged as DEST's filesystem,
+// and DEST that would be made as the filesystem of its nearest existing
+// parent. The groups of names are then settled from the listing alone
+// (PlanFold: names it cannot tell apart are one name, as where the real
+// run cannot probe).
+func (fi *Info) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
+	if dd == nil {
+		dd, listing = fi.cfg.Root, nil
+	}
+	path := fileio.NearestExisting(fi.cfg.RootPath)
+	if dd != nil {
+		path = dd.Path()
+	}
+	var info FoldInfo
+	ok := false
+	if dd != nil {
+		info, ok = LookFold(dd, listing)
+	}
+	if !ok {
+		switch fileio.FSName(path) {
+		case "FAT", "FAT32", "exFAT":
+			info = FoldInfo{Folds: true}
+		default:
+			if dd != nil && fileio.CaseFoldAttr(dd) {
+				info = FoldInfo{Folds: true, Normalises: true}
+			}
+		}
+	}
+	if info.On() && dd != nil {
+		if st, err := dd.Stat(); err == nil {
+			fi.NoteFoldFSType(st.Dev, path)
+		}
+	}
+	info.NoProbe = true
+	return info
+}
+
+// FSTypeOf is the type name FoldOf noted for the filesystem of the
+// destination directory dd, for a collision's message: a dry run's
+// directory not made (nil) is on DEST's filesystem, and DEST that would
+// be made on its nearest existing parent's.
+func (fi *Info) FSTypeOf(dd *fileio.Dir) string {
+	if dd == nil {
+		dd = fi.cfg.Root
+	}
+	if dd == nil && fi.cfg.dry() {
+		if t, _ := fileio.FSType(fileio.NearestExisting(fi.cfg.RootPath)); t != "" {
+			return t
+		}
+	}
+	if dd == nil {
+		return "unknown type"
+	}
+	return fi.FoldFSType(dd)
 }
 
 // NoteFoldFSType notes the type of the filesystem dev, as the filesystem
@@ -544,4 +606,60 @@ func (e *CollisionError) Error() string {
 	}
 	return fmt.Sprintf("not copied: %q and %q are one name on the %s destination filesystem of %q (%s); only %q is kept there; rename one of them in the source",
 		e.Name, e.Winner, e.How, e.Dest, e.FS, e.Winner)
+}
+
+// Held is what a destination entry held under another spelling than its
+// source's is found to be (Respelled).
+type Held int
+
+// The answers of Respelled.
+const (
+	// HeldOther: another type, size, target or device: the source entry
+	// fails.
+	HeldOther Held = iota
+	// HeldSame: it holds what the source holds (a symlink with the same
+	// target, a special file of the same type and device, an empty file
+	// onto an empty file).
+	HeldSame
+	// HeldContested: a regular file of the same size: read on both sides,
+	// it fails unless the digests are equal (neither size and mtime nor
+	// DEST's cache entry are proof).
+	HeldContested
+)
+
+// Respelled settles a source entry (lstat src) whose destination entry
+// DEST holds under another spelling (lstat dst): "readme" onto "README",
+// or a file below a directory held so. Which file DEST holds there is not
+// known: it may be the copy of another source name, the only one left
+// once --move removed that source ("README" and "readme" in one source
+// directory: the first run moves README and fails readme; its rerun finds
+// README). So it is never replaced by other content: an entry of another
+// type or size fails at once; a regular file of the same size is read on
+// both sides (HeldContested) and fails unless the digests are equal; a
+// symlink with the same target (target is the source's, readlink reads
+// the destination's), a special file of the same type and device, an
+// empty file onto an empty file hold what the source holds (HeldSame).
+func Respelled(src, dst *fileio.Stat, target string, readlink func() (string, error)) Held {
+	if dst.Type() != src.Type() {
+		return HeldOther
+	}
+	same := true
+	switch {
+	case src.IsRegular():
+		if dst.Size != src.Size {
+			return HeldOther
+		}
+		if src.Size > 0 {
+			return HeldContested
+		}
+	case src.IsSymlink():
+		t, err := readlink()
+		same = err == nil && t == target
+	case src.Type() == fileio.ModeChar || src.Type() == fileio.ModeBlock:
+		same = dst.Rdev == src.Rdev
+	}
+	if !same {
+		return HeldOther
+	}
+	return HeldSame
 }

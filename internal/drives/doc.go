@@ -16,7 +16,9 @@
 // the walk and the copy (Halted) when a source went or the destination is
 // full. A root is only ever asked through the descriptor opened at the
 // start and a stat of its path. The two errors are re-exported by
-// copyengine by alias. It cancels, flushes and counts
-// nothing itself: the caller does, and fills in the counts of the error it
-// returns. It imports nothing of copyengine.
+// copyengine by alias. It cancels and counts nothing itself: the caller
+// does, and gives what it had when it stopped (Ending: the counts and the
+// flush of what is in place) to StopGone and Watch.StopFull (stop.go),
+// which flush it where the destination still answers and make the error
+// that ends the run. It imports nothing of copyengine.
 package drives

@@ -14,8 +14,13 @@
 // makes the link under a temporary name, checks that it leads to the
 // inode whose digest was established, unchanged (and, where the platform
 // can watch it, not written meanwhile), and renames it onto the final
-// name. The source's digest, the comparison and what a link counts as are
-// the caller's: the package answers with facts and errors.
+// name. Find is the search (find.go): the directories in order, the first
+// counterpart whose digest is the source's, with the same extended
+// attributes and on the destination's filesystem, handed to the caller to
+// link, and why the file is copied when one matched but could not be
+// linked. The source's digest, the extended attributes' comparison and
+// what a link counts as are the caller's (Query): the package answers with
+// facts and errors.
 //
 // Open takes a relative directory from the destination, as the kernel
 // resolves it (Path), and notes those it cannot open; Link calls the
@@ -26,8 +31,8 @@
 // stat linked, the reason to copy instead, or the file's failure) and
 // never counts, reports or fails a file. copyengine's glue (linkdest.go)
 // keeps what is bound to the pipeline's entry: the source's digest (from
-// the entry's cache lookup, or read), the comparison, the summary and
-// events, the further names (linkGroup) and --move. LinkChecked, the hard
+// the entry's cache lookup, or read), the summary and events, the further
+// names (linkGroup) and --move. LinkChecked, the hard
 // link checked to lead to the inode verified, is also what dedup and the
 // further names link with.
 package linkdest

@@ -48,6 +48,9 @@
 // record of another's is not read), and the callbacks through which it
 // reports a nested record it removed (the engine emits clean-tmp) and
 // puts the root's times back. It imports nothing of copyengine: the engine
-// asks it (Ours, Recorded) and tells it (Intend, Before, After, Made,
-// Disown, Gone), and emits the events.
+// asks it (Ours, Recorded, Leftover: whether a taken name is a leftover a
+// create may remove, Own: whether --delete leaves an entry to the walk) and tells it (Intend, Before, After, Made, Disown,
+// Gone, Clear: remove a leftover before a create), and emits the events.
+// Of the project it imports internal/fileio and internal/destfs (which
+// names are temporaries').
 package made

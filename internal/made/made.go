@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
@@ -655,4 +656,68 @@ func (m *Record) rewrite(sync bool) {
 // treats it as any other entry.
 func (m *Record) Foreign() bool {
 	return m != nil && m.foreign
+}
+
+// Leftover reports whether name in dd (the destination directory dirRel),
+// which an exclusive create found taken, is a leftover of fastcopy's own
+// that may be removed: a temporary's name (destfs.IsTempName) that the
+// record names, an entry of type want (0: anything but a directory),
+// listed under exactly that spelling, not another entry whose name folds
+// to it (a source file ".A.fastcopy-tmp" copied beside the temporary
+// ".a.fastcopy-tmp" of a file "a" on exFAT). The listing is read whether
+// or not dd is known to fold (a probe can fail), at the cost of one
+// listing per such create, which only an interrupted run's leftovers
+// cause. Anything else stays, and the create's failure is the entry's
+// (Taken).
+func (m *Record) Leftover(dd *fileio.Dir, dirRel, name string, want uint32) bool {
+	if !destfs.IsTempName(name) {
+		return false
+	}
+	st, err := dd.Lstat(name)
+	if err != nil || (want != 0 && st.Type() != want) || (want == 0 && st.IsDir()) {
+		return false
+	}
+	if !m.Ours(dirRel, name, &st) {
+		return false // named like one, but no record shows a run made it
+	}
+	names, err := dd.ReadDir()
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Taken is the failure of a create whose name another entry holds, one
+// that is not a Leftover.
+func Taken(name string, err error) error {
+	return fmt.Errorf("%q is taken by an entry that is not a leftover of fastcopy's; it was left alone: %w", name, err)
+}
+
+// Clear removes name from dd (the destination directory dirRel) before it
+// is created, when it is a Leftover, and drops it from the record. Where
+// nothing answers to the name (the usual case) it costs one lookup.
+func (m *Record) Clear(dd *fileio.Dir, dirRel, name string) {
+	if _, err := dd.Lstat(name); err == nil && m.Leftover(dd, dirRel, name, 0) {
+		if dd.Remove(name) == nil {
+			m.Gone(joinRel(dirRel, name))
+		}
+	}
+}
+
+// Own reports whether name in dir (the destination directory dstRel) is
+// fastcopy's own, which --delete leaves to the walk: a temporary or
+// staged directory that the record names (Ours), which the walk removes or
+// takes up, or the record itself (in the root, unless Foreign). Anything
+// else named like a temporary is an entry the source lacks, like any
+// other.
+func (m *Record) Own(dir *fileio.Dir, dstRel, name string) bool {
+	if dstRel == "" && name == Name && !m.Foreign() {
+		return true
+	}
+	return destfs.IsTempName(name) && m.OursByName(dir, dstRel, name)
 }

@@ -3,6 +3,8 @@ package mirror
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
 // ErrMaxDelete is returned by Finish when --delete would remove more
@@ -26,3 +28,16 @@ func (e *MaxDeleteError) Error() string {
 
 // Unwrap returns ErrMaxDelete.
 func (e *MaxDeleteError) Unwrap() error { return ErrMaxDelete }
+
+// CheckFlags refuses the options that only --delete gives a meaning to
+// (--delete-force: force; --max-delete: maxDelete not 0) without it
+// (del).
+func CheckFlags(del, force bool, maxDelete int) error {
+	if force && !del {
+		return &refusal.Error{Msg: "--delete-force needs --delete", Hint: "add --delete, or leave --delete-force out"}
+	}
+	if maxDelete != 0 && !del {
+		return &refusal.Error{Msg: "--max-delete needs --delete", Hint: "add --delete, or leave --max-delete out"}
+	}
+	return nil
+}

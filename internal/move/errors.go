@@ -95,3 +95,17 @@ func SameDirAsSource(sd, dd *fileio.Dir) error {
 	}
 	return fmt.Errorf("the destination directory is the source directory %q itself (mounted inside the destination?); nothing in it copied or moved (unmount it, or copy into another directory)", sd.Path())
 }
+
+// CheckFlags refuses --move where it could remove a source that was not
+// what the copy holds: with -L (dereference: it would remove files the
+// source's symlinks lead to), and without a read-back (verified false:
+// --verify=off).
+func CheckFlags(dereference, verified bool) error {
+	if dereference {
+		return &refusal.Error{Msg: "--move cannot be used with -L: it would remove files the source's symlinks lead to", Hint: "leave -L out"}
+	}
+	if !verified {
+		return &refusal.Error{Msg: "--move removes a source only once its copy is verified, which --verify=off forbids", Hint: "use --verify=device (the default) or --verify=cache"}
+	}
+	return nil
+}

@@ -15,7 +15,9 @@
 // (Inside, Same, In, and ArgPath, the kernel's resolution of a path the
 // user gave) are the ones every other pass asks (--backup-dir, --delete's
 // guards, --manifest, the --also destinations), so one rule decides
-// overlaps for all of them. CheckSpace takes what it needs of the run as
+// overlaps for all of them; Apart refuses two destinations of one run
+// that are one directory or one inside the other (other spellings on a
+// drive that folds names, bind mounts). CheckSpace takes what it needs of the run as
 // SpaceConfig: the plan's roots, how the run opens a root, its filters,
 // -L, whether dedup may share, which files resume a kept temporary, and
 // the destination's largest file.

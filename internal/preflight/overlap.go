@@ -2,7 +2,9 @@ package preflight
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fastcopy/fastcopy/hashcache"
@@ -179,4 +181,80 @@ func Same(a, b string) bool {
 func In(a, b string) bool {
 	in, err := Inside(a, b)
 	return err == nil && in
+}
+
+// Apart refuses two destinations that are one directory, or one
+// inside the other: the runs would copy into each other's copy and fight
+// over one lock. Names are compared, and so are the directories that exist
+// already, by identity: other spellings on a case-insensitive drive, or a
+// bind mount, name one directory differently (Inside).
+func Apart(a, b string) error {
+	ra, rb := fileio.RealPath(a), fileio.RealPath(b)
+	if ka, kb := namefold.Key(ra, true), namefold.Key(rb, true); ka == kb || Beneath(ka, kb) || Beneath(kb, ka) {
+		// Maybe other spellings of one name on a drive that folds them.
+		ra, rb = spelled(ra), spelled(rb)
+	}
+	switch {
+	case ra == rb || sameDir(ra, rb) || Same(a, b):
+		return refusal.New(b, "this destination is the same directory as "+quote(a), "name each destination once")
+	case Beneath(ra, rb) || below(ra, rb) || In(b, a):
+		return refusal.New(b, "this destination is inside the destination "+quote(a), "choose destinations apart from each other")
+	case Beneath(rb, ra) || below(rb, ra) || In(a, b):
+		return refusal.New(a, "this destination is inside the destination "+quote(b), "choose destinations apart from each other")
+	}
+	return nil
+}
+
+// spelled returns the real path p with each component that exists
+// spelled as its directory lists it: a case-insensitive filesystem finds
+// "backup" as "Backup", and so does this.
+func spelled(p string) string {
+	parts := strings.Split(strings.TrimPrefix(p, string(filepath.Separator)), string(filepath.Separator))
+	cur := string(filepath.Separator)
+	for i, name := range parts {
+		next := filepath.Join(cur, name)
+		if _, err := os.Lstat(next); err != nil {
+			return filepath.Join(append([]string{cur}, parts[i:]...)...)
+		}
+		if ents, err := os.ReadDir(cur); err == nil && !slices.ContainsFunc(ents, func(e os.DirEntry) bool { return e.Name() == name }) {
+			k := namefold.Key(name, true)
+			for _, e := range ents {
+				if namefold.Key(e.Name(), true) == k {
+					next = filepath.Join(cur, e.Name())
+					break
+				}
+			}
+		}
+		cur = next
+	}
+	return cur
+}
+
+// sameDir reports whether a and b are one existing directory.
+func sameDir(a, b string) bool {
+	ai, aerr := os.Stat(a)
+	bi, berr := os.Stat(b)
+	return aerr == nil && berr == nil && os.SameFile(ai, bi)
+}
+
+// below reports whether an existing directory above p is dir.
+func below(dir, p string) bool {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	for cur := filepath.Dir(p); ; cur = filepath.Dir(cur) {
+		if ci, err := os.Stat(cur); err == nil && os.SameFile(di, ci) {
+			return true
+		}
+		if filepath.Dir(cur) == cur {
+			return false
+		}
+	}
+}
+
+// Beneath reports whether the real path p lies below the real path dir.
+func Beneath(dir, p string) bool {
+	sep := string(filepath.Separator)
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, sep)+sep)
 }

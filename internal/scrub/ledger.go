@@ -85,21 +85,20 @@ func (l *Ledger) Found() bool {
 
 // Settle decides, for the rotten destination file of cache key whose entry
 // recorded rec and whose source was read for srcSum, whether it is copied
-// again: only from a source that still holds the digest recorded (true).
-// A source that does not is no known-good copy either (false): the caller
-// fails the file with ErrRotten, and both sides stay as they are. The file
-// must have been noted.
-func (l *Ledger) Settle(key string, rec, srcSum verify.Sum) (repair bool) {
+// again: only from a source that still holds the digest recorded (nil).
+// A source that does not is no known-good copy either: the answer is the
+// file's failure, wrapping ErrRotten, and both sides stay as they are. The
+// file must have been noted.
+func (l *Ledger) Settle(key string, rec, srcSum verify.Sum) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.rotten[key]
-	repair = srcSum == rec
-	if repair {
+	if srcSum == rec {
 		r.outcome = "the source holds the digest recorded for it: copied again from the source"
-	} else {
-		r.outcome = "the source does not hold that digest either: failed, both left as they are (DEST's stays marked rotten in the hash cache)"
+		return nil
 	}
-	return repair
+	r.outcome = "the source does not hold that digest either: failed, both left as they are (DEST's stays marked rotten in the hash cache)"
+	return fmt.Errorf("%w in DEST, and its source no longer holds the digest recorded when both were copied (both stats unchanged): neither is known good; check the source and the destination devices, then copy the good one with --force", ErrRotten)
 }
 
 // Rot is one rotten file in the report: its path in the destination and

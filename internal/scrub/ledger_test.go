@@ -1,6 +1,7 @@
 package scrub
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -29,10 +30,10 @@ func TestLedgerOutcomes(t *testing.T) {
 	if _, ok := l.RottenAt("/d/none"); ok {
 		t.Fatal("a file never noted is rotten")
 	}
-	if l.Settle("/d/a", rec, verify.Bytes([]byte("other"))) {
-		t.Fatal("Settle repairs from a source that does not hold the recorded digest")
+	if err := l.Settle("/d/a", rec, verify.Bytes([]byte("other"))); !errors.Is(err, ErrRotten) {
+		t.Fatalf("Settle repairs from a source that does not hold the recorded digest (%v)", err)
 	}
-	if !l.Settle("/d/b", rec, rec) {
+	if l.Settle("/d/b", rec, rec) != nil {
 		t.Fatal("Settle does not repair from a source that holds the recorded digest")
 	}
 	l.RottenAt("/d/c")

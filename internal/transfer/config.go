@@ -3,7 +3,6 @@ package transfer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -40,20 +39,13 @@ type Config struct {
 	Meter *throttle.Meter // --bwlimit; nil without a limit
 	Stats *outcome.Stats  // the run's byte counters
 	Meta  meta.Config     // the metadata of a copy
-	Made  *made.Record    // what runs made in the destination root
+	Made  *made.Record    // what runs made in the destination root: which taken names are leftovers (Leftover, Clear)
 
 	// Source is what a source file is read through (source.Share).
 	Source func(f *fileio.File, st *fileio.Stat) verify.Source
 	// Hash streams a source for its digest (and the extra formats the
 	// run's records need), handing each piece to sink.
 	Hash func(f verify.Source, size int64, buf []byte, sink verify.Sink) (verify.Sum, int64, map[string]string, error)
-	// OwnLeftover reports whether name in dd (the directory dirRel), which
-	// an exclusive create found taken, is a leftover of fastcopy's own of
-	// type want that may be removed (the record of what runs made names it).
-	OwnLeftover func(dd *fileio.Dir, dirRel, name string, want uint32) bool
-	// ClearLeftover removes name from dd before it is created, when it is
-	// such a leftover.
-	ClearLeftover func(dd *fileio.Dir, dirRel, name string)
 	// KeepBtime gives tmp in dd the creation time of st, where kept.
 	KeepBtime func(dd *fileio.Dir, tmp string, st *fileio.Stat)
 	// TakeHeld takes a descriptor of the budget of those held open ahead
@@ -121,9 +113,4 @@ type Preread struct {
 	N       int64
 	Whole   bool // all N bytes are still in the buffer it was read with
 	Started time.Time
-}
-
-// NameTaken is the failure of a create whose name another entry holds.
-func NameTaken(name string, err error) error {
-	return fmt.Errorf("%q is taken by an entry that is not a leftover of fastcopy's; it was left alone: %w", name, err)
 }

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/meta"
 )
 
@@ -37,12 +38,12 @@ type Special struct {
 // object, still with one link, or the entry fails (meta.ErrReplaced).
 func (c *Config) MakeSpecial(s *Special) error {
 	dd, tmp := s.Dir, s.Tmp
-	c.ClearLeftover(dd, s.DirRel, tmp)
+	c.Made.Clear(dd, s.DirRel, tmp)
 	c.Made.Before(s.DirRel, tmp, false)
 	if err := s.Create(tmp); err != nil {
 		c.Made.After(dd, s.DirRel, tmp, nil, err)
 		if fileio.IsExist(err) {
-			return NameTaken(tmp, err)
+			return made.Taken(tmp, err)
 		}
 		return err
 	}

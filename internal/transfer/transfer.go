@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/meta"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/throttle"
@@ -138,8 +139,8 @@ func (t *Transfer) create() (err error) {
 	}
 	t.dst, err = fileio.CreateTempMode(dd, tmp, perm)
 	if fileio.IsExist(err) {
-		if !c.OwnLeftover(dd, j.DirRel, tmp, fileio.ModeRegular) {
-			return NameTaken(tmp, err)
+		if !c.Made.Leftover(dd, j.DirRel, tmp, fileio.ModeRegular) {
+			return made.Taken(tmp, err)
 		}
 		// A leftover of an interrupted run.
 		if rerr := dd.Remove(tmp); rerr != nil && !fileio.IsNotExist(rerr) {

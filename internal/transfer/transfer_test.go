@@ -127,9 +127,8 @@ func (fx *fixture) config() *Config {
 			sum, n, err := verify.Stream(f, size, false, buf, sink)
 			return sum, n, nil, err
 		},
-		OwnLeftover: func(*fileio.Dir, string, string, uint32) bool { return false },
-		KeepBtime:   func(*fileio.Dir, string, *fileio.Stat) {},
-		TakeHeld:    func() bool { return false },
+		KeepBtime: func(*fileio.Dir, string, *fileio.Stat) {},
+		TakeHeld:  func() bool { return false },
 	}
 }
 
