@@ -3,6 +3,7 @@ package copyengine
 import (
 	"errors"
 	"fmt"
+	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/source"
 	"sync/atomic"
 	"syscall"
@@ -218,7 +219,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	}
 	act := ActCopy
 	switch {
-	case en.st.IsRegular() && e.dedupe.dry.wouldClone(e, &en.st):
+	case en.st.IsRegular() && e.dedupe.dryDest.wouldClone(e, &en.st):
 		act = ActClone
 	case en.st.IsSymlink():
 		act = ActSymlink
@@ -268,7 +269,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 	}
 	size := en.st.Size
 	var pre *preread
-	var w dedupWrite
+	var w dedup.Write
 	if e.dedupe.ix != nil && size > 0 {
 		var handled bool
 		if handled, w, pre = e.dedupe.beginDedup(c, en, rel, buf); handled {
@@ -276,7 +277,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 		}
 	}
 	p, err = cp.copyRegular(c, en, rel, buf, pre)
-	if w.owed() {
+	if w.Owed() {
 		e.dedupe.endDedup(p, size, w)
 	}
 	if err == nil {
