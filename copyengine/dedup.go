@@ -10,7 +10,6 @@ import (
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/meta"
-	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -88,7 +87,7 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	e := dp.e
 	size := en.st.Size
 	dp.destTargets.Do(func() { dp.destContent().Targets(e.ctx, dp.ix.Add) })
-	if !dp.ix.Begin(size, dp.targetGone) {
+	if !dp.ix.Begin(size, dp.proof().Gone) {
 		return false, dedup.Write{Begun: true}, nil
 	}
 	pre, err := dp.readSource(c.src.d, en, buf)
@@ -111,36 +110,12 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	return true, dedup.Write{}, nil
 }
 
-// targetGone reports whether a file the cache says the destination holds is
-// missing or changed since (see dedup.Index.Begin).
-func (dp *deduper) targetGone(t *dedup.Target) bool {
-	td, _, _, ok := dp.openTarget(t)
-	if ok {
-		td.Close()
-	}
-	return !ok
-}
-
-// openTarget opens the directory of a target and stats it there. It
-// reports false, having closed what it opened, unless the target is in
-// place exactly as it was when its read-back matched: stale content is
-// never shared.
-func (dp *deduper) openTarget(t *dedup.Target) (td *fileio.Dir, name string, cur fileio.Stat, ok bool) {
+// proof is how the real run shows a target holds a duplicate's bytes
+// before sharing it (dedup.Proof).
+func (dp *deduper) proof() dedup.Proof {
 	e := dp.e
-	placed, ok := t.InPlace()
-	if !ok {
-		return nil, "", cur, false
-	}
-	tdir, name := splitRel(t.Rel)
-	td, err := e.staged.openDst(tdir)
-	if err != nil {
-		return nil, "", cur, false
-	}
-	if cur, err = td.Lstat(name); err != nil || !dedup.StillPlaced(&cur, placed) {
-		td.Close()
-		return nil, "", cur, false
-	}
-	return td, name, cur, true
+	return dedup.Proof{OpenDir: e.staged.openDst, Bytes: e.opt.DedupVerifyBytes, Unverified: e.opt.Verify == VerifyOff,
+		Bufs: &e.bufs, Meter: e.bw, Ctx: e.ctx, Count: dp.countRead}
 }
 
 // dest is what the real run's destination can do for a duplicate, as the
@@ -298,40 +273,14 @@ func (dp *deduper) placeDup(d dupFile, buf []byte) error {
 // is not possible or not safe, and the caller copies.
 func (dp *deduper) shareData(d dupFile) (*pending, error) {
 	e := dp.e
-	// The read-back of the new name checks the content again.
-	td, tname, cur, ok := dp.openTarget(d.target)
+	found, ok := dp.proof().Prove(d.target, dedup.Dup{Sum: d.sum,
+		Own:  func() (fileio.Stat, error) { return d.dst.d.Lstat(d.en.dstName) },
+		Open: func() (*fileio.File, error) { return d.src.d.Open(d.en.name, e.opt.Dereference) }})
 	if !ok {
 		return nil, nil
 	}
-	defer td.Close()
-	// A target that already is this name (or a link of it, as after an
-	// earlier dedup and now --force) cannot be shared: renaming a link
-	// onto the same inode does nothing, and would leave the temporary.
-	if own, err := d.dst.d.Lstat(d.en.dstName); err == nil && own.Dev == cur.Dev && own.Ino == cur.Ino {
-		return nil, nil
-	}
-	if e.opt.DedupVerifyBytes {
-		if same, err := dp.sameBytes(d, td, tname); err != nil || !same {
-			return nil, nil
-		}
-	}
-	// Content this run did not itself write and verify (a file from before
-	// the run, or any file under --verify=off) is read again first, through
-	// the descriptor a clone is then made from: its cache entry or its
-	// placement vouches for its stat, not for the bytes on the device.
-	var tf *fileio.File
-	if d.target.External || e.opt.Verify == VerifyOff {
-		var err error
-		if tf, err = td.Open(tname, false); err != nil {
-			return nil, nil
-		}
-		defer tf.Close()
-		bp := e.buf()
-		defer e.putBuf(bp)
-		if !dedup.Rehash(tf, &cur, d.sum, d.target.External, dedup.Reread{Buf: *bp, Count: dp.countRead, Sink: e.bw.Sink(e.ctx)}) {
-			return nil, nil
-		}
-	}
+	defer found.Close()
+	td, tname, cur, tf := found.Dir, found.Name, found.Cur, found.File
 	dd := d.dst.d
 	tmp := d.en.tempName()
 	e.clearLeftover(dd, d.dst.rel, tmp)
@@ -482,25 +431,4 @@ func (dp *deduper) destContent() dedup.DestContent {
 	}
 	return dedup.DestContent{Cache: e.cache, Side: e.dstSide, Dev: e.dstDev,
 		Volume: e.fs.knownVolume(e.dstDev), Resolution: e.fs.knownResolution(e.dstDev)}
-}
-
-// sameBytes compares the duplicate's source with the target byte for byte
-// (--dedup-verify=bytes): equal digests are then not taken on trust.
-func (dp *deduper) sameBytes(d dupFile, td *fileio.Dir, tname string) (bool, error) {
-	e := dp.e
-	a, err := d.src.d.Open(d.en.name, e.opt.Dereference)
-	if err != nil {
-		return false, err
-	}
-	defer a.Close()
-	b, err := td.Open(tname, false)
-	if err != nil {
-		return false, err
-	}
-	defer b.Close()
-	ba, bb := e.buf(), e.buf()
-	defer e.putBuf(ba)
-	defer e.putBuf(bb)
-	return dedup.SameBytes(a, b, dedup.Compare{A: *ba, B: *bb, Count: dp.countRead,
-		Charge: func(n int64) error { return e.bw.Charge(e.ctx, throttle.Read, n) }})
 }

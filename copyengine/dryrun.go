@@ -307,20 +307,12 @@ func (dp *deduper) confirmDest(en *entry, buf []byte) dedup.Confirm {
 		if e.dstRoot == nil {
 			return dedup.Meta{}, false
 		}
-		placed, ok := t.InPlace()
+		found, ok := dedup.Proof{OpenDir: e.dstRoot.OpenBeneath}.Find(t)
 		if !ok {
 			return dedup.Meta{}, false
 		}
-		tdir, name := splitRel(t.Rel)
-		td, err := e.dstRoot.OpenBeneath(tdir)
-		if err != nil {
-			return dedup.Meta{}, false
-		}
-		defer td.Close()
-		cur, err := td.Lstat(name)
-		if err != nil || !dedup.StillPlaced(&cur, placed) {
-			return dedup.Meta{}, false
-		}
+		defer found.Close()
+		td, name, cur := found.Dir, found.Name, found.Cur
 		if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
 			return dedup.Meta{}, false
 		}
