@@ -219,7 +219,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	}
 	act := ActCopy
 	switch {
-	case en.st.IsRegular() && e.dedupe.dryDest.wouldClone(e, &en.st):
+	case en.st.IsRegular() && e.dedupe.wouldClone(&en.st):
 		act = ActClone
 	case en.st.IsSymlink():
 		act = ActSymlink

@@ -26,7 +26,6 @@ type deduper struct {
 	followers []linkFollower
 	mu        sync.Mutex
 	dry       dedup.Forecast // a dry run's index (wouldDedup)
-	dryDest   dryDest        // the filesystem DEST is, or would be made, on
 }
 
 // newDeduper is the engine's deduper; a dry run's index takes DEST's

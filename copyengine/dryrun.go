@@ -2,7 +2,6 @@ package copyengine
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -62,37 +61,19 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 
 // wouldStage is, in a dry run, stageDir's judgement of a new directory
 // made in parent (nil: one the run would make too) where it tells without
-// writing: a FUSE filesystem's new directories are not staged
-// (dirRenameKeeps, which asks no probe of one), and Summary.StagingNote
-// says so. Elsewhere the real run's probe is taken to succeed.
+// writing (destfs.Info.DryStage): a FUSE filesystem's new directories are
+// not staged, and Summary.StagingNote says so.
 func (sg *stager) wouldStage(parent *handle) {
 	e := sg.e
-	if !fileio.CanStageDirs {
-		return
-	}
+	var pd *fileio.Dir
 	if parent != nil {
-		if fileio.IsFUSE(parent.d) {
-			sg.dirRenameKeeps(parent.d)
-		}
-		return
+		pd = parent.d
 	}
-	if e.dstRoot != nil {
-		if fileio.IsFUSE(e.dstRoot) {
-			sg.dirRenameKeeps(e.dstRoot)
-		}
-		return
-	}
-	// DEST would be made: its nearest existing parent's filesystem, the
-	// note naming DEST, where the real run makes its first directory.
-	d, err := fileio.OpenDir(fileio.NearestExisting(e.dstRootPath))
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	if fileio.IsFUSE(d) {
+	made := e.fs.info.DryStage(pd, func(note string) { e.count(func(s *Summary) { s.StagingNote = note }) })
+	if made != "" {
 		e.count(func(s *Summary) {
 			if s.StagingNote == "" {
-				s.StagingNote = stagingNote(e.dstRootPath, whyNotStagedFUSE)
+				s.StagingNote = made
 			}
 		})
 	}
@@ -137,53 +118,23 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 	return nil
 }
 
-// dryDest is DEST's device and filesystem type in a dry run, or its
-// nearest existing parent's when the run would make it, taken once.
-type dryDest struct {
-	once sync.Once
-	dev  uint64
-	typ  string
-}
-
-// destFS is DEST's device and filesystem type in a dry run: its own, or
-// where the run would make it, its nearest existing parent's.
-func (dd *dryDest) destFS(e *engine) (uint64, string) {
-	dd.once.Do(func() {
-		if e.dstRoot != nil {
-			dd.dev, dd.typ = e.dstDev, e.fs.info.FSType()
-			return
-		}
-		path := fileio.NearestExisting(e.dstRootPath)
-		d, err := fileio.OpenDir(path)
-		if err != nil {
-			return
-		}
-		defer d.Close()
-		if st, err := d.Stat(); err == nil {
-			dd.dev = st.Dev
-		}
-		dd.typ, _ = fileio.FSType(path)
-	})
-	return dd.dev, dd.typ
-}
-
 // wouldClone says whether the real run would clone a regular file of
 // stat st (mayClone): not empty, clones allowed, on DEST's filesystem,
-// one of a type that clones (the dry run cannot try one).
-func (dd *dryDest) wouldClone(e *engine, st *fileio.Stat) bool {
+// one of a type that clones (the dry run cannot try one:
+// destfs.Info.DryClonesFrom).
+func (dp *deduper) wouldClone(st *fileio.Stat) bool {
+	e := dp.e
 	if st.Size == 0 || e.opt.Reflink == ReflinkNever {
 		return false
 	}
-	dev, t := dd.destFS(e)
-	return st.Dev == dev && dedup.ClonesByType(t)
+	return e.fs.info.DryClonesFrom(st.Dev)
 }
 
 // dryDedupDest is what DEST can do for a duplicate in a dry run, which
 // tries no clone: its filesystem's type tells whether it clones.
 func (dp *deduper) dryDedupDest() dedup.Dest {
 	e := dp.e
-	_, t := dp.dryDest.destFS(e)
-	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: !dedup.ClonesByType(t), HasLinks: e.fs.hasLinks}
+	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: !e.fs.info.DryClones(), HasLinks: e.fs.hasLinks}
 }
 
 // wouldDedup reports whether the real run would place en by sharing the
@@ -212,7 +163,7 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 	// sparse) is not written from the buffer read here (readSource's
 	// whole), while a shared one is placed from it.
 	if hashed {
-		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || dp.dryDest.wouldClone(e, &en.st)
+		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || dp.wouldClone(&en.st)
 		if way != dedup.Copied || !again {
 			e.stats.BytesRead.Add(-en.st.Size)
 		}
@@ -255,46 +206,10 @@ func (g *linkGroup) leaderErr() error {
 	return nil
 }
 
-// dryFold is foldOf for a dry run, which puts no name to the destination:
-// how the directory dd folds names is told from its listing where that
-// can (lookFold, as the real run does first), else from the filesystem
-// (FAT and exFAT fold case, a casefold directory case and normalisation).
-// A directory the run would make (dd nil) is judged as DEST's filesystem,
-// and DEST that would be made as the filesystem of its nearest existing
-// parent. The groups of names are then settled from the listing alone
-// (planFold: names it cannot tell apart are one name, as where the real
-// run cannot probe).
+// dryFold is foldOf for a dry run, which puts no name to the destination
+// (destfs.Info.DryFold).
 func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	e := dc.e
-	if dd == nil {
-		dd, listing = e.dstRoot, nil
-	}
-	path := fileio.NearestExisting(e.dstRootPath)
-	if dd != nil {
-		path = dd.Path()
-	}
-	var info foldInfo
-	ok := false
-	if dd != nil {
-		info, ok = lookFold(dd, listing)
-	}
-	if !ok {
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			info = foldInfo{Folds: true}
-		default:
-			if dd != nil && fileio.CaseFoldAttr(dd) {
-				info = foldInfo{Folds: true, Normalises: true}
-			}
-		}
-	}
-	if info.On() && dd != nil {
-		if st, err := dd.Stat(); err == nil {
-			e.fs.info.NoteFoldFSType(st.Dev, path)
-		}
-	}
-	info.NoProbe = true
-	return info
+	return dc.e.fs.info.DryFold(dd, listing)
 }
 
 // confirmDest is, for a dry run's duplicate en, the proof the real run
@@ -329,30 +244,10 @@ func (dp *deduper) confirmDest(en *entry, buf []byte) dedup.Confirm {
 // reports it once its symlink call fails: not kept, and said once per run.
 func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 	e := dc.e
-	if !en.st.IsSymlink() || !e.fs.symlinksLostByType() {
+	if !en.st.IsSymlink() || !e.fs.info.SymlinksLostByType() {
 		return false
 	}
 	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
 	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActNotKept, Path: rel})
 	return true
-}
-
-// symlinksLostByType says whether the destination's filesystem is of a
-// type that holds no symlinks.
-func (fsi *fsInfo) symlinksLostByType() bool {
-	path, t := fsi.e.dstRootPath, fsi.info.FSType()
-	if t == "" { // DEST that would be made: its nearest existing parent's
-		path = fileio.NearestExisting(path)
-		t, _ = fileio.FSType(path)
-	}
-	switch t {
-	case "vfat", "msdos", "exfat", "fuse.exfat", "fuse.fusefat":
-		return true
-	case "fuseblk":
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			return true
-		}
-	}
-	return false
 }

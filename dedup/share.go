@@ -19,7 +19,7 @@ type Dest struct {
 	NoReflink bool
 	// CannotClone says the destination's filesystem does not clone: a
 	// clone failed there earlier in the run or, in a dry run, which tries
-	// none, its type is not one that clones (ClonesByType).
+	// none, its type is not one that clones.
 	CannotClone bool
 	// HasLinks says whether the destination's filesystem has hard links
 	// (not FAT or exFAT); nil for none. It is asked only once a hard link
@@ -78,13 +78,4 @@ func (d Dest) Way(sameMeta bool) Way {
 		return Copied
 	}
 	return Linked
-}
-
-// ClonesByType says whether a filesystem of this type clones (FICLONE).
-func ClonesByType(fsType string) bool {
-	switch fsType {
-	case "btrfs", "xfs", "bcachefs":
-		return true
-	}
-	return false
 }

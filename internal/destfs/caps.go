@@ -59,6 +59,7 @@ type Info struct {
 	devs    devInfos             // per filesystem: volume identity, time resolution, names, folding, renames
 	mu      sync.Mutex           // guards caps.seen, caps.further and lost
 	lost    map[string]*lostKind // what the destination could not keep
+	dry     dryDest              // DEST's device and type in a dry run (DryDest)
 }
 
 // destCaps is what the destination's filesystem can keep, learned before
