@@ -19,12 +19,12 @@ import (
 type deduper struct {
 	e           *engine
 	ix          *dedup.Index // nil with --dedup=off
-	dups        []dupFile    // duplicates waiting to share a placed file's data (under e.mu)
+	dups        []dupFile    // duplicates waiting to share a placed file's data (under mu)
 	destTargets sync.Once    // the index takes DEST's content before the first file is written
 	// followers are the further names of source inodes, linked to the
 	// first name once it is placed (addFollower; under mu).
 	followers []linkFollower
-	mu        sync.Mutex
+	mu        sync.Mutex     // the stage's own: guards dups and followers
 	dry       dedup.Forecast // a dry run's index (wouldDedup)
 }
 
@@ -100,12 +100,12 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	}
 	sum := pre.sum
 	pre.f.Close()
-	e.mu.Lock()
+	dp.mu.Lock()
 	if c.stage != nil {
 		c.stage.add() // settled by placeDups
 	}
 	dp.dups = append(dp.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t, stage: c.stage})
-	e.mu.Unlock()
+	dp.mu.Unlock()
 	return true, dedup.Write{}, nil
 }
 
@@ -215,23 +215,16 @@ func (dp *deduper) placeDups() {
 
 func (dp *deduper) placeDup(d dupFile, buf []byte) error {
 	e := dp.e
-	p, err := dp.shareData(d)
-	if err != nil {
-		return err
-	}
-	if p == nil && e.opt.Dedup != dedup.Clone {
-		// The target could not take this file as a hard link (other
-		// metadata, or out of links): another copy of the content with this
-		// file's metadata may.
-		for _, t := range dp.ix.Others(d.target, dp.dedupMeta(&d.en.st)) {
-			alt := d
-			alt.target = t
-			if p, err = dp.shareData(alt); err != nil {
-				return err
-			}
-			if p != nil {
-				break
-			}
+	var p *pending
+	var err error
+	for _, t := range dp.ix.Candidates(d.target, dp.dedupMeta(&d.en.st), e.opt.Dedup) {
+		alt := d
+		alt.target = t
+		if p, err = dp.shareData(alt); err != nil {
+			return err
+		}
+		if p != nil {
+			break
 		}
 	}
 	if p == nil {

@@ -13,7 +13,7 @@ import (
 // where it can: the decider (with its cache lookups), the check of files
 // whose size matches (checkEntry reads both sides, as the real run does),
 // the judgement of further hard-link names, and the placement of
-// duplicates (dryDedup). Each writing step is left out: fixMeta and
+// duplicates (wouldDedup, dedup.Forecast). Each writing step is left out: fixMeta and
 // fixTimes only say that they would change something, no cache entry is
 // stored, nothing is created, linked or renamed.
 
