@@ -5,6 +5,7 @@ import (
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/follower"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -80,35 +81,25 @@ func (sg *stager) wouldStage(parent *handle) {
 }
 
 // wouldLink judges a further name of a source inode as linkOne does,
-// writing nothing: skipped when its name already leads to the first
-// name's inode, which is unchanged; linked otherwise.
+// writing nothing (follower.Config.Would): skipped when its name already
+// leads to the first name's inode, which is unchanged; linked otherwise.
 func (dp *deduper) wouldLink(f linkFollower) error {
 	e := dp.e
 	if err := f.group.leaderErr(); err != nil {
 		return err
 	}
-	if e.dstRoot != nil {
-		cur, err := e.dstRoot.Lstat(f.rel)
-		if want := f.group.ino; err == nil && want != (devIno{}) && (devIno{cur.Dev, cur.Ino}) == want {
-			e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
-			e.mover.Note(f.mv, verify.Sum{})
-			return nil
-		}
-		if err == nil && e.backups.on() {
-			// The name is replaced by the link: what it holds is kept
-			// first (linkOne).
-			dir, name := splitRel(f.rel)
-			if d, derr := e.dstRoot.OpenBeneath(dir); derr == nil {
-				err = e.backups.beforeReplace(d, name, f.rel)
-				d.Close()
-				if err != nil {
-					return fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
-				}
-			}
-		}
+	cfg := follower.Config{}
+	if e.dstRoot != nil && e.backups.on() {
+		cfg = follower.Config{OpenDir: e.dstRoot.OpenBeneath, BeforeReplace: e.backups.beforeReplace}
 	}
-	if f.clash != nil {
-		return f.clash
+	linked, err := cfg.Would(f.name(), e.dstRoot)
+	if err != nil {
+		return err
+	}
+	if !linked {
+		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+		e.mover.Note(f.mv, verify.Sum{})
+		return nil
 	}
 	e.count(func(s *Summary) { s.Linked++ })
 	e.stats.FilesDone.Add(1)

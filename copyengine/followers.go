@@ -38,8 +38,7 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		return err
 	}
 	cfg := follower.Config{OpenDir: e.staged.openDst, ClearLeftover: e.clearLeftover, Made: e.made, BeforeReplace: e.backups.beforeReplace}
-	linked, err := cfg.Link(follower.Name{Rel: f.rel, LeaderRel: f.group.leaderRel,
-		Want: follower.Ino{Dev: f.group.ino.dev, Ino: f.group.ino.ino}, Tmp: f.tmp, Clash: f.clashErr()})
+	linked, err := cfg.Link(f.name())
 	if err != nil {
 		return err
 	}
@@ -58,13 +57,14 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	return nil
 }
 
-// clashErr is f.clash as an error: nil when there is none (a nil
-// *CollisionError is no error).
-func (f *linkFollower) clashErr() error {
-	if f.clash == nil {
-		return nil
+// name is f as the follower package takes it. f.clash is an error only
+// when there is one (a nil *CollisionError is no error).
+func (f *linkFollower) name() follower.Name {
+	n := follower.Name{Rel: f.rel, LeaderRel: f.group.leaderRel, Want: follower.Ino{Dev: f.group.ino.dev, Ino: f.group.ino.ino}, Tmp: f.tmp}
+	if f.clash != nil {
+		n.Clash = f.clash
 	}
-	return f.clash
+	return n
 }
 
 // errLinkReplaced says a name to be hard-linked no longer leads to the

@@ -126,3 +126,34 @@ func splitRel(rel string) (dir, name string) {
 	}
 	return rel[:i], rel[i+1:]
 }
+
+// Would is Link's judgement for a dry run, which writes nothing: linked is
+// false when the name already leads to the leader's inode, known as
+// verified (n.Want); otherwise the name would be linked, after what it
+// holds is kept (BeforeReplace, which a dry run only counts), unless it is
+// held under another spelling (n.Clash). root is DEST's root, nil where
+// the run would make DEST; BeforeReplace may be nil (no --backup-dir).
+func (c Config) Would(n Name, root *fileio.Dir) (linked bool, err error) {
+	if root != nil {
+		cur, err := root.Lstat(n.Rel)
+		if err == nil && n.Want != (Ino{}) && inoOf(&cur) == n.Want {
+			return false, nil
+		}
+		if err == nil && c.BeforeReplace != nil {
+			// The name is replaced by the link: what it holds is kept
+			// first (Link).
+			dir, name := splitRel(n.Rel)
+			if d, derr := c.OpenDir(dir); derr == nil {
+				err = c.BeforeReplace(d, name, n.Rel)
+				d.Close()
+				if err != nil {
+					return false, fmt.Errorf("--backup-dir: keeping the version it replaces: %w", err)
+				}
+			}
+		}
+	}
+	if n.Clash != nil {
+		return false, n.Clash
+	}
+	return true, nil
+}

@@ -81,3 +81,32 @@ func TestLeaderReplacedIsNotLinked(t *testing.T) {
 		t.Fatalf("the follower was made: %v", err)
 	}
 }
+
+// TestWouldJudgesAsLink: a dry run's judgement writes nothing, skips a
+// name linked already and would link one that is not.
+func TestWouldJudgesAsLink(t *testing.T) {
+	t.Parallel()
+	dst, cfg, want := setup(t)
+	root, err := fileio.OpenDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	n := Name{Rel: "b", LeaderRel: "d/a", Want: want}
+	if linked, err := (Config{}).Would(n, root); err != nil || !linked {
+		t.Fatalf("Would: linked %v, %v; want a link", linked, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "b")); !os.IsNotExist(err) {
+		t.Fatalf("Would wrote the name: %v", err)
+	}
+	if linked, err := cfg.Link(n); err != nil || !linked {
+		t.Fatalf("Link: %v, %v", linked, err)
+	}
+	if linked, err := (Config{}).Would(n, root); err != nil || linked {
+		t.Fatalf("Would of a name linked already: linked %v, %v; want a skip", linked, err)
+	}
+	clash := errors.New("held under another spelling")
+	if _, err := (Config{}).Would(Name{Rel: "c", LeaderRel: "d/a", Want: want, Clash: clash}, nil); err != clash {
+		t.Fatalf("Would of a clashing name: %v", err)
+	}
+}
