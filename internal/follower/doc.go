@@ -7,7 +7,8 @@
 // what a name holds before it is replaced) and, per follower, a Name: its
 // path, its leader's path and the leader's inode as verified. Link answers
 // whether it linked the name or found it linked already, or why it could
-// not; the caller reports the outcome.
+// not; the caller reports the outcome. Would is the same judgement for a
+// dry run, which writes nothing.
 //
 // Its guarantee: a name is linked only to the inode that was verified
 // (or, where none was, to the one the leader's name holds when it is
