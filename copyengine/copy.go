@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fastcopy/fastcopy/dedup"
+
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/retry"
@@ -223,7 +225,7 @@ func (cp *copier) wouldCopy(c *chunk, en *entry, rel string, buf []byte) {
 	}
 	act := ActCopy
 	switch {
-	case en.st.IsRegular() && e.dedupe.dry.wouldClone(e, &en.st):
+	case en.st.IsRegular() && e.dedupe.wouldClone(&en.st):
 		act = ActClone
 	case en.st.IsSymlink():
 		act = ActSymlink
@@ -273,7 +275,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 	}
 	size := en.st.Size
 	var pre *preread
-	var w dedupWrite
+	var w dedup.Write
 	if e.dedupe.ix != nil && size > 0 {
 		var handled bool
 		if handled, w, pre = e.dedupe.beginDedup(c, en, rel, buf); handled {
@@ -281,7 +283,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 		}
 	}
 	p, err = cp.copyRegular(c, en, rel, buf, pre)
-	if w.owed() {
+	if w.Owed() {
 		e.dedupe.endDedup(p, size, w)
 	}
 	if err == nil {

@@ -1,19 +1,15 @@
 package copyengine
 
 import (
-	"bytes"
 	"errors"
-	"path/filepath"
 	"sort"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
-	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/meta"
-	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -24,13 +20,21 @@ import (
 type deduper struct {
 	e           *engine
 	ix          *dedup.Index // nil with --dedup=off
-	dups        []dupFile    // duplicates waiting to share a placed file's data (under e.mu)
-	destTargets sync.Once    // loadDestTargets, before the first file is written
+	dups        []dupFile    // duplicates waiting to share a placed file's data (under mu)
+	destTargets sync.Once    // the index takes DEST's content before the first file is written
 	// followers are the further names of source inodes, linked to the
 	// first name once it is placed (addFollower; under mu).
 	followers []linkFollower
-	mu        sync.Mutex
-	dry       dryDedup // a dry run's index (dryrun.go)
+	mu        sync.Mutex     // the stage's own: guards dups and followers
+	dry       dedup.Forecast // a dry run's index (wouldDedup)
+}
+
+// newDeduper is the engine's deduper; a dry run's index takes DEST's
+// content at its first file, as the real run's does.
+func newDeduper(e *engine) *deduper {
+	dp := &deduper{e: e}
+	dp.dry.Load = func(add func(*dedup.Target)) { dp.destContent().Targets(e.ctx, add) }
+	return dp
 }
 
 // addFollower takes a further name of a source inode, to be linked to the
@@ -79,85 +83,47 @@ func (dp *deduper) dedupMeta(st *fileio.Stat) dedup.Meta {
 //
 // When the file is to be written, pre (if not nil) holds the source still
 // open, and its bytes when they fit in buf, for the fileCopy to use.
-func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled bool, w dedupWrite, pre *preread) {
+func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (handled bool, w dedup.Write, pre *preread) {
 	e := dp.e
 	size := en.st.Size
-	dp.destTargets.Do(dp.loadDestTargets)
-	if !dp.ix.Begin(size, dp.targetGone) {
-		return false, dedupWrite{begun: true}, nil
+	dp.destTargets.Do(func() { dp.destContent().Targets(e.ctx, dp.ix.Add) })
+	if !dp.ix.Begin(size, dp.proof().Gone) {
+		return false, dedup.Write{Begun: true}, nil
 	}
 	pre, err := dp.readSource(c.src.d, en, buf)
 	if err != nil {
-		return false, dedupWrite{}, nil // copied without dedup; the copy reports a real error
+		return false, dedup.Write{}, nil // copied without dedup; the copy reports a real error
 	}
 	e.record.Source(en.srcKey, &en.st, pre.sum, en.extra, pre.started)
-	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), dp.linkOnly)
+	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), func() bool { return dp.dest().LinkOnly() })
 	if mine {
-		return false, dedupWrite{claimed: t}, pre
+		return false, dedup.Write{Claimed: t}, pre
 	}
 	sum := pre.sum
 	pre.f.Close()
-	e.mu.Lock()
+	dp.mu.Lock()
 	if c.stage != nil {
 		c.stage.add() // settled by placeDups
 	}
 	dp.dups = append(dp.dups, dupFile{src: c.src.retain(), dst: c.dst.retain(), en: *en, rel: rel, sum: sum, target: t, stage: c.stage})
-	e.mu.Unlock()
-	return true, dedupWrite{}, nil
+	dp.mu.Unlock()
+	return true, dedup.Write{}, nil
 }
 
-// targetGone reports whether a file the cache says the destination holds is
-// missing or changed since (see dedup.Index.Begin).
-func (dp *deduper) targetGone(t *dedup.Target) bool {
-	td, _, _, ok := dp.openTarget(t)
-	if ok {
-		td.Close()
-	}
-	return !ok
-}
-
-// openTarget opens the directory of a target and stats it there. It
-// reports false, having closed what it opened, unless the target is in
-// place exactly as it was when its read-back matched: stale content is
-// never shared.
-func (dp *deduper) openTarget(t *dedup.Target) (td *fileio.Dir, name string, cur fileio.Stat, ok bool) {
+// proof is how the real run shows a target holds a duplicate's bytes
+// before sharing it (dedup.Proof).
+func (dp *deduper) proof() dedup.Proof {
 	e := dp.e
-	placed, ok := t.InPlace()
-	if !ok {
-		return nil, "", cur, false
-	}
-	tdir, name := splitRel(t.Rel)
-	td, err := e.staged.openDst(tdir)
-	if err != nil {
-		return nil, "", cur, false
-	}
-	if cur, err = td.Lstat(name); err != nil || !stillPlaced(&cur, placed) {
-		td.Close()
-		return nil, "", cur, false
-	}
-	return td, name, cur, true
+	return dedup.Proof{OpenDir: e.staged.openDst, Bytes: e.opt.DedupVerifyBytes, Unverified: e.opt.Verify == VerifyOff,
+		Bufs: &e.bufs, Meter: e.bw, Ctx: e.ctx, Count: dp.countRead}
 }
 
-// stillPlaced reports whether cur is the file as it was placed and verified.
-func stillPlaced(cur *fileio.Stat, placed dedup.Placed) bool {
-	return cur.Dev == placed.Dev && cur.Ino == placed.Ino && cur.Size == placed.Size &&
-		cur.Mtime == placed.Mtime && cur.Ctime == placed.Ctime
-}
-
-// linkOnly reports whether duplicates can only be hard-linked here (so a
-// target is of use only with the same metadata): --dedup=hardlink, or
-// --dedup=auto where cloning is off or known not to work. A duplicate
-// matched to a target it cannot share with would wait for the end of the
-// run and be copied then, one file and one flush at a time.
-func (dp *deduper) linkOnly() bool {
+// dest is what the real run's destination can do for a duplicate, as the
+// run knows it now (dedup.Dest).
+func (dp *deduper) dest() dedup.Dest {
 	e := dp.e
-	if e.opt.Dedup == dedup.Hardlink {
-		return true
-	}
-	if e.opt.Dedup != dedup.Auto {
-		return false
-	}
-	return e.clones.Broken(e.dstDev) || e.opt.Reflink == ReflinkNever
+	cloneBroken := e.clones.Broken(e.dstDev)
+	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: cloneBroken, HasLinks: e.fs.hasLinks}
 }
 
 // preread is a source opened and read for its digest before the decision
@@ -214,29 +180,14 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread
 }
 
 // endDedup registers a written file as a target for later ones, or gives
-// up its place when it was not written.
-func (dp *deduper) endDedup(p *pending, size int64, w dedupWrite) {
-	switch {
-	case w.claimed != nil && p != nil && p.size == size && p.sum == w.claimed.Sum:
-		p.target = w.claimed
-	case w.claimed != nil:
-		dp.ix.Drop(w.claimed) // not written, or not with the digest it was found by
-	case p == nil || p.size != size:
-		dp.ix.Abandon(size)
-	default:
-		p.target = dp.ix.Register(p.rel, size, p.sum, dp.dedupMeta(&p.en.st))
+// up its place when it was not written (dedup.Index.End).
+func (dp *deduper) endDedup(p *pending, size int64, w dedup.Write) {
+	if p == nil {
+		dp.ix.End(w, size, nil)
+		return
 	}
+	p.target = dp.ix.End(w, size, &dedup.Written{Rel: p.rel, Size: p.size, Sum: p.sum, Meta: dp.dedupMeta(&p.en.st)})
 }
-
-// dedupWrite is what a file written under dedup owes the index when its
-// copy ends: a Register or Abandon after Begin (begun), or the target Find
-// made for it (claimed).
-type dedupWrite struct {
-	begun   bool
-	claimed *dedup.Target
-}
-
-func (w dedupWrite) owed() bool { return w.begun || w.claimed != nil }
 
 // placeDups shares data for every duplicate, in path order, once the files
 // they share with are in place.
@@ -265,23 +216,16 @@ func (dp *deduper) placeDups() {
 
 func (dp *deduper) placeDup(d dupFile, buf []byte) error {
 	e := dp.e
-	p, err := dp.shareData(d)
-	if err != nil {
-		return err
-	}
-	if p == nil && e.opt.Dedup != dedup.Clone {
-		// The target could not take this file as a hard link (other
-		// metadata, or out of links): another copy of the content with this
-		// file's metadata may.
-		for _, t := range dp.ix.Others(d.target, dp.dedupMeta(&d.en.st)) {
-			alt := d
-			alt.target = t
-			if p, err = dp.shareData(alt); err != nil {
-				return err
-			}
-			if p != nil {
-				break
-			}
+	var p *pending
+	var err error
+	for _, t := range dp.ix.Candidates(d.target, dp.dedupMeta(&d.en.st), e.opt.Dedup) {
+		alt := d
+		alt.target = t
+		if p, err = dp.shareData(alt); err != nil {
+			return err
+		}
+		if p != nil {
+			break
 		}
 	}
 	if p == nil {
@@ -322,76 +266,45 @@ func (dp *deduper) placeDup(d dupFile, buf []byte) error {
 // is not possible or not safe, and the caller copies.
 func (dp *deduper) shareData(d dupFile) (*pending, error) {
 	e := dp.e
-	// The read-back of the new name checks the content again.
-	td, tname, cur, ok := dp.openTarget(d.target)
+	found, ok := dp.proof().Prove(d.target, dedup.Dup{Sum: d.sum,
+		Own:  func() (fileio.Stat, error) { return d.dst.d.Lstat(d.en.dstName) },
+		Open: func() (*fileio.File, error) { return d.src.d.Open(d.en.name, e.opt.Dereference) }})
 	if !ok {
 		return nil, nil
 	}
-	defer td.Close()
-	// A target that already is this name (or a link of it, as after an
-	// earlier dedup and now --force) cannot be shared: renaming a link
-	// onto the same inode does nothing, and would leave the temporary.
-	if own, err := d.dst.d.Lstat(d.en.dstName); err == nil && own.Dev == cur.Dev && own.Ino == cur.Ino {
-		return nil, nil
-	}
-	if e.opt.DedupVerifyBytes {
-		if same, err := dp.sameBytes(d, td, tname); err != nil || !same {
-			return nil, nil
-		}
-	}
-	// Content this run did not itself write and verify (a file from before
-	// the run, or any file under --verify=off) is read again first, through
-	// the descriptor a clone is then made from: its cache entry or its
-	// placement vouches for its stat, not for the bytes on the device.
-	var tf *fileio.File
-	if d.target.External || e.opt.Verify == VerifyOff {
-		var err error
-		if tf, err = td.Open(tname, false); err != nil {
-			return nil, nil
-		}
-		defer tf.Close()
-		if !dp.rehashTarget(tf, &cur, d.sum, d.target.External) {
-			return nil, nil
-		}
-	}
+	defer found.Close()
+	td, tname, cur, tf := found.Dir, found.Name, found.Cur, found.File
 	dd := d.dst.d
 	tmp := d.en.tempName()
 	e.clearLeftover(dd, d.dst.rel, tmp)
-	cloneBroken := e.clones.Broken(e.dstDev)
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && !cloneBroken {
+	dest := dp.dest()
+	if dest.TriesClone() {
 		p, err := dp.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
 		if err == nil || !fileio.IsFallback(err) {
 			return p, err
 		}
 		e.clones.NoteBroken(e.dstDev)
-		cloneBroken = true
+		dest.CannotClone = true
 	}
-	if e.opt.Dedup == dedup.Clone && cloneBroken {
-		// Never a hard link under --dedup=clone, also when an earlier file
-		// found that this filesystem cannot clone.
-		dp.noteDedup("the destination filesystem cannot clone; duplicates were copied")
+	if ok, note := dest.MayLink(); !ok {
+		if note != "" {
+			dp.noteDedup(note)
+		}
 		return nil, nil
 	}
 	return dp.linkTo(d, td, tname, &cur, tmp)
 }
 
 // linkTo makes tmp, in d's destination directory, a hard link to the
-// target (tname in td, found as cur) when the filesystem has hard links
-// and the target carries the metadata d's copy would have; nil, nil when
-// it cannot be, and the caller copies.
+// target (tname in td, found as cur) when the target carries the metadata
+// d's copy would have (the filesystem has hard links: dedup.Dest.MayLink);
+// nil, nil when it cannot be, and the caller copies.
 func (dp *deduper) linkTo(d dupFile, td *fileio.Dir, tname string, cur *fileio.Stat, tmp string) (*pending, error) {
 	e := dp.e
 	dd := d.dst.d
-	if !e.fs.hasLinks() {
-		// No hard links here (exFAT, FAT).
-		if e.opt.Dedup == dedup.Hardlink {
-			dp.noteDedup("the destination filesystem has no hard links; duplicates were copied")
-		}
-		return nil, nil
-	}
 	tmeta := d.target.Meta
 	if d.target.External {
-		tmeta = dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}
+		tmeta = dedup.FoundMeta(cur)
 	}
 	if tmeta != dp.dedupMeta(&d.en.st) || !dp.sameXattrs(d, td, tname) {
 		return nil, nil // one inode cannot carry two sets of metadata
@@ -467,31 +380,6 @@ func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur 
 	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone, ino: devIno{made.Dev, made.Ino}}, nil
 }
 
-// rehashTarget reads a dedup target afresh through tf and reports whether
-// it is still the file as placed (cur) and holds sum. A file from before
-// the run (external) is read past its cached pages where the platform
-// can, so that what was cached before it rotted on the device cannot
-// vouch for it.
-func (dp *deduper) rehashTarget(tf *fileio.File, cur *fileio.Stat, sum verify.Sum, external bool) bool {
-	e := dp.e
-	if external {
-		_ = tf.DropCache()
-	}
-	before, err := tf.Stat()
-	if err != nil || changed(cur, &before) {
-		return false
-	}
-	buf := e.buf()
-	defer e.putBuf(buf)
-	got, n, err := verify.Stream(tf, before.Size, false, *buf, e.bw.Sink(e.ctx))
-	e.stats.BytesRead.Add(n)
-	if err != nil || n != before.Size || got != sum {
-		return false
-	}
-	after, err := tf.Stat()
-	return err == nil && !changed(&before, &after)
-}
-
 // sameXattrs compares the extended attributes the copy of d would get with
 // those the target carries.
 func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
@@ -500,6 +388,9 @@ func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
 		return root || len(k) > 5 && k[:5] == "user."
 	})
 }
+
+// countRead counts n bytes read from a source or a target.
+func (dp *deduper) countRead(n int64) { dp.e.stats.BytesRead.Add(n) }
 
 func (dp *deduper) noteVerify(msg string) {
 	e := dp.e
@@ -519,83 +410,18 @@ func (dp *deduper) noteDedup(msg string) {
 	e.mu.Unlock()
 }
 
-// destDedupMin is the smallest file the destination's earlier content is
-// offered for: below it, the saving is less than the bookkeeping.
-const destDedupMin = 4096
-
-// loadDestTargets offers the files the destination already holds, as the
-// hash cache recorded them when they were verified, as dedup targets: a new
-// file with the same content is cloned or linked from there. Each is
-// confirmed by its stat (and its bytes) before it is shared. It runs once,
-// when the first file is about to be written, so that a rerun that writes
-// nothing does not read the cache's whole destination side.
-func (dp *deduper) loadDestTargets() {
-	if dp.ix != nil {
-		dp.destContent(dp.ix.Add)
-	}
-}
-
-// destContent hands add each file the destination holds as the hash
-// cache recorded it (see loadDestTargets).
-func (dp *deduper) destContent(add func(*dedup.Target)) {
+// destContent is where the index learns the files the destination
+// already holds, as the hash cache recorded them when they were verified
+// (dedup.DestContent): a new file with the same content is cloned or
+// linked from there, each confirmed by its stat (and its bytes) before it
+// is shared. The index takes them once, when the first file is about to be
+// written, so that a rerun that writes nothing does not read the cache's
+// whole destination side.
+func (dp *deduper) destContent() dedup.DestContent {
 	e := dp.e
-	if e.cache == nil || e.dstRoot == nil || !e.dstSide.Policy.CheckInode {
-		return
+	if e.cache == nil || e.dstRoot == nil {
+		return dedup.DestContent{}
 	}
-	prefix := e.dstSide.Abs + string(filepath.Separator)
-	vol := e.fs.knownVolume(e.dstDev)
-	if vol == 0 {
-		return // no volume identity: an entry could describe another volume's file
-	}
-	pol := e.dstSide.Policy
-	pol.MtimeGranularity = max(pol.MtimeGranularity, time.Duration(e.fs.knownResolution(e.dstDev)))
-	e.cache.Range(prefix, func(p string, ce hashcache.Entry) bool {
-		if ce.Volume != vol || ce.Size < destDedupMin || ce.Racy(pol) {
-			return true
-		}
-		t := &dedup.Target{Rel: filepath.ToSlash(p[len(prefix):]), Sum: ce.Sum, Size: ce.Size, External: true}
-		t.Done(true, dedup.Placed{Dev: e.dstDev, Ino: ce.Ino, Size: ce.Size, Mtime: ce.Mtime, Ctime: ce.Ctime})
-		add(t)
-		return e.ctx.Err() == nil
-	})
-}
-
-// sameBytes compares the duplicate's source with the target byte for byte
-// (--dedup-verify=bytes): equal digests are then not taken on trust.
-func (dp *deduper) sameBytes(d dupFile, td *fileio.Dir, tname string) (bool, error) {
-	e := dp.e
-	a, err := d.src.d.Open(d.en.name, e.opt.Dereference)
-	if err != nil {
-		return false, err
-	}
-	defer a.Close()
-	b, err := td.Open(tname, false)
-	if err != nil {
-		return false, err
-	}
-	defer b.Close()
-	ba, bb := e.buf(), e.buf()
-	defer e.putBuf(ba)
-	defer e.putBuf(bb)
-	for off := int64(0); ; {
-		n, err := a.ReadFull(*ba, off)
-		if err != nil {
-			return false, err
-		}
-		m, err := b.ReadFull((*bb)[:len(*ba)], off)
-		if err != nil {
-			return false, err
-		}
-		if err := e.bw.Charge(e.ctx, throttle.Read, int64(n+m)); err != nil {
-			return false, err
-		}
-		if n != m || !bytes.Equal((*ba)[:n], (*bb)[:m]) {
-			return false, nil
-		}
-		e.stats.BytesRead.Add(int64(n + m))
-		if n < len(*ba) {
-			return true, nil
-		}
-		off += int64(n)
-	}
+	return dedup.DestContent{Cache: e.cache, Side: e.dstSide, Dev: e.dstDev,
+		Volume: e.fs.knownVolume(e.dstDev), Resolution: e.fs.knownResolution(e.dstDev)}
 }

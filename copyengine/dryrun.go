@@ -2,10 +2,10 @@ package copyengine
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/follower"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -14,7 +14,7 @@ import (
 // where it can: the decider (with its cache lookups), the check of files
 // whose size matches (checkEntry reads both sides, as the real run does),
 // the judgement of further hard-link names, and the placement of
-// duplicates (dryDedup). Each writing step is left out: fixMeta and
+// duplicates (wouldDedup, dedup.Forecast). Each writing step is left out: fixMeta and
 // fixTimes only say that they would change something, no cache entry is
 // stored, nothing is created, linked or renamed.
 
@@ -54,7 +54,7 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 		return true
 	}
 	if err := e.backups.beforeReplace(c.dst.d, en.dstName, rel); err != nil {
-		e.fail(rel, err)
+		e.fail(rel, err) // the failure names --backup-dir (backupdir.Dir.BeforeReplace)
 		return false
 	}
 	return true
@@ -62,54 +62,44 @@ func (cp *copier) wouldKeepReplaced(c *chunk, en *entry, rel string) bool {
 
 // wouldStage is, in a dry run, stageDir's judgement of a new directory
 // made in parent (nil: one the run would make too) where it tells without
-// writing (destfs.Info.WouldStage); Summary.StagingNote says why one is
-// not staged.
+// writing (destfs.Info.DryStage): a FUSE filesystem's new directories are
+// not staged, and Summary.StagingNote says so.
 func (sg *stager) wouldStage(parent *handle) {
 	e := sg.e
-	var d *fileio.Dir
+	var pd *fileio.Dir
 	if parent != nil {
-		d = parent.d
+		pd = parent.d
 	}
-	e.fs.info.WouldStage(d, func(note string) { e.count(func(s *Summary) { s.StagingNote = note }) },
-		func(note string) {
-			e.count(func(s *Summary) {
-				if s.StagingNote == "" {
-					s.StagingNote = note
-				}
-			})
+	made := e.fs.info.DryStage(pd, func(note string) { e.count(func(s *Summary) { s.StagingNote = note }) })
+	if made != "" {
+		e.count(func(s *Summary) {
+			if s.StagingNote == "" {
+				s.StagingNote = made
+			}
 		})
+	}
 }
 
 // wouldLink judges a further name of a source inode as linkOne does,
-// writing nothing: skipped when its name already leads to the first
-// name's inode, which is unchanged; linked otherwise.
+// writing nothing (follower.Config.Would): skipped when its name already
+// leads to the first name's inode, which is unchanged; linked otherwise.
 func (dp *deduper) wouldLink(f linkFollower) error {
 	e := dp.e
 	if err := f.group.leaderErr(); err != nil {
 		return err
 	}
-	if e.dstRoot != nil {
-		cur, err := e.dstRoot.Lstat(f.rel)
-		if want := f.group.ino; err == nil && want != (devIno{}) && (devIno{cur.Dev, cur.Ino}) == want {
-			e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
-			e.mover.Note(f.mv, verify.Sum{})
-			return nil
-		}
-		if err == nil && e.backups.on() {
-			// The name is replaced by the link: what it holds is kept
-			// first (linkOne).
-			dir, name := splitRel(f.rel)
-			if d, derr := e.dstRoot.OpenBeneath(dir); derr == nil {
-				err = e.backups.beforeReplace(d, name, f.rel)
-				d.Close()
-				if err != nil {
-					return err
-				}
-			}
-		}
+	cfg := follower.Config{}
+	if e.dstRoot != nil && e.backups.on() {
+		cfg = follower.Config{OpenDir: e.dstRoot.OpenBeneath, BeforeReplace: e.backups.beforeReplace}
 	}
-	if f.clash != nil {
-		return f.clash
+	linked, err := cfg.Would(f.name(), e.dstRoot)
+	if err != nil {
+		return err
+	}
+	if !linked {
+		e.decide.skip(f.rel, f.st.Size, false, f.group.sum)
+		e.mover.Note(f.mv, verify.Sum{})
+		return nil
 	}
 	e.count(func(s *Summary) { s.Linked++ })
 	e.stats.FilesDone.Add(1)
@@ -119,176 +109,68 @@ func (dp *deduper) wouldLink(f linkFollower) error {
 	return nil
 }
 
-// dryDedup is the dry run's stand-in for the content index: the files it
-// would write, by size, each hashed only once another file of its size
-// comes (as the real run hashes only files whose size collides).
-type dryDedup struct {
-	mu     sync.Mutex
-	bySize map[int64][]*dryTarget
-	// dest are the files DEST holds already, as the hash cache knows
-	// them (loadDestTargets), by size.
-	dest   map[int64][]*dedup.Target
-	loaded bool
-	// destOnce, destDev and destType are DEST's device and filesystem
-	// type, or its nearest existing parent's when the run would make it.
-	destOnce sync.Once
-	destDev  uint64
-	destType string
-}
-
-// destFS is DEST's device and filesystem type in a dry run: its own, or
-// where the run would make it, its nearest existing parent's.
-func (dd *dryDedup) destFS(e *engine) (uint64, string) {
-	dd.destOnce.Do(func() {
-		if e.dstRoot != nil {
-			dd.destDev, dd.destType = e.dstDev, e.fs.info.FSType()
-			return
-		}
-		path := fileio.NearestExisting(e.dstRootPath)
-		d, err := fileio.OpenDir(path)
-		if err != nil {
-			return
-		}
-		defer d.Close()
-		if st, err := d.Stat(); err == nil {
-			dd.destDev = st.Dev
-		}
-		dd.destType, _ = fileio.FSType(path)
-	})
-	return dd.destDev, dd.destType
-}
-
-// fsType is DEST's filesystem type in a dry run (destFS).
-func (dd *dryDedup) fsType(e *engine) string {
-	_, t := dd.destFS(e)
-	return t
-}
-
 // wouldClone says whether the real run would clone a regular file of
-// stat st (transfer.Config.MayClone): not empty, clones allowed, on DEST's filesystem,
-// one of a type that clones (the dry run cannot try one).
-func (dd *dryDedup) wouldClone(e *engine, st *fileio.Stat) bool {
+// stat st (mayClone): not empty, clones allowed, on DEST's filesystem,
+// one of a type that clones (the dry run cannot try one:
+// destfs.Info.DryClonesFrom).
+func (dp *deduper) wouldClone(st *fileio.Stat) bool {
+	e := dp.e
 	if st.Size == 0 || e.opt.Reflink == ReflinkNever {
 		return false
 	}
-	dev, t := dd.destFS(e)
-	return st.Dev == dev && clonesByType(t)
+	return e.fs.info.DryClonesFrom(st.Dev)
 }
 
-// dryTarget is a file the dry run would write, which later ones may share.
-type dryTarget struct {
-	src    *handle
-	name   string
-	en     entry
-	sum    verify.Sum
-	hashed bool
-	meta   dedup.Meta
+// dryDedupDest is what DEST can do for a duplicate in a dry run, which
+// tries no clone: its filesystem's type tells whether it clones.
+func (dp *deduper) dryDedupDest() dedup.Dest {
+	e := dp.e
+	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: !e.fs.info.DryClones(), HasLinks: e.fs.hasLinks}
 }
 
 // wouldDedup reports whether the real run would place en by sharing the
-// data of a file it writes before (and how: a clone or a hard link), or
-// otherwise notes en as such a file. It hashes what the real run hashes:
-// files whose size another file of the run has.
+// data of a file it writes before, or one DEST holds (and how: a clone or a
+// hard link), or otherwise notes en as such a file (dedup.Forecast). It
+// hashes what the real run hashes: files whose size another file of the
+// run, or of DEST, has.
 func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok bool) {
 	e := dp.e
 	if e.opt.Dedup == dedup.Off || en.st.Size == 0 || !en.st.IsRegular() {
 		return "", false
 	}
-	dd := &dp.dry
-	dd.mu.Lock()
-	defer dd.mu.Unlock()
-	if dd.bySize == nil {
-		dd.bySize = map[int64][]*dryTarget{}
-	}
-	if !dd.loaded {
-		dd.loaded = true
-		dp.loadDryDestTargets()
-	}
-	me := &dryTarget{src: c.src, name: en.name, en: *en, meta: dp.dedupMeta(&en.st)}
-	list := dd.bySize[en.st.Size]
-	if len(list) > 0 || len(dd.dest[en.st.Size]) > 0 {
-		sum, err := dp.hashSource(c.src.d, en, buf)
-		if err != nil {
-			return "", false // the real run copies it and reports what it finds
-		}
-		// This read is the one wouldRead counts for en, unless the copy
-		// reads en again: a clone hashes as it clones, and a file larger
-		// than buf (or sparse) is not written from the buffer read here
-		// (readSource's whole), while a shared one is placed from it.
-		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || e.dedupe.dry.wouldClone(e, &en.st)
-		defer func() {
-			if ok || !again {
-				e.stats.BytesRead.Add(-en.st.Size)
+	src, t := c.src, *en
+	f := &dedup.Planned{Size: en.st.Size, Meta: dp.dedupMeta(&en.st),
+		Hash: func(kept bool) (verify.Sum, error) {
+			s, err := dp.hashSource(src.d, &t, buf)
+			if err == nil && kept {
+				e.stats.BytesRead.Add(-t.st.Size) // read by its copy (wouldRead)
 			}
-		}()
-		me.sum, me.hashed = sum, true
-		for _, t := range list {
-			if !t.hashed {
-				s, err := dp.hashSource(t.src.d, &t.en, buf)
-				if err != nil {
-					continue
-				}
-				e.stats.BytesRead.Add(-t.en.st.Size) // read by its copy (wouldRead)
-				t.sum, t.hashed = s, true
-			}
-			if t.sum != me.sum {
-				continue
-			}
-			if a, shares := dp.wouldShare(t, me); shares {
-				return a, true
-			}
-		}
-		for _, t := range dd.dest[en.st.Size] {
-			if t.Sum != me.sum {
-				continue
-			}
-			if a, shares := dp.wouldShareDest(t, me, en, buf); shares {
-				return a, true
-			}
+			return s, err
+		},
+		Keep: func() { src.retain() }, Release: src.release}
+	way, hashed := dp.dry.Place(f, dp.dryDedupDest(), dp.confirmDest(en, buf))
+	// The hash is the read wouldRead counts for en, unless the copy reads
+	// en again: a clone hashes as it clones, and a file larger than buf (or
+	// sparse) is not written from the buffer read here (readSource's
+	// whole), while a shared one is placed from it.
+	if hashed {
+		again := en.st.Sparse() || en.st.Size > int64(len(buf)) || dp.wouldClone(&en.st)
+		if way != dedup.Copied || !again {
+			e.stats.BytesRead.Add(-en.st.Size)
 		}
 	}
-	me.src.retain()
-	dd.bySize[en.st.Size] = append(list, me)
-	return "", false
-}
-
-// wouldShare says how the real run would share t's data with me: a clone
-// where the destination's filesystem is one that clones (--dedup auto or
-// clone), else a hard link where the metadata is the same (auto,
-// hardlink).
-func (dp *deduper) wouldShare(t, me *dryTarget) (Action, bool) {
-	e := dp.e
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dedupe.dry.fsType(e)) {
+	switch way {
+	case dedup.Cloned:
 		return ActDedupClone, true
+	case dedup.Linked:
+		return ActDedupLink, true
 	}
-	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || t.meta != me.meta {
-		return "", false
-	}
-	return ActDedupLink, true
-}
-
-// clonesByType says whether a filesystem of this type clones (FICLONE).
-func clonesByType(fsType string) bool {
-	switch fsType {
-	case "btrfs", "xfs", "bcachefs":
-		return true
-	}
-	return false
+	return "", false
 }
 
 // releaseDry lets go of the source directories the dry run kept for
 // hashing later.
-func (dp *deduper) releaseDry() {
-	dd := &dp.dry
-	dd.mu.Lock()
-	defer dd.mu.Unlock()
-	for _, list := range dd.bySize {
-		for _, t := range list {
-			t.src.release()
-		}
-	}
-	dd.bySize = nil
-}
+func (dp *deduper) releaseDry() { dp.dry.Close() }
 
 // wouldFixMeta is fixMeta's judgement without the change: whether the
 // owner or mode would be brought up to date.
@@ -315,58 +197,37 @@ func (g *linkGroup) leaderErr() error {
 	return nil
 }
 
-// loadDryDestTargets is loadDestTargets for a dry run: the files the
-// destination already holds, as the hash cache recorded them, which the
-// real run offers a new file of the same content.
-func (dp *deduper) loadDryDestTargets() {
-	if dp.e.opt.Dedup == dedup.Off {
-		return
-	}
-	dp.dry.dest = map[int64][]*dedup.Target{}
-	dp.destContent(func(t *dedup.Target) {
-		dp.dry.dest[t.Size] = append(dp.dry.dest[t.Size], t)
-	})
+// dryFold is foldOf for a dry run, which puts no name to the destination
+// (destfs.Info.DryFold).
+func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
+	return dc.e.fs.info.DryFold(dd, listing)
 }
 
-// wouldShareDest says whether the real run would share the data of t, a
-// file DEST held before the run, with me: t must still be as the cache
-// recorded it and still hold the digest (it is read again, as the real run
-// reads it), and not be en's own destination; then a clone where the
-// filesystem clones, else a hard link when its metadata is the copy's.
-func (dp *deduper) wouldShareDest(t *dedup.Target, me *dryTarget, en *entry, buf []byte) (Action, bool) {
+// confirmDest is, for a dry run's duplicate en, the proof the real run
+// asks of a file DEST held before the run (dedup.Confirm): t must still be
+// as the cache recorded it and still hold the digest (it is read again, as
+// the real run reads it), and not be en's own destination.
+func (dp *deduper) confirmDest(en *entry, buf []byte) dedup.Confirm {
 	e := dp.e
-	if e.dstRoot == nil {
-		return "", false
+	return func(t *dedup.Target, sum verify.Sum) (dedup.Meta, bool) {
+		if e.dstRoot == nil {
+			return dedup.Meta{}, false
+		}
+		found, ok := dedup.Proof{OpenDir: e.dstRoot.OpenBeneath}.Find(t)
+		if !ok {
+			return dedup.Meta{}, false
+		}
+		defer found.Close()
+		td, name, cur := found.Dir, found.Name, found.Cur
+		if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
+			return dedup.Meta{}, false
+		}
+		got, _, err := e.decide.hashDest(td, name, buf, false)
+		if err != nil || got != sum {
+			return dedup.Meta{}, false
+		}
+		return dedup.FoundMeta(&cur), true
 	}
-	placed, ok := t.InPlace()
-	if !ok {
-		return "", false
-	}
-	tdir, name := splitRel(t.Rel)
-	td, err := e.dstRoot.OpenBeneath(tdir)
-	if err != nil {
-		return "", false
-	}
-	defer td.Close()
-	cur, err := td.Lstat(name)
-	if err != nil || !stillPlaced(&cur, placed) {
-		return "", false
-	}
-	if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
-		return "", false
-	}
-	sum, _, err := e.decide.hashDest(td, name, buf, false)
-	if err != nil || sum != me.sum {
-		return "", false
-	}
-	if e.opt.Dedup != dedup.Hardlink && e.opt.Reflink != ReflinkNever && clonesByType(e.dedupe.dry.fsType(e)) {
-		return ActDedupClone, true
-	}
-	tmeta := dedup.Meta{Mode: cur.Mode & 0o7777, Uid: cur.Uid, Gid: cur.Gid, Mtime: cur.Mtime}
-	if e.opt.Dedup == dedup.Clone || !e.fs.hasLinks() || tmeta != me.meta {
-		return "", false
-	}
-	return ActDedupLink, true
 }
 
 // wouldLoseSymlink reports, in a dry run, a symlink the destination's

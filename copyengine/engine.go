@@ -221,7 +221,7 @@ func newEngine(opt Options) *engine {
 	e.drives.e = e
 	e.record = cacheuse.NewRecorder(e.cacheUse())
 	e.staged = &stager{e: e}
-	e.dedupe = &deduper{e: e}
+	e.dedupe = newDeduper(e)
 	e.copier = &copier{e: e}
 	e.walker = &walker{e: e}
 	e.decide = &decider{e: e, links: map[devIno]*linkGroup{}}

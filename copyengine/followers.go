@@ -1,13 +1,12 @@
 package copyengine
 
 import (
-	"errors"
-	"fmt"
-	"github.com/fastcopy/fastcopy/internal/outcome"
 	"strings"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/follower"
 	"github.com/fastcopy/fastcopy/internal/linkdest"
+	"github.com/fastcopy/fastcopy/internal/outcome"
 )
 
 // linkFollowers makes every further name of a source inode a hard link to
@@ -38,68 +37,17 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	if err := f.group.leaderErr(); err != nil {
 		return err
 	}
-	ldir, lname := splitRel(f.group.leaderRel)
-	fdir, fname := splitRel(f.rel)
-	ld, err := e.staged.openDst(ldir)
+	cfg := follower.Config{OpenDir: e.staged.openDst, ClearLeftover: e.clearLeftover, Made: e.made, BeforeReplace: e.backups.beforeReplace}
+	linked, err := cfg.Link(f.name())
 	if err != nil {
 		return err
 	}
-	defer ld.Close()
-	fd, err := e.staged.openDst(fdir)
-	if err != nil {
-		return err
-	}
-	defer fd.Close()
-	// The leader's name is linked only while it holds the inode that was
-	// verified (or found unchanged): a writer of the destination may have
-	// put another file there since, one outside the destination even.
-	want := f.group.ino
-	lst, err := ld.Lstat(lname)
-	if err != nil {
-		return err
-	}
-	if want == (devIno{}) {
-		want = devIno{lst.Dev, lst.Ino} // not known: as before the checks
-	}
-	replaced := &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link to %q: %v", f.group.leaderRel, errLinkReplaced)}
-	if (devIno{lst.Dev, lst.Ino}) != want {
-		return replaced
-	}
-	cur, err := fd.Lstat(fname)
-	if err == nil && (devIno{cur.Dev, cur.Ino}) == want {
+	if !linked {
 		o := skipOutcome(f.rel, f.st.Size, false, f.group.sum)
 		o.Extra, o.Listed = f.group.extra, true // another name of the leader's inode
 		e.report(o)
 		e.mover.Note(f.mv, f.group.sum)
 		return nil
-	}
-	if f.clash != nil && !fileio.IsNotExist(err) {
-		return f.clash // held under another spelling, and another file: see respelled
-	}
-	tmp := tempName(fname)
-	if f.tmp != "" {
-		tmp = f.tmp
-	}
-	e.clearLeftover(fd, fdir, tmp)
-	e.made.Before(fdir, tmp, false)
-	err = linkChecked(fd, tmp, ld, lname, want)
-	e.made.After(fd, fdir, tmp, nil, err)
-	if err != nil {
-		if errors.Is(err, errLinkReplaced) {
-			return replaced
-		}
-		return err
-	}
-	if err := e.backups.beforeReplace(fd, fname, f.rel); err != nil {
-		_ = fd.Remove(tmp)
-		return err
-	}
-	if err := fd.Rename(tmp, fd, fname); err != nil {
-		_ = fd.Remove(tmp)
-		return err
-	}
-	if cur, err := fd.Lstat(fname); err != nil || (devIno{cur.Dev, cur.Ino}) != want {
-		return &MismatchError{Path: f.rel, Cause: fmt.Sprintf("hard link %q was replaced by another file as it took its name; rerun", fname)}
 	}
 	e.staged.report(f.stage, f.rel, func() {
 		e.report(&outcome.Outcome{Kind: outcome.Linked, Action: ActLink, Path: f.rel, Size: f.st.Size, Sum: f.group.sum,
@@ -107,6 +55,16 @@ func (dp *deduper) linkOne(f linkFollower) error {
 		e.mover.Note(f.mv, f.group.sum)
 	})
 	return nil
+}
+
+// name is f as the follower package takes it. f.clash is an error only
+// when there is one (a nil *CollisionError is no error).
+func (f *linkFollower) name() follower.Name {
+	n := follower.Name{Rel: f.rel, LeaderRel: f.group.leaderRel, Want: follower.Ino{Dev: f.group.ino.dev, Ino: f.group.ino.ino}, Tmp: f.tmp}
+	if f.clash != nil {
+		n.Clash = f.clash
+	}
+	return n
 }
 
 // errLinkReplaced says a name to be hard-linked no longer leads to the

@@ -8,9 +8,26 @@
 // parallel, a file whose size collides waits until every file of that size
 // already being written has registered its digest, so that identical files
 // are written once even when they reach two workers at the same moment.
+// What a written file owes the Index when its copy ends is a Write, settled
+// by End. The files the destination held before the run come from the hash
+// cache (DestContent), offered once, before the first file is written.
 //
-// The Index never decides that a link is safe on its own: callers confirm
-// that a target still holds the bytes (its stat unchanged since it was
-// verified, or a byte comparison) before sharing it, and fall back to a
-// plain copy when the confirmation fails.
+// What a duplicate becomes is decided from Dest, the destination's
+// capabilities and the run's settings as data: a clone where it clones, a
+// hard link where the preserved metadata is the same, otherwise a copy.
+//
+// The Index never decides that a link is safe on its own: a Proof shows
+// that a target still holds the bytes before it is shared (its identity as
+// it was verified, its content read again where this run did not write and
+// verify it, a byte comparison under --dedup-verify=bytes), and the caller
+// falls back to a plain copy when the proof fails.
+//
+// A dry run asks a Forecast instead of the Index: it takes the same
+// decisions (the same Dest, hashing the files whose size collides, the
+// same proof of what DEST holds, given as a Confirm) and writes nothing.
+//
+// Inputs are data and callbacks (opening a destination directory, hashing
+// a source); the package makes no decision of the copy pipeline's and acts
+// on nothing but the files it is handed: the caller makes the clone or the
+// link and reports the outcome.
 package dedup

@@ -243,3 +243,15 @@ func (ix *Index) Close() {
 	ix.mu.Unlock()
 	ix.cond.Broadcast()
 }
+
+// Candidates is the order in which a duplicate matched to t tries the
+// targets of its content: t first and then, but under --dedup=clone, the
+// Others with its Meta, since one that could not take it as a hard link
+// (other metadata, or out of links) leaves another copy of the content
+// with this file's metadata that may.
+func (ix *Index) Candidates(t *Target, meta Meta, mode Mode) []*Target {
+	if mode == Clone {
+		return []*Target{t}
+	}
+	return append([]*Target{t}, ix.Others(t, meta)...)
+}

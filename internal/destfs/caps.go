@@ -59,6 +59,7 @@ type Info struct {
 	devs    devInfos             // per filesystem: volume identity, time resolution, names, folding, renames
 	mu      sync.Mutex           // guards caps.seen, caps.further and lost
 	lost    map[string]*lostKind // what the destination could not keep
+	dry     dryDest              // DEST's device and type in a dry run (DryDest)
 }
 
 // destCaps is what the destination's filesystem can keep, learned before
@@ -298,25 +299,4 @@ func (fi *Info) CannotKeep(kind string, err error) bool {
 	l.n++
 	l.someOnly = l.someOnly && tooLarge
 	return true
-}
-
-// SymlinksLostByType says whether the destination's filesystem is of a
-// type that holds no symlinks (FAT, exFAT), as a dry run tells it without
-// trying: DEST that would be made by its nearest existing parent's.
-func (fi *Info) SymlinksLostByType() bool {
-	path, t := fi.cfg.RootPath, fi.FSType()
-	if t == "" {
-		path = fileio.NearestExisting(path)
-		t, _ = fileio.FSType(path)
-	}
-	switch t {
-	case "vfat", "msdos", "exfat", "fuse.exfat", "fuse.fusefat":
-		return true
-	case "fuseblk":
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			return true
-		}
-	}
-	return false
 }

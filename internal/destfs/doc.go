@@ -28,6 +28,10 @@
 //     stores;
 //   - the directory-rename probe (renameprobe.go): whether staging a
 //     directory is safe there (DirRenameKeeps).
+//   - the dry run's view of DEST (dryview.go): what the probes and tries
+//     of the real run would find, told from the filesystem's type, a
+//     listing and where DEST would be made (DryDest, DryClones, DryFold,
+//     DryStage, SymlinksLostByType).
 //
 // Its guarantees: every probe writes only under a temporary's name and
 // removes what it made, putting back the times of the directory it

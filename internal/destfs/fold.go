@@ -68,7 +68,7 @@ type FoldInfo struct {
 	Folds      bool // names that differ in case only are one name
 	Normalises bool // names that differ in Unicode normalisation only are one name
 	NormGuess  bool // Normalises was assumed, not seen (see LookFold)
-	NoProbe    bool // a dry run: groups are not put to the destination (dryFold)
+	NoProbe    bool // a dry run: groups are not put to the destination (DryFold)
 }
 
 // On reports whether the directory folds names at all.
@@ -101,10 +101,10 @@ type foldCache struct {
 // cache. listing, dd's entries when known, lets the probe ask about names
 // that are there already, writing nothing (see LookFold). A directory
 // where the probe cannot be made (which then takes no file either) counts
-// as not folding. A dry run puts no name to the destination (dryFold).
+// as not folding. A dry run puts no name to the destination (DryFold).
 func (fi *Info) FoldOf(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
 	if fi.cfg.dry() {
-		return fi.dryFold(dd, listing)
+		return fi.DryFold(dd, listing)
 	}
 	if dd == nil {
 		return FoldInfo{}
@@ -163,47 +163,6 @@ func (fi *Info) FoldFSType(dd *fileio.Dir) string {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	return fc.fsType
-}
-
-// dryFold is FoldOf for a dry run, which puts no name to the destination:
-// how the directory dd folds names is told from its listing where that
-// can (LookFold, as the real run does first), else from the filesystem
-// (FAT and exFAT fold case, a casefold directory case and normalisation).
-// A directory the run would make (dd nil) is judged as DEST's filesystem,
-// and DEST that would be made as the filesystem of its nearest existing
-// parent. The groups of names are then settled from the listing alone
-// (PlanFold: names it cannot tell apart are one name, as where the real
-// run cannot probe).
-func (fi *Info) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) FoldInfo {
-	if dd == nil {
-		dd, listing = fi.cfg.Root, nil
-	}
-	path := fileio.NearestExisting(fi.cfg.RootPath)
-	if dd != nil {
-		path = dd.Path()
-	}
-	var info FoldInfo
-	ok := false
-	if dd != nil {
-		info, ok = LookFold(dd, listing)
-	}
-	if !ok {
-		switch fileio.FSName(path) {
-		case "FAT", "FAT32", "exFAT":
-			info = FoldInfo{Folds: true}
-		default:
-			if dd != nil && fileio.CaseFoldAttr(dd) {
-				info = FoldInfo{Folds: true, Normalises: true}
-			}
-		}
-	}
-	if info.On() && dd != nil {
-		if st, err := dd.Stat(); err == nil {
-			fi.NoteFoldFSType(st.Dev, path)
-		}
-	}
-	info.NoProbe = true
-	return info
 }
 
 // FSTypeOf is the type name FoldOf noted for the filesystem of the

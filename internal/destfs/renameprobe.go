@@ -72,34 +72,3 @@ const WhyNotStagedFUSE = "it is a FUSE filesystem, whose driver can die with a s
 func StagingNote(path, why string) string {
 	return fmt.Sprintf("new directories on the filesystem of %q are made under their own names, each file under a temporary name: %s", path, why)
 }
-
-// WouldStage is, for a dry run, DirRenameKeeps's judgement of a new
-// directory made in parent where it tells without writing: a FUSE
-// filesystem's new directories are not staged (DirRenameKeeps, which asks
-// no probe of one, calls note); elsewhere the real run's probe is taken to
-// succeed. A nil parent is a directory the run would make too: judged in
-// DEST's root, or, where DEST would be made, on its nearest existing
-// parent's filesystem, whose note names DEST and goes to first (where the
-// real run makes its first directory: kept unless a note is there).
-func (fi *Info) WouldStage(parent *fileio.Dir, note, first func(string)) {
-	if !fileio.CanStageDirs {
-		return
-	}
-	if parent == nil {
-		parent = fi.cfg.Root
-	}
-	if parent != nil {
-		if fileio.IsFUSE(parent) {
-			fi.DirRenameKeeps(parent, note)
-		}
-		return
-	}
-	d, err := fileio.OpenDir(fileio.NearestExisting(fi.cfg.RootPath))
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	if fileio.IsFUSE(d) {
-		first(StagingNote(fi.cfg.RootPath, WhyNotStagedFUSE))
-	}
-}
