@@ -9,6 +9,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/namefold"
+	"github.com/fastcopy/fastcopy/internal/readorder"
 )
 
 const (
@@ -24,7 +25,7 @@ type dirWork struct {
 	created bool      // the destination directory was made by this run (so is empty)
 	above   *ancestor // with -L: the directories walked down through to this one
 	stage   *stage    // made under its temporary name (created is true)
-	ino     uint64    // the source directory's inode (dirQueue's order; 0 for a root)
+	ino     uint64    // the source directory's inode (the order of readorder.Dirs; 0 for a root)
 	// respelled: the destination directory is one that DEST held under
 	// another spelling than the source's (or lies below one): what it
 	// holds is not known to be this source directory's copy (fold.go).
@@ -46,67 +47,11 @@ type ancestor struct {
 // copier in chunks.
 type walker struct {
 	e       *engine
-	q       *walkQueue
-	dstDirs sync.Map // devIno -> true: a destination directory (destDir)
+	q       *readorder.Dirs[dirWork] // the directories to list
+	dstDirs sync.Map                 // devIno -> true: a destination directory (destDir)
 	// reads holds the files to read in disk or inode order (readorder.go);
 	// nil in listing order, where files go to the copier as listed.
 	reads *readQueue
-}
-
-// walkQueue is a LIFO of directories with a count of those not yet done;
-// LIFO keeps the walk depth-first, so the queue stays short.
-type walkQueue struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	items   []dirWork
-	byIno   *dirQueue // in disk and inode order: instead of items
-	pending int
-}
-
-func (q *walkQueue) push(w dirWork) {
-	q.mu.Lock()
-	if q.byIno != nil {
-		q.byIno.push(w)
-	} else {
-		q.items = append(q.items, w)
-	}
-	q.pending++
-	q.mu.Unlock()
-	q.cond.Signal()
-}
-
-// pop blocks until a directory is available; ok is false when all are done.
-func (q *walkQueue) pop() (dirWork, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.len() == 0 && q.pending > 0 {
-		q.cond.Wait()
-	}
-	if q.len() == 0 {
-		return dirWork{}, false
-	}
-	if q.byIno != nil {
-		return q.byIno.pop(), true
-	}
-	w := q.items[len(q.items)-1]
-	q.items = q.items[:len(q.items)-1]
-	return w, true
-}
-
-func (q *walkQueue) len() int {
-	if q.byIno != nil {
-		return q.byIno.Len()
-	}
-	return len(q.items)
-}
-
-func (q *walkQueue) done() {
-	q.mu.Lock()
-	q.pending--
-	if q.pending == 0 {
-		q.cond.Broadcast()
-	}
-	q.mu.Unlock()
 }
 
 // walk lists every source directory, creates the destination directories,
@@ -114,13 +59,13 @@ func (q *walkQueue) done() {
 // The scan totals grow as it goes.
 func (wk *walker) walk(p *plan) {
 	e := wk.e
-	q := &walkQueue{}
-	q.cond = sync.NewCond(&q.mu)
-	wk.q = q
-	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite() {
+	o := e.sum.ReadOrder
+	byIno := (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite()
+	if byIno {
 		wk.reads = newReadQueue(e, o)
-		q.byIno = &dirQueue{}
 	}
+	q := readorder.NewDirs[dirWork](byIno)
+	wk.q = q
 	for i := range p.roots {
 		r := &p.roots[i]
 		if !r.isDir {
@@ -145,7 +90,7 @@ func (wk *walker) walk(p *plan) {
 			}
 		}
 		wk.recordDir(r, "", r.dstRel, created)
-		q.push(dirWork{root: r, dstRel: r.dstRel, created: created})
+		q.Push(dirWork{root: r, dstRel: r.dstRel, created: created}, 0)
 	}
 	walkers := e.sum.Jobs
 	if walkers > 8 {
@@ -163,14 +108,14 @@ func (wk *walker) walk(p *plan) {
 		go func() {
 			defer wg.Done()
 			for {
-				w, ok := q.pop()
+				w, ok := q.Pop()
 				if !ok {
 					return
 				}
 				if e.ctx.Err() == nil && !e.drives.halted() {
 					wk.walkDir(w)
 				}
-				q.done()
+				q.Done()
 			}
 		}()
 	}
@@ -694,7 +639,7 @@ func (l *dirList) subdir(en *entry) {
 	} else {
 		e.mover.NoteDryDir(move.Dir{SrcRoot: w.root.srcDir, SrcRel: srcRel, DstRel: dstRel})
 	}
-	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino, respelled: respelled})
+	l.wk.q.Push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino, respelled: respelled}, en.st.Ino)
 }
 
 // send asks the hash cache about the directory's files in one lookup, has

@@ -3,8 +3,10 @@
 // the orderings themselves, each a pure function of what the walk learnt
 // of the files: a window of pending files handed back in disk order (the
 // place of their first data), inode order or listing order (Window), the
-// queue of directories to list by inode number (DirQueue), the order to
-// stat a directory's names in (StatOrder), and the bound on the
+// window with its dispatch in chunks and its read-ahead budget (Queue),
+// the walk's queue of directories to list, by inode number in those
+// orders (Dirs, DirQueue), the order to stat a directory's names in
+// (StatOrder), and the bound on the
 // directories a window keeps open (WindowDirs). It makes no system call
 // but fileio.DeviceOf's look-up of the source's device in Choose; the
 // caller gives each file's key (fileio PhysicalStart, the inode, the
@@ -14,9 +16,12 @@
 // ordering is computed from what the caller gives it and nothing else: a
 // Window takes pending files in listing order, each with its Key, and
 // hands back a full window sorted, the same whatever order ties arrived
-// in; a DirQueue gives back directories by inode number. What stays in
-// copyengine (readorder.go, readQueue) is the dispatch of a sorted window
-// to the copy workers and the read-ahead it asks for: that is the
-// workers' own look-ahead budget, part of the pipeline's concurrency
-// protocol rather than an ordering.
+// in; a DirQueue gives back directories by inode number. A Queue, with
+// its own lock, cuts each sorted window into chunks of neighbours (Same),
+// has each file asked for ahead (Ask) while the bytes asked for and not
+// yet read stay within AheadBytes, a large file holding back what follows
+// it, and hands each chunk on (Send). What stays in copyengine
+// (readorder.go, readQueue) is what a file is there (its directories'
+// references, its entry), how it is opened ahead and where a chunk goes:
+// the copy workers' channel.
 package readorder
