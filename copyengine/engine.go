@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -170,8 +170,6 @@ type engine struct {
 	cloneWorks sync.Map    // dev -> true once FICLONE worked there
 
 	cache   *hashcache.Cache // nil with --no-cache
-	ownFile devIno           // the cache's file, left out of the source walk
-	ownDir  devIno           // the directory it is in, whose cache journals are left out too
 	dstSide cacheSide
 
 	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
@@ -398,19 +396,11 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 func (e *engine) cacheSides(p *plan) {
 	opt := e.opt
 	e.cache = opt.Cache
+	var own source.Own
 	if opt.Cache != nil {
-		// A run backing up the home directory meets its own cache, which
-		// it writes as it goes: copying it would fail as a changed source.
-		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
-			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
-				e.ownFile = devIno{st.Dev, st.Ino}
-			}
-			if st, err := d.Stat(); err == nil {
-				e.ownDir = devIno{st.Dev, st.Ino}
-			}
-			d.Close()
-		}
+		own = source.OwnOf(opt.Cache.Path())
 	}
+	e.walker.src = source.Lister{Rules: e.filter, Deref: opt.Dereference, Own: own, Faults: opt.hooks.faults}
 	if !e.skipWrite() || !p.create {
 		e.dstSide = hashcache.SideOf(p.dstRoot)
 	}

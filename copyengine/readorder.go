@@ -172,33 +172,3 @@ func (q *readQueue) copied(asked int64) { q.q.Copied(asked) }
 // readQueueChunks is how many chunks wait for the workers in disk and
 // inode order (see dispatch); listing order keeps two per worker.
 const readQueueChunks = 64
-
-// preStat stats the names of the directory in inode order, before
-// classify goes through them in listing order: the inode tables are read
-// in one direction instead of by name.
-func (l *dirList) preStat() {
-	e := l.wk.e
-	order := readorder.StatOrder(l.names, func(i int) bool {
-		return l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != ""
-	})
-	l.stats = make([]preStat, len(l.names))
-	for _, i := range order {
-		if e.ctx.Err() != nil {
-			return
-		}
-		ps := &l.stats[i]
-		if e.opt.Dereference {
-			ps.st, ps.err = l.sd.StatFollow(l.names[i].Name)
-		} else {
-			ps.st, ps.err = l.sd.Lstat(l.names[i].Name)
-		}
-		ps.done = true
-	}
-}
-
-// preStat is a name's stat taken ahead of classify (see dirList.preStat).
-type preStat struct {
-	st   fileio.Stat
-	err  error
-	done bool
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/namefold"
 	"github.com/fastcopy/fastcopy/internal/readorder"
+	"github.com/fastcopy/fastcopy/internal/source"
 )
 
 const (
@@ -20,25 +21,16 @@ const (
 // dirWork is a source directory waiting to be listed.
 type dirWork struct {
 	root    *rootSpec
-	srcRel  string    // relative to root.srcDir
-	dstRel  string    // relative to the destination root
-	created bool      // the destination directory was made by this run (so is empty)
-	above   *ancestor // with -L: the directories walked down through to this one
-	stage   *stage    // made under its temporary name (created is true)
-	ino     uint64    // the source directory's inode (the order of readorder.Dirs; 0 for a root)
+	srcRel  string           // relative to root.srcDir
+	dstRel  string           // relative to the destination root
+	created bool             // the destination directory was made by this run (so is empty)
+	above   *source.Ancestor // with -L: the directories walked down through to this one
+	stage   *stage           // made under its temporary name (created is true)
+	ino     uint64           // the source directory's inode (the order of readorder.Dirs; 0 for a root)
 	// respelled: the destination directory is one that DEST held under
 	// another spelling than the source's (or lies below one): what it
 	// holds is not known to be this source directory's copy (fold.go).
 	respelled bool
-}
-
-// ancestor is a source directory on the way down from a walk root. With -L
-// a followed symlink that leads back to one of them is a loop; one that
-// leads elsewhere, even to a directory copied already, is copied again, as
-// cp -L does.
-type ancestor struct {
-	key devIno
-	up  *ancestor
 }
 
 // walker is the stage that lists the source: it walks every source
@@ -52,6 +44,9 @@ type walker struct {
 	// reads holds the files to read in disk or inode order (readorder.go);
 	// nil in listing order, where files go to the copier as listed.
 	reads *readQueue
+	// src lists the source directories: the filters, -L and the hash
+	// cache's own files (internal/source).
+	src source.Lister
 }
 
 // walk lists every source directory, creates the destination directories,
@@ -253,48 +248,32 @@ func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 	_ = fileio.Chmod(dir, name, st.Mode&0o7777|0o700)
 }
 
-func (wk *walker) openSrcDir(w dirWork) (*fileio.Dir, error) {
-	e := wk.e
-	root, err := e.opt.openRoot(w.root.srcDir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	if e.opt.Dereference {
-		// Through descriptors too: a joined path past PATH_MAX cannot be
-		// opened in one call.
-		return root.OpenFollow(w.srcRel)
-	}
-	return root.OpenBeneath(w.srcRel)
-}
-
 // dirList is the listing of one source directory and of its destination,
 // as walkDir goes through it: list (open both and read them), classify
 // (each name's destination name, stat and kind; directories queued) and
 // send (the decider's judgement of each file, chunks to the copier).
 type dirList struct {
-	wk   *walker
-	w    dirWork
-	sd   *fileio.Dir
-	src  *handle
-	dd   *fileio.Dir
-	dst  *handle
-	here *ancestor // this directory, above those below it (-L)
+	wk  *walker
+	w   dirWork
+	ls  *source.Listing // the source's: its names, those left out, their stat
+	sd  *fileio.Dir     // ls.Dir
+	src *handle
+	dd  *fileio.Dir
+	dst *handle
 
-	names     []fileio.DirEntry // the source's
+	names     []fileio.DirEntry // the source's (ls.Names)
 	listing   []fileio.DirEntry // the destination directory's, when it existed
 	dstNames  []string          // each source name's name in the destination
 	nameErrs  []error           // why a source name cannot have one
-	excluded  []bool
-	fold      *foldInfo // how the destination folds names, when it does
-	lost      []string  // the name that holds this one's destination name
+	excluded  []bool            // ls.Excluded
+	fold      *foldInfo         // how the destination folds names, when it does
+	lost      []string          // the name that holds this one's destination name
 	contested []bool
 	respelled []bool          // the destination holds the name under another spelling (fold.go)
 	tempLike  map[string]bool // destination names that are temporaries' names (nameKey)
 	existing  map[string]fileio.Stat
 	kept      map[string]string // temporaries kept to take up: destination name -> temporary
 	files     []entry           // non-directories, planned once the cache is asked
-	stats     []preStat         // in disk and inode order: each name's stat, taken in inode order
 }
 
 func (wk *walker) walkDir(w dirWork) {
@@ -324,35 +303,17 @@ func (wk *walker) walkDir(w dirWork) {
 	l.send()
 }
 
-// openSource opens and lists the source directory; with -L it first fails
-// a directory that leads back to one above it.
+// openSource opens and lists the source directory (source.Lister.Open);
+// with -L it first fails a directory that leads back to one above it.
 func (l *dirList) openSource() bool {
-	e, w := l.wk.e, l.w
-	sd, err := l.wk.openSrcDir(w)
+	w := l.w
+	ls, err := l.wk.src.Open(w.root.srcDir, w.srcRel, w.above)
 	if err != nil {
-		e.fail(w.dstRel, err)
+		l.wk.e.fail(w.dstRel, err)
 		return false
 	}
-	l.sd = sd
-	l.src = newHandle(sd, w.srcRel)
-	if e.opt.Dereference {
-		if st, err := sd.Stat(); err == nil {
-			k := devIno{st.Dev, st.Ino}
-			for a := w.above; a != nil; a = a.up {
-				if a.key == k {
-					e.fail(w.dstRel, fmt.Errorf("directory loop through a followed symlink: %q leads back to a directory above it", filepath.Join(w.root.srcDir, w.srcRel)))
-					l.src.release()
-					return false
-				}
-			}
-			l.here = &ancestor{key: k, up: w.above}
-		}
-	}
-	if l.names, err = sd.ReadDir(); err != nil {
-		e.fail(w.dstRel, err)
-		l.src.release()
-		return false
-	}
+	l.ls, l.sd, l.names = ls, ls.Dir, ls.Names
+	l.src = newHandle(ls.Dir, w.srcRel)
 	return true
 }
 
@@ -395,14 +356,14 @@ func (l *dirList) mapNames() {
 	names := l.names
 	l.dstNames = make([]string, len(names))
 	l.nameErrs = make([]error, len(names))
-	l.excluded = make([]bool, len(names))
+	l.ls.Exclude(func(name string) bool { return e.records.leaveOutSourceMHL(l.w.root.srcDir, l.w.dstRel, name) })
+	l.excluded = l.ls.Excluded
 	mapped := false
 	for i, n := range names {
-		l.excluded[i] = e.excluded(l.w.root.srcDir, l.sd, joinRel(l.w.srcRel, n.Name), n) || e.records.leaveOutSourceMHL(l.w.root.srcDir, l.w.dstRel, n.Name)
 		l.dstNames[i], l.nameErrs[i] = e.opt.Names.Map(rules, n.Name)
 		mapped = mapped || l.dstNames[i] != n.Name
 	}
-	if err := e.ruleFileErr(l.w.root.srcDir, l.w.srcRel); err != nil {
+	if err := l.ls.RuleErr(); err != nil {
 		e.fail(l.w.dstRel, err)
 	}
 	if mapped {
@@ -488,7 +449,10 @@ func (l *dirList) taken(t string) bool { return l.tempLike[l.nameKey(t)] }
 func (l *dirList) classify() bool {
 	e, w := l.wk.e, l.w
 	if l.wk.ordered() {
-		l.preStat()
+		// In disk and inode order: the names in inode order first.
+		l.ls.PreStat(e.ctx, func(i int) bool {
+			return l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != ""
+		})
 	}
 	l.intendStages()
 	for i, n := range l.names {
@@ -557,26 +521,14 @@ func (l *dirList) entry(i int) (en entry, ok bool) {
 	e, n := l.wk.e, l.names[i]
 	dstName := l.dstNames[i]
 	dstRel := joinRel(l.w.dstRel, dstName)
-	var st fileio.Stat
-	var err error
-	if l.stats != nil && l.stats[i].done {
-		st, err = l.stats[i].st, l.stats[i].err
-	} else if e.opt.Dereference {
-		st, err = l.sd.StatFollow(n.Name)
-	} else {
-		st, err = l.sd.Lstat(n.Name)
-	}
-	if err != nil {
-		if !fileio.IsNotExist(err) { // vanished since the listing: nothing to copy
+	st, ok, err := l.ls.Stat(i)
+	if !ok {
+		if err != nil { // nil: vanished since the listing, nothing to copy
 			e.fail(dstRel, err)
-		} else if _, lerr := l.sd.Lstat(n.Name); lerr == nil && e.opt.Dereference {
-			// Still there: a symlink whose target is missing, which
-			// -L cannot follow (cp -L and rsync -L fail it too).
-			e.fail(dstRel, fmt.Errorf("-L: the symlink's target does not exist: %w", err))
 		}
 		return entry{}, false
 	}
-	if st.IsRegular() && st.Ino != 0 && ((devIno{st.Dev, st.Ino}) == e.ownFile || e.ownJournal(l.sd, n.Name)) {
+	if l.ls.Own(i, &st) {
 		e.event(ActOwnCache, dstRel)
 		return entry{}, false
 	}
@@ -639,7 +591,7 @@ func (l *dirList) subdir(en *entry) {
 	} else {
 		e.mover.NoteDryDir(move.Dir{SrcRoot: w.root.srcDir, SrcRel: srcRel, DstRel: dstRel})
 	}
-	l.wk.q.Push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino, respelled: respelled}, en.st.Ino)
+	l.wk.q.Push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.ls.Here, stage: stg, ino: en.st.Ino, respelled: respelled}, en.st.Ino)
 }
 
 // send asks the hash cache about the directory's files in one lookup, has
