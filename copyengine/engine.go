@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -403,28 +402,6 @@ func (e *engine) cacheSides(p *plan) {
 	e.walker.src = source.Lister{Rules: e.filter, Deref: opt.Dereference, Own: own, Faults: opt.hooks.faults}
 	if !e.skipWrite() || !p.create {
 		e.dstSide = hashcache.SideOf(p.dstRoot)
-	}
-}
-
-// ChooseJobs picks the number of copy workers from the source device: one
-// stream for a disk that seeks or sits behind USB (parallel streams turn
-// its sequential reads into seeks), eight for SSDs, virtual disks and
-// filesystems with no block device. A paravirtual disk (virtio, xen) says it
-// is rotational whatever backs it, so that flag is not trusted there.
-func ChooseJobs(jobs int, src string) (int, string) {
-	if jobs > 0 {
-		return jobs, "set by --jobs"
-	}
-	dev := fileio.DeviceOf(src)
-	switch {
-	case dev.USB || (dev.Rotational && !dev.Virtual):
-		return 1, "source on " + dev.String() + ": one stream avoids seeks"
-	default:
-		n := 8
-		if runtime.NumCPU() > 8 {
-			n = runtime.NumCPU()
-		}
-		return n, "source on " + dev.String() + ": parallel reads"
 	}
 }
 
