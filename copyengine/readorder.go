@@ -9,30 +9,9 @@ import (
 
 // In disk and inode order (see ReadOrder) the walk reads the source's
 // metadata first and its data after, each in the order it lies on the
-// disk:
-//
-//   - the walker lists one directory at a time, the directory of lowest
-//     inode number first (readorder.Dirs), and stats each directory's names in
-//     inode order (the listing's d_ino), so that the inode tables are read
-//     in one sweep;
-//   - the regular files that need work are not sent to the copier as they
-//     are listed but held in a window (readQueue, readorder.Queue), with the
-//     place of their first data (disk order: fileio PhysicalStart, asked
-//     while the walk is among the file's metadata anyway), their inode
-//     and their listing position;
-//   - only when the window is full, or the walk is over, is it sorted and
-//     handed to the copy workers in that order, in chunks of neighbours
-//     that share a source directory and a destination directory, so that
-//     a worker's look-ahead (prefetch) asks for files that lie side by
-//     side on the disk.
-//
-// Everything after the read (the destination's writes, flushes,
-// read-backs, renames, staged directories published when their last file
-// is done) is unchanged: a file's staged directory counts it from the
-// moment it is listed, so finishing out of order publishes nothing early.
-// The window holds a reference to each directory its files are in; it is
-// flushed early when it holds readorder.WindowDirs directories, so that the
-// descriptors it keeps open stay within the process's limit.
+// disk (internal/readorder's package comment says how). A file's staged
+// directory counts it from the moment it is listed, so finishing out of
+// order publishes nothing early.
 
 // windowItem is a file waiting in the read window, with the references to
 // its directories that its chunk will carry.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
@@ -55,11 +56,12 @@ type walker struct {
 func (wk *walker) walk(p *plan) {
 	e := wk.e
 	o := e.sum.ReadOrder
-	byIno := (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite()
-	if byIno {
+	if (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite() {
 		wk.reads = newReadQueue(e, o)
+	} else {
+		o = ReadOrderListing // a dry run reads nothing
 	}
-	q := readorder.NewDirs[dirWork](byIno)
+	q := readorder.NewDirs[dirWork](wk.ordered())
 	wk.q = q
 	for i := range p.roots {
 		r := &p.roots[i]
@@ -87,34 +89,11 @@ func (wk *walker) walk(p *plan) {
 		wk.recordDir(r, "", r.dstRel, created)
 		q.Push(dirWork{root: r, dstRel: r.dstRel, created: created}, 0)
 	}
-	walkers := e.sum.Jobs
-	if walkers > 8 {
-		walkers = 8
-	}
-	if walkers < 2 {
-		walkers = 2 // listing overlaps copying even with one copy stream
-	}
-	if wk.ordered() {
-		walkers = 1 // one sweep of the metadata, in inode order
-	}
-	var wg sync.WaitGroup
-	for i := 0; i < walkers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				w, ok := q.Pop()
-				if !ok {
-					return
-				}
-				if e.ctx.Err() == nil && !e.drives.halted() {
-					wk.walkDir(w)
-				}
-				q.Done()
-			}
-		}()
-	}
-	wg.Wait()
+	q.Work(readorder.Listers(o, e.sum.Jobs), func(w dirWork) {
+		if e.ctx.Err() == nil && !e.drives.halted() {
+			wk.walkDir(w)
+		}
+	})
 	if wk.ordered() {
 		wk.reads.flush()
 	}
@@ -367,7 +346,7 @@ func (l *dirList) mapNames() {
 		e.fail(l.w.dstRel, err)
 	}
 	if mapped {
-		l.wk.nameCollisions(names, l.dstNames, l.nameErrs, l.excluded)
+		destfs.Collisions(names, l.dstNames, l.nameErrs, l.excluded)
 	}
 	l.foldNames()
 	// Destination names that are temporaries' names ("a" beside
@@ -655,30 +634,6 @@ func (l *dirList) intendTemps(stg *stage, batch []entry) {
 		if batch[i].dstSt == nil { // one that exists may need no temporary: recorded when it does
 			e.made.Intend(l.w.dstRel, batch[i].tempName(), false)
 		}
-	}
-}
-
-// nameCollisions fails the source names that land on a destination name
-// another source name has: decoding is not one to one ("a:b" and "a：b"
-// both decode to "a:b"). A name kept as it is wins, then the first in
-// listing order; the others are failed, never let replace it. Excluded
-// names take no part.
-func (wk *walker) nameCollisions(names []fileio.DirEntry, dstNames []string, errs []error, excluded []bool) {
-	owner := make(map[string]string, len(names))
-	for i, n := range names {
-		if errs[i] == nil && !excluded[i] && dstNames[i] == n.Name {
-			owner[n.Name] = n.Name
-		}
-	}
-	for i, n := range names {
-		if errs[i] != nil || excluded[i] || dstNames[i] == n.Name {
-			continue
-		}
-		if prev, ok := owner[dstNames[i]]; ok {
-			errs[i] = fmt.Errorf("name becomes %q in the destination, as %q does", dstNames[i], prev)
-			continue
-		}
-		owner[dstNames[i]] = n.Name
 	}
 }
 

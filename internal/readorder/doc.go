@@ -24,4 +24,29 @@
 // (readorder.go, readQueue) is what a file is there (its directories'
 // references, its entry), how it is opened ahead and where a chunk goes:
 // the copy workers' channel.
+//
+// In disk and inode order the walk reads the source's metadata first and
+// its data after, each in the order it lies on the disk:
+//
+//   - the walker lists one directory at a time, the directory of lowest
+//     inode number first (Dirs), and stats each directory's names in
+//     inode order (the listing's d_ino, StatOrder), so that the inode
+//     tables are read in one sweep;
+//   - the regular files that need work are not sent to the copier as they
+//     are listed but held in a window (Queue, Window), with the place of
+//     their first data (disk order: fileio PhysicalStart, asked while the
+//     walk is among the file's metadata anyway), their inode and their
+//     listing position;
+//   - only when the window is full, or the walk is over, is it sorted and
+//     handed to the copy workers in that order, in chunks of neighbours
+//     that share a source directory and a destination directory, so that
+//     a worker's look-ahead (prefetch) asks for files that lie side by
+//     side on the disk.
+//
+// Everything after the read (the destination's writes, flushes,
+// read-backs, renames, staged directories published when their last file
+// is done) is unchanged. The window holds a reference to each directory
+// its files are in; it is flushed early when it holds WindowDirs
+// directories, so that the descriptors it keeps open stay within the
+// process's limit.
 package readorder

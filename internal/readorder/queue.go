@@ -269,3 +269,36 @@ func (q *Dirs[T]) Done() {
 	}
 	q.mu.Unlock()
 }
+
+// Work lists the directories with n goroutines, each popping one and
+// calling list for it (which pushes what it holds) until every one is
+// done; it returns then.
+func (q *Dirs[T]) Work(n int, list func(T)) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				w, ok := q.Pop()
+				if !ok {
+					return
+				}
+				list(w)
+				q.Done()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Listers is how many directories a walk lists at once for a run of jobs
+// copy workers reading in order o: one in disk and inode order, one sweep
+// of the metadata in inode order; else jobs, at least two (listing
+// overlaps copying even with one copy stream) and at most eight.
+func Listers(o Order, jobs int) int {
+	if o == Disk || o == Inode {
+		return 1
+	}
+	return min(max(jobs, 2), 8)
+}

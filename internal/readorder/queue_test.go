@@ -3,6 +3,7 @@ package readorder
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -154,6 +155,45 @@ func TestDirs(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("byInode %v: popped %v, want %v", byIno, got, want)
+		}
+	}
+}
+
+// TestDirsWork: every directory pushed, at the start or while listing,
+// is listed once, and Work returns when all are.
+func TestDirsWork(t *testing.T) {
+	q := NewDirs[int](false)
+	q.Push(0, 0)
+	var mu sync.Mutex
+	var seen []int
+	q.Work(4, func(w int) {
+		mu.Lock()
+		seen = append(seen, w)
+		mu.Unlock()
+		if w < 50 {
+			q.Push(2*w+1, 0)
+			q.Push(2*w+2, 0)
+		}
+	})
+	slices.Sort(seen)
+	for i, w := range seen {
+		if w != i {
+			t.Fatalf("listed %v", seen)
+		}
+	}
+	if len(seen) != 101 {
+		t.Fatalf("listed %d directories, want 101", len(seen))
+	}
+}
+
+func TestListers(t *testing.T) {
+	for _, c := range []struct {
+		o    Order
+		jobs int
+		want int
+	}{{Listing, 1, 2}, {Listing, 4, 4}, {Listing, 32, 8}, {Disk, 8, 1}, {Inode, 8, 1}} {
+		if got := Listers(c.o, c.jobs); got != c.want {
+			t.Fatalf("Listers(%s, %d) = %d, want %d", c.o, c.jobs, got, c.want)
 		}
 	}
 }
