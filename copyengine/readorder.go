@@ -7,6 +7,28 @@ import (
 	"github.com/fastcopy/fastcopy/internal/readorder"
 )
 
+// ReadOrder says in which order a run reads its source files
+// (readorder.Order, which tells each): on a disk that seeks, reading
+// files in the order their data lies on the disk turns a seek per file
+// into one sweep. It is a pflag.Value.
+type ReadOrder = readorder.Order
+
+// The read orders (readorder.Auto and the others).
+const (
+	ReadOrderAuto    = readorder.Auto    // disk order on a rotational or USB disk, listing order elsewhere
+	ReadOrderDisk    = readorder.Disk    // by the place of each file's first data, then inode, then listing
+	ReadOrderInode   = readorder.Inode   // by inode number, then listing
+	ReadOrderListing = readorder.Listing // in the order the walk lists them
+)
+
+// ChooseReadOrder resolves o for a source at src and says why, for -v and
+// --json (readorder.Choose): an order given explicitly is kept; auto
+// becomes disk order on a rotational or USB disk and listing order on
+// anything else.
+func ChooseReadOrder(o ReadOrder, src string) (ReadOrder, string) {
+	return readorder.Choose(o, src)
+}
+
 // In disk and inode order (see ReadOrder) the walk reads the source's
 // metadata first and its data after, each in the order it lies on the
 // disk (internal/readorder's package comment says how). A file's staged

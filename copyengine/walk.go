@@ -41,7 +41,7 @@ type dirWork struct {
 type walker struct {
 	e       *engine
 	q       *readorder.Dirs[dirWork] // the directories to list
-	dstDirs sync.Map                 // devIno -> true: a destination directory (destDir)
+	dstDirs source.Dests             // the destination directories (destDir)
 	// reads holds the files to read in disk or inode order (readorder.go);
 	// nil in listing order, where files go to the copier as listed.
 	reads *readQueue
@@ -105,14 +105,8 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 	if !wk.rootName(r) {
 		return
 	}
-	sd, err := e.opt.openRoot(r.srcDir)
+	sd, st, err := wk.src.OpenFile(r.srcDir, r.name)
 	if err != nil {
-		e.fail(r.dstRel, err)
-		return
-	}
-	st, err := sd.StatFollow(r.name)
-	if err != nil {
-		sd.Close()
 		e.fail(r.dstRel, err)
 		return
 	}
@@ -160,18 +154,14 @@ func (wk *walker) rootName(r *rootSpec) bool {
 	return true
 }
 
+// recordDir gives the committer the source root of r, to set its
+// destination directory dstRel's metadata once its contents are in place.
 func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	e := wk.e
 	if e.skipWrite() {
 		return
 	}
-	sd, err := e.opt.openRoot(r.srcDir)
-	if err != nil {
-		return
-	}
-	defer sd.Close()
-	st, err := sd.Stat()
-	if err == nil {
+	if st, err := wk.src.StatRoot(r.srcDir); err == nil {
 		e.commit.addDir(dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
 	}
 }
@@ -533,7 +523,7 @@ func (l *dirList) subdir(en *entry) {
 	e, w, dst := l.wk.e, l.w, l.dst
 	srcRel := joinRel(w.srcRel, en.name)
 	dstRel := joinRel(w.dstRel, en.dstName)
-	if l.wk.isDestDir(en.st) {
+	if l.wk.dstDirs.Holds(&en.st) {
 		// Reached through -L (a symlink to a directory above
 		// DEST) or a mount: copying it would copy the copy.
 		e.fail(dstRel, fmt.Errorf("cannot copy a directory into itself: %q is a directory this run writes in", filepath.Join(w.root.srcDir, srcRel)))
@@ -719,26 +709,9 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 }
 
 // destDir notes d as a directory this run writes in (the destination root
-// or one below it), which the walk never enters as a source directory.
-// Every destination directory is noted before the source directories
-// below its own source are listed, so a source directory that leads back
-// to one the copy is being written into is always caught.
-func (wk *walker) destDir(d *fileio.Dir) {
-	e := wk.e
-	if st, err := d.Stat(); err == nil && st.Ino != 0 {
-		e.walker.dstDirs.Store(devIno{st.Dev, st.Ino}, true)
-	}
-}
-
-// isDestDir says whether the source directory st is one this run writes in.
-func (wk *walker) isDestDir(st fileio.Stat) bool {
-	e := wk.e
-	if st.Ino == 0 {
-		return false
-	}
-	_, ok := e.walker.dstDirs.Load(devIno{st.Dev, st.Ino})
-	return ok
-}
+// or one below it), which the walk never enters as a source directory
+// (source.Dests).
+func (wk *walker) destDir(d *fileio.Dir) { wk.dstDirs.Note(d) }
 
 // sendChunk hands entries to the workers; the chunk holds its own
 // references to the directories. In disk and inode order the regular

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -93,6 +94,32 @@ func (l *Lister) OpenDir(root, rel string) (*fileio.Dir, error) {
 		return r.OpenFollow(rel)
 	}
 	return r.OpenBeneath(rel)
+}
+
+// OpenFile opens dir, the directory of a source named as a file, and
+// stats the file name in it, following a symlink: symlinks named on the
+// command line are followed.
+func (l *Lister) OpenFile(dir, name string) (*fileio.Dir, fileio.Stat, error) {
+	d, err := fileio.OpenDirFaults(dir, l.Faults)
+	if err != nil {
+		return nil, fileio.Stat{}, err
+	}
+	st, err := d.StatFollow(name)
+	if err != nil {
+		d.Close()
+		return nil, fileio.Stat{}, err
+	}
+	return d, st, nil
+}
+
+// StatRoot is the stat of the root directory dir of a source.
+func (l *Lister) StatRoot(dir string) (fileio.Stat, error) {
+	d, err := fileio.OpenDirFaults(dir, l.Faults)
+	if err != nil {
+		return fileio.Stat{}, err
+	}
+	defer d.Close()
+	return d.Stat()
 }
 
 // Listing is a source directory as a walk lists it: its names, which of
@@ -236,4 +263,30 @@ func (ls *Listing) Stat(i int) (st fileio.Stat, ok bool, err error) {
 // or one of its journals: no walk copies them.
 func (ls *Listing) Own(i int, st *fileio.Stat) bool {
 	return st.IsRegular() && st.Ino != 0 && (ls.l.Own.IsFile(st) || ls.l.Own.Journal(ls.Dir, ls.Names[i].Name))
+}
+
+// Dests are the directories a run writes in (the destination root and
+// those below it), which a walk of the sources never enters: one reached
+// through -L (a symlink to a directory above DEST) or a mount would copy
+// the copy. Every destination directory is noted before the source
+// directories below its own source are listed, so a source directory
+// that leads back to one the copy is being written into is always
+// caught. The zero value is empty; it is safe for concurrent use.
+type Dests struct{ m sync.Map }
+
+// Note notes d as a directory the run writes in.
+func (s *Dests) Note(d *fileio.Dir) {
+	if st, err := d.Stat(); err == nil && st.Ino != 0 {
+		s.m.Store(Inode{st.Dev, st.Ino}, true)
+	}
+}
+
+// Holds says whether the source directory of stat st is one the run
+// writes in.
+func (s *Dests) Holds(st *fileio.Stat) bool {
+	if st.Ino == 0 {
+		return false
+	}
+	_, ok := s.m.Load(Inode{st.Dev, st.Ino})
+	return ok
 }
