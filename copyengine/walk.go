@@ -628,84 +628,52 @@ func (l *dirList) intendTemps(stg *stage, batch []entry) {
 }
 
 // scanDest goes through an existing destination directory's listing
-// (names): it removes leftover temporaries of an interrupted run (those not
-// also named in the source) and returns the metadata of the names the
-// source's entries get there (dstNames, one for each of src: mapped and in
-// the destination's spelling). A leftover that is the temporary of a source
+// (names) with the record of what runs made (made.Record.Pair): it
+// removes leftover temporaries of an interrupted run (those not also
+// named in the source) and returns the metadata of the names the source's
+// entries get there (dstNames, one for each of src: mapped and in the
+// destination's spelling). A leftover that is the temporary of a source
 // file, as a regular file, is kept instead (returned in kept, by
 // destination name) for the copy to take up or remove (see resumer); taken
 // tells the destination names that are temporaries'.
 func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, names []fileio.DirEntry, taken func(string) bool) (out map[string]fileio.Stat, kept map[string]string) {
 	e := wk.e
-	if len(names) == 0 {
-		return nil, nil
-	}
-	if dstRel != "" {
-		e.made.DropNested(dd, dstRel, names)
-	}
-	inSrc := make(map[string]bool, len(src))
-	var tempOf map[string]string // temporary -> destination name of a source file
-	var disown []string          // recorded as made, about to take a source file's copy
-	rel := dstRel
-	for i, n := range src {
-		name := dstNames[i]
-		inSrc[name] = true
-		if e.made.Recorded(joinRel(rel, name)) {
-			disown = append(disown, joinRel(rel, name))
-		}
-		if n.Type == fileio.ModeRegular && !e.opt.NoResume {
-			if tempOf == nil {
-				tempOf = map[string]string{}
-			}
+	found := e.made.Pair(made.Pair{
+		Dir: dd, DirRel: dstRel, Listing: names, Src: src, DstNames: dstNames,
+		Temp: func(name string) string {
 			en := entry{dstName: name}
 			if taken(tempName(name)) {
 				en.tmp = freeTempName(name, taken)
 			}
-			tempOf[en.tempName()] = name
-		}
-	}
-	e.made.Disown(disown)
-	out = make(map[string]fileio.Stat)
-	for _, n := range names {
-		if inSrc[n.Name] {
-			if st, err := dd.Lstat(n.Name); err == nil {
-				out[n.Name] = st
-			}
-			continue
-		}
-		if !isTempName(n.Name) {
-			continue
-		}
-		if !e.made.OursByName(dd, dstRel, n.Name) {
+			return en.tempName()
+		},
+		IsTemp: isTempName,
+		Resume: !e.opt.NoResume,
+	})
+	for _, lo := range found.Leftovers {
+		n, rel := lo.Entry, joinRel(dstRel, lo.Entry.Name)
+		switch {
+		case !lo.Ours:
 			// Named like a temporary, but not one a run recorded: the
 			// user's, or one whose record a crash lost. Never removed
 			// or taken up as a leftover.
-			e.event(ActLeaveTemp, joinRel(dstRel, n.Name))
-			continue
-		}
-		if of, ok := tempOf[n.Name]; ok && n.Type == fileio.ModeRegular {
-			if kept == nil {
-				kept = map[string]string{}
-			}
-			kept[of] = n.Name
-			continue
-		}
-		if e.skipWrite() {
+			e.event(ActLeaveTemp, rel)
+		case e.skipWrite():
 			e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
-			e.event(ActCleanTmp, joinRel(dstRel, n.Name))
-		} else {
+			e.event(ActCleanTmp, rel)
+		default:
 			remove := dd.Remove
 			if n.Type == fileio.ModeDir {
 				remove = func(name string) error { return removeTree(dd, name) }
 			}
 			if err := remove(n.Name); err == nil {
-				e.made.Gone(joinRel(rel, n.Name))
+				e.made.Gone(rel)
 				e.count(func(s *Summary) { s.TempsRemoved++ })
-				e.event(ActCleanTmp, joinRel(dstRel, n.Name))
+				e.event(ActCleanTmp, rel)
 			}
 		}
 	}
-	return out, kept
+	return found.Stats, found.Kept
 }
 
 // destDir notes d as a directory this run writes in (the destination root

@@ -50,4 +50,11 @@
 // puts the root's times back. It imports nothing of copyengine: the engine
 // asks it (Ours, Recorded) and tells it (Intend, Before, After, Made,
 // Disown, Gone), and emits the events.
+//
+// Record.Pair applies this to an existing destination directory that a
+// run is about to write in: paired with the source's names, it answers
+// the stat of the names the source's entries get there, the leftover
+// temporaries of source files that a resume takes up, and the other
+// entries named like temporaries, each a run's to remove or the user's
+// to leave; the caller acts.
 package made
