@@ -14,18 +14,6 @@ import (
 // policy of its filesystem.
 type cacheSide = hashcache.Side
 
-// ownJournal reports whether name, in the source directory d, is a
-// journal or the presence file of this run's hash cache
-// (hashcache.IsOwnFile): the runs that share the cache write them as they
-// go, as this run writes the cache.
-func (e *engine) ownJournal(d *fileio.Dir, name string) bool {
-	if e.cache == nil || !hashcache.IsOwnFile(e.cache.Path(), name) {
-		return false
-	}
-	st, err := d.Stat()
-	return err == nil && (devIno{st.Dev, st.Ino}) == e.ownDir
-}
-
 // cached is what the cache knows of an entry, looked up by the walker
 // (cacheuse.Answer), with --scrub's word on its destination.
 type cached = cacheuse.Answer

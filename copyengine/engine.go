@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,6 +18,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
@@ -171,8 +170,6 @@ type engine struct {
 	clones transfer.Clones // where FICLONE failed, or worked
 
 	cache   *hashcache.Cache // nil with --no-cache
-	ownFile devIno           // the cache's file, left out of the source walk
-	ownDir  devIno           // the directory it is in, whose cache journals are left out too
 	dstSide cacheSide
 
 	fs      *fsInfo     // what the run learns of the filesystems it reads and writes
@@ -394,43 +391,13 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 func (e *engine) cacheSides(p *plan) {
 	opt := e.opt
 	e.cache = opt.Cache
+	var own source.Own
 	if opt.Cache != nil {
-		// A run backing up the home directory meets its own cache, which
-		// it writes as it goes: copying it would fail as a changed source.
-		if d, err := fileio.OpenDir(filepath.Dir(opt.Cache.Path())); err == nil {
-			if st, err := d.Lstat(filepath.Base(opt.Cache.Path())); err == nil && st.IsRegular() {
-				e.ownFile = devIno{st.Dev, st.Ino}
-			}
-			if st, err := d.Stat(); err == nil {
-				e.ownDir = devIno{st.Dev, st.Ino}
-			}
-			d.Close()
-		}
+		own = source.OwnOf(opt.Cache.Path())
 	}
+	e.walker.src = source.Lister{Rules: e.filter, Deref: opt.Dereference, Own: own, Faults: opt.hooks.faults}
 	if !e.skipWrite() || !p.create {
 		e.dstSide = hashcache.SideOf(p.dstRoot)
-	}
-}
-
-// ChooseJobs picks the number of copy workers from the source device: one
-// stream for a disk that seeks or sits behind USB (parallel streams turn
-// its sequential reads into seeks), eight for SSDs, virtual disks and
-// filesystems with no block device. A paravirtual disk (virtio, xen) says it
-// is rotational whatever backs it, so that flag is not trusted there.
-func ChooseJobs(jobs int, src string) (int, string) {
-	if jobs > 0 {
-		return jobs, "set by --jobs"
-	}
-	dev := fileio.DeviceOf(src)
-	switch {
-	case dev.USB || (dev.Rotational && !dev.Virtual):
-		return 1, "source on " + dev.String() + ": one stream avoids seeks"
-	default:
-		n := 8
-		if runtime.NumCPU() > 8 {
-			n = runtime.NumCPU()
-		}
-		return n, "source on " + dev.String() + ": parallel reads"
 	}
 }
 

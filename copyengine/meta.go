@@ -133,7 +133,7 @@ func (c *committer) applyOneDir(dm dirMeta) error {
 	var srcF *fileio.File
 	// Opened like the walk opened it: below the root, so that a path
 	// longer than PATH_MAX still gets its attributes.
-	if sd, err := e.walker.openSrcDir(dirWork{root: &rootSpec{srcDir: dm.srcRoot}, srcRel: dm.srcRel}); err == nil {
+	if sd, err := e.walker.src.OpenDir(dm.srcRoot, dm.srcRel); err == nil {
 		defer sd.Close()
 		srcF = sd.AsFile()
 	}

@@ -86,7 +86,7 @@ func (m *mirrorStage) noteDir(l *dirList) {
 		d.Fold, d.Normalises = true, l.fold.Normalises
 	}
 	for i, n := range l.dstNames {
-		d.Names = append(d.Names, n, l.names[i].Name)
+		d.Names = append(d.Names, n, l.ls.Names[i].Name)
 	}
 	m.pass.Note(d)
 }
@@ -136,8 +136,8 @@ func (m *mirrorStage) History(rel string) bool { return m.e.opt.MHL && isMHLFold
 // Cache reports whether name in dir is the hash cache's, left out of the
 // source walk too (walk.go).
 func (m *mirrorStage) Cache(dir *fileio.Dir, name string, st fileio.Stat) bool {
-	e := m.e
-	return st.Ino != 0 && (devIno{st.Dev, st.Ino}) == e.ownFile || st.IsRegular() && e.ownJournal(dir, name)
+	own := &m.e.walker.src.Own
+	return own.IsFile(&st) || st.IsRegular() && own.Journal(dir, name)
 }
 
 // Removed counts and reports an entry --delete removed (mirror.Report).

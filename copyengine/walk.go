@@ -5,10 +5,13 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/namefold"
+	"github.com/fastcopy/fastcopy/internal/readorder"
+	"github.com/fastcopy/fastcopy/internal/source"
 )
 
 const (
@@ -19,25 +22,16 @@ const (
 // dirWork is a source directory waiting to be listed.
 type dirWork struct {
 	root    *rootSpec
-	srcRel  string    // relative to root.srcDir
-	dstRel  string    // relative to the destination root
-	created bool      // the destination directory was made by this run (so is empty)
-	above   *ancestor // with -L: the directories walked down through to this one
-	stage   *stage    // made under its temporary name (created is true)
-	ino     uint64    // the source directory's inode (dirQueue's order; 0 for a root)
+	srcRel  string           // relative to root.srcDir
+	dstRel  string           // relative to the destination root
+	created bool             // the destination directory was made by this run (so is empty)
+	above   *source.Ancestor // with -L: the directories walked down through to this one
+	stage   *stage           // made under its temporary name (created is true)
+	ino     uint64           // the source directory's inode (the order of readorder.Dirs; 0 for a root)
 	// respelled: the destination directory is one that DEST held under
 	// another spelling than the source's (or lies below one): what it
 	// holds is not known to be this source directory's copy (fold.go).
 	respelled bool
-}
-
-// ancestor is a source directory on the way down from a walk root. With -L
-// a followed symlink that leads back to one of them is a loop; one that
-// leads elsewhere, even to a directory copied already, is copied again, as
-// cp -L does.
-type ancestor struct {
-	key devIno
-	up  *ancestor
 }
 
 // walker is the stage that lists the source: it walks every source
@@ -46,67 +40,14 @@ type ancestor struct {
 // copier in chunks.
 type walker struct {
 	e       *engine
-	q       *walkQueue
-	dstDirs sync.Map // devIno -> true: a destination directory (destDir)
+	q       *readorder.Dirs[dirWork] // the directories to list
+	dstDirs source.Dests             // the destination directories (destDir)
 	// reads holds the files to read in disk or inode order (readorder.go);
 	// nil in listing order, where files go to the copier as listed.
 	reads *readQueue
-}
-
-// walkQueue is a LIFO of directories with a count of those not yet done;
-// LIFO keeps the walk depth-first, so the queue stays short.
-type walkQueue struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	items   []dirWork
-	byIno   *dirQueue // in disk and inode order: instead of items
-	pending int
-}
-
-func (q *walkQueue) push(w dirWork) {
-	q.mu.Lock()
-	if q.byIno != nil {
-		q.byIno.push(w)
-	} else {
-		q.items = append(q.items, w)
-	}
-	q.pending++
-	q.mu.Unlock()
-	q.cond.Signal()
-}
-
-// pop blocks until a directory is available; ok is false when all are done.
-func (q *walkQueue) pop() (dirWork, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for q.len() == 0 && q.pending > 0 {
-		q.cond.Wait()
-	}
-	if q.len() == 0 {
-		return dirWork{}, false
-	}
-	if q.byIno != nil {
-		return q.byIno.pop(), true
-	}
-	w := q.items[len(q.items)-1]
-	q.items = q.items[:len(q.items)-1]
-	return w, true
-}
-
-func (q *walkQueue) len() int {
-	if q.byIno != nil {
-		return q.byIno.Len()
-	}
-	return len(q.items)
-}
-
-func (q *walkQueue) done() {
-	q.mu.Lock()
-	q.pending--
-	if q.pending == 0 {
-		q.cond.Broadcast()
-	}
-	q.mu.Unlock()
+	// src lists the source directories: the filters, -L and the hash
+	// cache's own files (internal/source).
+	src source.Lister
 }
 
 // walk lists every source directory, creates the destination directories,
@@ -114,13 +55,14 @@ func (q *walkQueue) done() {
 // The scan totals grow as it goes.
 func (wk *walker) walk(p *plan) {
 	e := wk.e
-	q := &walkQueue{}
-	q.cond = sync.NewCond(&q.mu)
-	wk.q = q
-	if o := e.sum.ReadOrder; (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite() {
+	o := e.sum.ReadOrder
+	if (o == ReadOrderDisk || o == ReadOrderInode) && !e.skipWrite() {
 		wk.reads = newReadQueue(e, o)
-		q.byIno = &dirQueue{}
+	} else {
+		o = ReadOrderListing // a dry run reads nothing
 	}
+	q := readorder.NewDirs[dirWork](wk.ordered())
+	wk.q = q
 	for i := range p.roots {
 		r := &p.roots[i]
 		if !r.isDir {
@@ -145,36 +87,13 @@ func (wk *walker) walk(p *plan) {
 			}
 		}
 		wk.recordDir(r, "", r.dstRel, created)
-		q.push(dirWork{root: r, dstRel: r.dstRel, created: created})
+		q.Push(dirWork{root: r, dstRel: r.dstRel, created: created}, 0)
 	}
-	walkers := e.sum.Jobs
-	if walkers > 8 {
-		walkers = 8
-	}
-	if walkers < 2 {
-		walkers = 2 // listing overlaps copying even with one copy stream
-	}
-	if wk.ordered() {
-		walkers = 1 // one sweep of the metadata, in inode order
-	}
-	var wg sync.WaitGroup
-	for i := 0; i < walkers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				w, ok := q.pop()
-				if !ok {
-					return
-				}
-				if e.ctx.Err() == nil && !e.drives.halted() {
-					wk.walkDir(w)
-				}
-				q.done()
-			}
-		}()
-	}
-	wg.Wait()
+	q.Work(readorder.Listers(o, e.sum.Jobs), func(w dirWork) {
+		if e.ctx.Err() == nil && !e.drives.halted() {
+			wk.walkDir(w)
+		}
+	})
 	if wk.ordered() {
 		wk.reads.flush()
 	}
@@ -186,14 +105,8 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 	if !wk.rootName(r) {
 		return
 	}
-	sd, err := e.opt.openRoot(r.srcDir)
+	sd, st, err := wk.src.OpenFile(r.srcDir, r.name)
 	if err != nil {
-		e.fail(r.dstRel, err)
-		return
-	}
-	st, err := sd.StatFollow(r.name)
-	if err != nil {
-		sd.Close()
 		e.fail(r.dstRel, err)
 		return
 	}
@@ -241,18 +154,14 @@ func (wk *walker) rootName(r *rootSpec) bool {
 	return true
 }
 
+// recordDir gives the committer the source root of r, to set its
+// destination directory dstRel's metadata once its contents are in place.
 func (wk *walker) recordDir(r *rootSpec, srcRel, dstRel string, created bool) {
 	e := wk.e
 	if e.skipWrite() {
 		return
 	}
-	sd, err := e.opt.openRoot(r.srcDir)
-	if err != nil {
-		return
-	}
-	defer sd.Close()
-	st, err := sd.Stat()
-	if err == nil {
+	if st, err := wk.src.StatRoot(r.srcDir); err == nil {
 		e.commit.addDir(dirMeta{srcRoot: r.srcDir, srcRel: srcRel, dstRel: dstRel, st: st, created: created})
 	}
 }
@@ -308,48 +217,32 @@ func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
 	_ = fileio.Chmod(dir, name, st.Mode&0o7777|0o700)
 }
 
-func (wk *walker) openSrcDir(w dirWork) (*fileio.Dir, error) {
-	e := wk.e
-	root, err := e.opt.openRoot(w.root.srcDir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	if e.opt.Dereference {
-		// Through descriptors too: a joined path past PATH_MAX cannot be
-		// opened in one call.
-		return root.OpenFollow(w.srcRel)
-	}
-	return root.OpenBeneath(w.srcRel)
-}
-
 // dirList is the listing of one source directory and of its destination,
 // as walkDir goes through it: list (open both and read them), classify
 // (each name's destination name, stat and kind; directories queued) and
 // send (the decider's judgement of each file, chunks to the copier).
 type dirList struct {
-	wk   *walker
-	w    dirWork
-	sd   *fileio.Dir
-	src  *handle
-	dd   *fileio.Dir
-	dst  *handle
-	here *ancestor // this directory, above those below it (-L)
+	wk  *walker
+	w   dirWork
+	ls  *source.Listing // the source's: its names, those left out, their stat
+	sd  *fileio.Dir     // ls.Dir
+	src *handle
+	dd  *fileio.Dir
+	dst *handle
 
-	names     []fileio.DirEntry // the source's
+	names     []fileio.DirEntry // the source's (ls.Names)
 	listing   []fileio.DirEntry // the destination directory's, when it existed
 	dstNames  []string          // each source name's name in the destination
 	nameErrs  []error           // why a source name cannot have one
-	excluded  []bool
-	fold      *foldInfo // how the destination folds names, when it does
-	lost      []string  // the name that holds this one's destination name
+	excluded  []bool            // ls.Excluded
+	fold      *foldInfo         // how the destination folds names, when it does
+	lost      []string          // the name that holds this one's destination name
 	contested []bool
 	respelled []bool          // the destination holds the name under another spelling (fold.go)
 	tempLike  map[string]bool // destination names that are temporaries' names (nameKey)
 	existing  map[string]fileio.Stat
 	kept      map[string]string // temporaries kept to take up: destination name -> temporary
 	files     []entry           // non-directories, planned once the cache is asked
-	stats     []preStat         // in disk and inode order: each name's stat, taken in inode order
 }
 
 func (wk *walker) walkDir(w dirWork) {
@@ -379,35 +272,17 @@ func (wk *walker) walkDir(w dirWork) {
 	l.send()
 }
 
-// openSource opens and lists the source directory; with -L it first fails
-// a directory that leads back to one above it.
+// openSource opens and lists the source directory (source.Lister.Open);
+// with -L it first fails a directory that leads back to one above it.
 func (l *dirList) openSource() bool {
-	e, w := l.wk.e, l.w
-	sd, err := l.wk.openSrcDir(w)
+	w := l.w
+	ls, err := l.wk.src.Open(w.root.srcDir, w.srcRel, w.above)
 	if err != nil {
-		e.fail(w.dstRel, err)
+		l.wk.e.fail(w.dstRel, err)
 		return false
 	}
-	l.sd = sd
-	l.src = newHandle(sd, w.srcRel)
-	if e.opt.Dereference {
-		if st, err := sd.Stat(); err == nil {
-			k := devIno{st.Dev, st.Ino}
-			for a := w.above; a != nil; a = a.up {
-				if a.key == k {
-					e.fail(w.dstRel, fmt.Errorf("directory loop through a followed symlink: %q leads back to a directory above it", filepath.Join(w.root.srcDir, w.srcRel)))
-					l.src.release()
-					return false
-				}
-			}
-			l.here = &ancestor{key: k, up: w.above}
-		}
-	}
-	if l.names, err = sd.ReadDir(); err != nil {
-		e.fail(w.dstRel, err)
-		l.src.release()
-		return false
-	}
+	l.ls, l.sd, l.names = ls, ls.Dir, ls.Names
+	l.src = newHandle(ls.Dir, w.srcRel)
 	return true
 }
 
@@ -450,18 +325,18 @@ func (l *dirList) mapNames() {
 	names := l.names
 	l.dstNames = make([]string, len(names))
 	l.nameErrs = make([]error, len(names))
-	l.excluded = make([]bool, len(names))
+	l.ls.Exclude(func(name string) bool { return e.records.LeaveOut(l.w.root.srcDir, l.w.dstRel, name) })
+	l.excluded = l.ls.Excluded
 	mapped := false
 	for i, n := range names {
-		l.excluded[i] = e.excluded(l.w.root.srcDir, l.sd, joinRel(l.w.srcRel, n.Name), n) || e.records.LeaveOut(l.w.root.srcDir, l.w.dstRel, n.Name)
 		l.dstNames[i], l.nameErrs[i] = e.opt.Names.Map(rules, n.Name)
 		mapped = mapped || l.dstNames[i] != n.Name
 	}
-	if err := e.ruleFileErr(l.w.root.srcDir, l.w.srcRel); err != nil {
+	if err := l.ls.RuleErr(); err != nil {
 		e.fail(l.w.dstRel, err)
 	}
 	if mapped {
-		l.wk.nameCollisions(names, l.dstNames, l.nameErrs, l.excluded)
+		destfs.Collisions(names, l.dstNames, l.nameErrs, l.excluded)
 	}
 	l.foldNames()
 	// Destination names that are temporaries' names ("a" beside
@@ -543,7 +418,10 @@ func (l *dirList) taken(t string) bool { return l.tempLike[l.nameKey(t)] }
 func (l *dirList) classify() bool {
 	e, w := l.wk.e, l.w
 	if l.wk.ordered() {
-		l.preStat()
+		// In disk and inode order: the names in inode order first.
+		l.ls.PreStat(e.ctx, func(i int) bool {
+			return l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != ""
+		})
 	}
 	l.intendStages()
 	for i, n := range l.names {
@@ -612,26 +490,14 @@ func (l *dirList) entry(i int) (en entry, ok bool) {
 	e, n := l.wk.e, l.names[i]
 	dstName := l.dstNames[i]
 	dstRel := joinRel(l.w.dstRel, dstName)
-	var st fileio.Stat
-	var err error
-	if l.stats != nil && l.stats[i].done {
-		st, err = l.stats[i].st, l.stats[i].err
-	} else if e.opt.Dereference {
-		st, err = l.sd.StatFollow(n.Name)
-	} else {
-		st, err = l.sd.Lstat(n.Name)
-	}
-	if err != nil {
-		if !fileio.IsNotExist(err) { // vanished since the listing: nothing to copy
+	st, ok, err := l.ls.Stat(i)
+	if !ok {
+		if err != nil { // nil: vanished since the listing, nothing to copy
 			e.fail(dstRel, err)
-		} else if _, lerr := l.sd.Lstat(n.Name); lerr == nil && e.opt.Dereference {
-			// Still there: a symlink whose target is missing, which
-			// -L cannot follow (cp -L and rsync -L fail it too).
-			e.fail(dstRel, fmt.Errorf("-L: the symlink's target does not exist: %w", err))
 		}
 		return entry{}, false
 	}
-	if st.IsRegular() && st.Ino != 0 && ((devIno{st.Dev, st.Ino}) == e.ownFile || e.ownJournal(l.sd, n.Name)) {
+	if l.ls.Own(i, &st) {
 		e.event(ActOwnCache, dstRel)
 		return entry{}, false
 	}
@@ -657,7 +523,7 @@ func (l *dirList) subdir(en *entry) {
 	e, w, dst := l.wk.e, l.w, l.dst
 	srcRel := joinRel(w.srcRel, en.name)
 	dstRel := joinRel(w.dstRel, en.dstName)
-	if l.wk.isDestDir(en.st) {
+	if l.wk.dstDirs.Holds(&en.st) {
 		// Reached through -L (a symlink to a directory above
 		// DEST) or a mount: copying it would copy the copy.
 		e.fail(dstRel, fmt.Errorf("cannot copy a directory into itself: %q is a directory this run writes in", filepath.Join(w.root.srcDir, srcRel)))
@@ -694,7 +560,7 @@ func (l *dirList) subdir(en *entry) {
 	} else {
 		e.mover.NoteDryDir(move.Dir{SrcRoot: w.root.srcDir, SrcRel: srcRel, DstRel: dstRel})
 	}
-	l.wk.q.push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.here, stage: stg, ino: en.st.Ino, respelled: respelled})
+	l.wk.q.Push(dirWork{root: w.root, srcRel: srcRel, dstRel: dstRel, created: created, above: l.ls.Here, stage: stg, ino: en.st.Ino, respelled: respelled}, en.st.Ino)
 }
 
 // send asks the hash cache about the directory's files in one lookup, has
@@ -761,132 +627,59 @@ func (l *dirList) intendTemps(stg *stage, batch []entry) {
 	}
 }
 
-// nameCollisions fails the source names that land on a destination name
-// another source name has: decoding is not one to one ("a:b" and "a：b"
-// both decode to "a:b"). A name kept as it is wins, then the first in
-// listing order; the others are failed, never let replace it. Excluded
-// names take no part.
-func (wk *walker) nameCollisions(names []fileio.DirEntry, dstNames []string, errs []error, excluded []bool) {
-	owner := make(map[string]string, len(names))
-	for i, n := range names {
-		if errs[i] == nil && !excluded[i] && dstNames[i] == n.Name {
-			owner[n.Name] = n.Name
-		}
-	}
-	for i, n := range names {
-		if errs[i] != nil || excluded[i] || dstNames[i] == n.Name {
-			continue
-		}
-		if prev, ok := owner[dstNames[i]]; ok {
-			errs[i] = fmt.Errorf("name becomes %q in the destination, as %q does", dstNames[i], prev)
-			continue
-		}
-		owner[dstNames[i]] = n.Name
-	}
-}
-
 // scanDest goes through an existing destination directory's listing
-// (names): it removes leftover temporaries of an interrupted run (those not
-// also named in the source) and returns the metadata of the names the
-// source's entries get there (dstNames, one for each of src: mapped and in
-// the destination's spelling). A leftover that is the temporary of a source
+// (names) with the record of what runs made (made.Record.Pair): it
+// removes leftover temporaries of an interrupted run (those not also
+// named in the source) and returns the metadata of the names the source's
+// entries get there (dstNames, one for each of src: mapped and in the
+// destination's spelling). A leftover that is the temporary of a source
 // file, as a regular file, is kept instead (returned in kept, by
 // destination name) for the copy to take up or remove (see transfer.Resume); taken
 // tells the destination names that are temporaries'.
 func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, names []fileio.DirEntry, taken func(string) bool) (out map[string]fileio.Stat, kept map[string]string) {
 	e := wk.e
-	if len(names) == 0 {
-		return nil, nil
-	}
-	if dstRel != "" {
-		e.made.DropNested(dd, dstRel, names)
-	}
-	inSrc := make(map[string]bool, len(src))
-	var tempOf map[string]string // temporary -> destination name of a source file
-	var disown []string          // recorded as made, about to take a source file's copy
-	rel := dstRel
-	for i, n := range src {
-		name := dstNames[i]
-		inSrc[name] = true
-		if e.made.Recorded(joinRel(rel, name)) {
-			disown = append(disown, joinRel(rel, name))
-		}
-		if n.Type == fileio.ModeRegular && !e.opt.NoResume {
-			if tempOf == nil {
-				tempOf = map[string]string{}
-			}
+	found := e.made.Pair(made.Pair{
+		Dir: dd, DirRel: dstRel, Listing: names, Src: src, DstNames: dstNames,
+		Temp: func(name string) string {
 			en := entry{dstName: name}
 			if taken(tempName(name)) {
 				en.tmp = freeTempName(name, taken)
 			}
-			tempOf[en.tempName()] = name
-		}
-	}
-	e.made.Disown(disown)
-	out = make(map[string]fileio.Stat)
-	for _, n := range names {
-		if inSrc[n.Name] {
-			if st, err := dd.Lstat(n.Name); err == nil {
-				out[n.Name] = st
-			}
-			continue
-		}
-		if !isTempName(n.Name) {
-			continue
-		}
-		if !e.made.OursByName(dd, dstRel, n.Name) {
+			return en.tempName()
+		},
+		IsTemp: isTempName,
+		Resume: !e.opt.NoResume,
+	})
+	for _, lo := range found.Leftovers {
+		n, rel := lo.Entry, joinRel(dstRel, lo.Entry.Name)
+		switch {
+		case !lo.Ours:
 			// Named like a temporary, but not one a run recorded: the
 			// user's, or one whose record a crash lost. Never removed
 			// or taken up as a leftover.
-			e.event(ActLeaveTemp, joinRel(dstRel, n.Name))
-			continue
-		}
-		if of, ok := tempOf[n.Name]; ok && n.Type == fileio.ModeRegular {
-			if kept == nil {
-				kept = map[string]string{}
-			}
-			kept[of] = n.Name
-			continue
-		}
-		if e.skipWrite() {
+			e.event(ActLeaveTemp, rel)
+		case e.skipWrite():
 			e.count(func(s *Summary) { s.TempsRemoved++ }) // would be removed
-			e.event(ActCleanTmp, joinRel(dstRel, n.Name))
-		} else {
+			e.event(ActCleanTmp, rel)
+		default:
 			remove := dd.Remove
 			if n.Type == fileio.ModeDir {
 				remove = func(name string) error { return removeTree(dd, name) }
 			}
 			if err := remove(n.Name); err == nil {
-				e.made.Gone(joinRel(rel, n.Name))
+				e.made.Gone(rel)
 				e.count(func(s *Summary) { s.TempsRemoved++ })
-				e.event(ActCleanTmp, joinRel(dstRel, n.Name))
+				e.event(ActCleanTmp, rel)
 			}
 		}
 	}
-	return out, kept
+	return found.Stats, found.Kept
 }
 
 // destDir notes d as a directory this run writes in (the destination root
-// or one below it), which the walk never enters as a source directory.
-// Every destination directory is noted before the source directories
-// below its own source are listed, so a source directory that leads back
-// to one the copy is being written into is always caught.
-func (wk *walker) destDir(d *fileio.Dir) {
-	e := wk.e
-	if st, err := d.Stat(); err == nil && st.Ino != 0 {
-		e.walker.dstDirs.Store(devIno{st.Dev, st.Ino}, true)
-	}
-}
-
-// isDestDir says whether the source directory st is one this run writes in.
-func (wk *walker) isDestDir(st fileio.Stat) bool {
-	e := wk.e
-	if st.Ino == 0 {
-		return false
-	}
-	_, ok := e.walker.dstDirs.Load(devIno{st.Dev, st.Ino})
-	return ok
-}
+// or one below it), which the walk never enters as a source directory
+// (source.Dests).
+func (wk *walker) destDir(d *fileio.Dir) { wk.dstDirs.Note(d) }
 
 // sendChunk hands entries to the workers; the chunk holds its own
 // references to the directories. In disk and inode order the regular

@@ -49,8 +49,16 @@
 // reports a nested record it removed (the engine emits clean-tmp) and
 // puts the root's times back. It imports nothing of copyengine: the engine
 // asks it (Ours, Recorded, Leftover: whether a taken name is a leftover a
-// create may remove, Own: whether --delete leaves an entry to the walk) and tells it (Intend, Before, After, Made, Disown,
-// Gone, Clear: remove a leftover before a create), and emits the events.
+// create may remove, Own: whether --delete leaves an entry to the walk)
+// and tells it (Intend, Before, After, Made, Disown, Gone, Clear: remove
+// a leftover before a create), and emits the events.
 // Of the project it imports internal/fileio and internal/destfs (which
 // names are temporaries').
+//
+// Record.Pair applies this to an existing destination directory that a
+// run is about to write in: paired with the source's names, it answers
+// the stat of the names the source's entries get there, the leftover
+// temporaries of source files that a resume takes up, and the other
+// entries named like temporaries, each a run's to remove or the user's
+// to leave; the caller acts.
 package made

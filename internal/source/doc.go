@@ -6,6 +6,16 @@
 // byte once. It imports nothing of copyengine; the local pipeline reads
 // through the Share, and a destination of another kind through the Side.
 //
+// Lister is the one listing of a source directory that every walk of
+// the sources asks, the local pipeline's included: opened through
+// descriptors (following symlinks with -L, a loop through one refused),
+// its names judged by the run's filters (Excluded, and the directory's
+// own rule files' error), stat'd in inode order when the read order asks
+// (PreStat), each name's stat with -L's rule for a missing target, and
+// the hash cache's own file and journals left out (Own). The local walk
+// pairs each Listing with the destination's; Side.Walk lists with the
+// run's filters and -L.
+//
 // Side.Walk gives the sources with the run's filters, a directory before
 // what it holds; Side.Read reads through the share, the file checked
 // against the walk's stat before and after (a file replaced or changed

@@ -104,33 +104,27 @@ func (s *Side) Walk(ctx context.Context, fn func(f *File) error) error {
 
 // walkDir walks the source directory d, rel below r's.
 func (s *Side) walkDir(ctx context.Context, d *fileio.Dir, r *Root, rel string, fn func(f *File) error) error {
-	ents, err := d.ReadDir()
+	l := Lister{Rules: s.Rules, Deref: s.Deref}
+	ls, err := l.Read(d, r.Dir, rel)
 	if err != nil {
 		return fn(&File{Rel: join(r.DstRel, rel), Err: err})
 	}
-	for _, n := range ents {
+	for i, n := range ls.Names {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		sub := join(rel, n.Name)
-		if s.excluded(r, d, sub, n) {
+		if ls.Excludes(i, sub) {
 			continue
 		}
 		if err := s.visit(ctx, d, r, n.Name, sub, fn); err != nil {
 			return err
 		}
 	}
-	if s.Rules != nil && s.Rules.PerDir() {
-		if err := s.Rules.Tree(r.Dir).Err(rel); err != nil {
-			return fn(&File{Rel: join(r.DstRel, rel), Err: err})
-		}
+	if err := ls.RuleErr(); err != nil {
+		return fn(&File{Rel: join(r.DstRel, rel), Err: err})
 	}
 	return nil
-}
-
-// excluded is Excluded for an entry of the walk.
-func (s *Side) excluded(r *Root, d *fileio.Dir, rel string, n fileio.DirEntry) bool {
-	return Excluded(s.Rules, s.Deref, r.Dir, d, rel, n)
 }
 
 // Excluded reports whether rules leave out n, an entry of the source
