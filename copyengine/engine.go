@@ -441,7 +441,7 @@ func (e *engine) run(p *plan) error {
 		queued = max(queued, readQueueChunks) // opened ahead in the read window's order (readorder.go)
 	}
 	e.copier.in = make(chan *chunk, queued)
-	e.commit.in = make(chan *pending, commitBatchFiles)
+	e.commit.prepare()
 
 	var workers, committer sync.WaitGroup
 	for i := 0; i < jobs; i++ {
