@@ -3,9 +3,6 @@ package copyengine
 import (
 	"errors"
 	"fmt"
-	"github.com/fastcopy/fastcopy/hashcache"
-	"io/fs"
-	"runtime"
 	"sync"
 	"time"
 
@@ -83,7 +80,7 @@ func (c *committer) prepare() {
 	c.back = durable.Config{Ctx: e.ctx, Device: e.opt.Verify == VerifyDevice, PrefetchMax: prefetchMax,
 		Budget: &e.ahead, Sink: e.bw.Sink(e.ctx), Stats: e.stats, NoDrop: func() {
 			e.dedupe.noteVerify("this platform cannot drop cached pages: files were read back through the page cache")
-		}}
+		}, Res: e.fs.knownResolution, KeepBtime: e.keepBtime}
 }
 
 // run commits what comes in until the channel is closed and every file
@@ -158,11 +155,12 @@ func (c *committer) readBackWorker(in <-chan []*pending) {
 // temp is p as its read-back takes it.
 func (p *pending) temp() durable.Temp {
 	return durable.Temp{Path: p.rel, Dir: p.dst.d, Name: p.tmp, Size: p.size, Sum: p.sum,
-		Dev: p.ino.dev, Ino: p.ino.ino, Checked: p.checked, Kept: &p.kept}
+		Dev: p.ino.dev, Ino: p.ino.ino, Checked: p.checked, Kept: &p.kept, ReadAt: &p.readAt,
+		Src: &p.en.st, Linked: p.action == ActDedupLink}
 }
 
-// Take and Give make the budget of descriptors opened ahead the
-// durable.Budget of the read-backs.
+// Take takes a descriptor of the budget of those opened ahead: the
+// budget is the read-backs' durable.Budget.
 func (b *aheadBudget) Take() bool { return b.take() }
 
 // Give gives back a descriptor taken.
@@ -185,15 +183,9 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	}()
 	dd := p.dst.d
 	if e.opt.Verify != VerifyOff {
-		err := c.readBack(p, buf)
-		if mm, ok := err.(*MismatchError); ok {
-			// Copy once more, flush just this file, and read it back again.
-			err = c.recopy(p, buf)
-			if _, again := err.(*MismatchError); again {
-				mm.Path = p.rel
-				err = mm
-			}
-		}
+		// On a mismatch: copy once more, flush just this file, and read
+		// it back again.
+		err := c.back.Verify(p.temp(), buf, func() (durable.Temp, error) { return c.recopy(p, buf) })
 		if err != nil && errors.Is(err, e.ctx.Err()) {
 			// Stopped while read back: its descriptors were closed just
 			// now, its temporary is removed once the committer has stopped
@@ -204,10 +196,8 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 			return
 		}
 		if err != nil {
-			p.kept.Close()
-			e.staged.unwrite(p.stage, dd, p.tmp)
-			c.groupDone(p, false)
-			e.fail(p.rel, err)
+			dropped = true // failPending releases it
+			c.failPending(p, err)
 			return
 		}
 	}
@@ -231,7 +221,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	}
 	verified := e.opt.Verify != VerifyOff
 	if verified {
-		st, err := c.placedAs(p)
+		st, err := c.back.Placed(p.temp(), p.en.dstName)
 		if err != nil {
 			c.groupDone(p, false)
 			e.fail(p.rel, err)
@@ -266,79 +256,6 @@ func (c *committer) reportPlaced(p *pending) {
 	e.report(o)
 }
 
-// placedAs checks that p's final name leads to the inode that was read
-// back (p.kept.Held()) and returns that inode's stat, taken after the rename
-// (which may move its ctime). Where the inode written is known (p.ino:
-// the read-back checked the inode held against it), the lookup of the
-// name is that stat: it is of the same inode, which p.kept keeps from
-// being reused, so no fstat of it is needed.
-func (c *committer) placedAs(p *pending) (fileio.Stat, error) {
-	e := c.e
-	want := p.ino
-	if want == (devIno{}) {
-		held, err := p.kept.Held().Stat()
-		if err != nil {
-			return held, err
-		}
-		want = devIno{held.Dev, held.Ino}
-	}
-	cur, err := p.dst.d.Lstat(p.en.dstName)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// Not an answer about the name (a driver that died answers
-		// ENOTCONN): the drive check decides what the error means.
-		return cur, err
-	}
-	if err != nil || cur.Dev != want.dev || cur.Ino != want.ino {
-		return cur, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
-	}
-	if p.action != ActDedupLink && !hashcache.SameTime(cur.Mtime, p.en.st.Mtime, e.fs.knownResolution(cur.Dev)) {
-		// fusefat gives a renamed file the time of the rename: set the
-		// source's again, through the descriptor of the inode verified,
-		// or every rerun would take the file for changed and copy it.
-		if err := c.setTimes(p.kept.Held(), p.dst.d, p.en.dstName, &p.en.st); err != nil {
-			return cur, err
-		}
-		return p.kept.Held().Stat()
-	}
-	return cur, nil
-}
-
-// readBack hashes the temporary file (durable.ReadBack: from the device
-// when asked) unless it was read back as it was written, compares it with
-// the source's digest, and sets the file's times last, since the read may
-// have moved its access time. The inode read back is left open in p.kept.
-func (c *committer) readBack(p *pending, buf []byte) error {
-	if !p.checked {
-		at, err := c.back.ReadBack(p.temp(), buf)
-		if !at.IsZero() {
-			p.readAt = at
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if p.action == ActDedupLink {
-		return nil // the inode is shared: its times are the target's, already equal
-	}
-	return c.setTimes(p.kept.Held(), p.dst.d, p.tmp, &p.en.st)
-}
-
-// setTimes gives the copy open as f (tmp in dd) its source's times: through
-// the descriptor, so that they land on the inode that was read back, where
-// the platform keeps nanoseconds that way (Linux: futimens); elsewhere by
-// name, relative to the directory (utimensat), the check of the final name
-// after the rename catching a swap.
-func (c *committer) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fileio.Stat) error {
-	if runtime.GOOS == "linux" {
-		return f.SetTimes(st.Atime, st.Mtime)
-	}
-	if err := fileio.Lutimes(dd, tmp, st.Atime, st.Mtime); err != nil {
-		return err
-	}
-	c.e.keepBtime(dd, tmp, st)
-	return nil
-}
-
 // keepBtime gives the copy tmp in dd its source's creation time, where the
 // platform reports one (Windows: st.Btime; robocopy keeps it too). A
 // destination that refuses it (a network share, a FUSE driver) keeps
@@ -352,8 +269,9 @@ func (e *engine) keepBtime(dd *fileio.Dir, tmp string, st *fileio.Stat) {
 	}
 }
 
-// recopy writes the file again after a mismatch and checks it once more.
-func (c *committer) recopy(p *pending, buf []byte) error {
+// recopy writes the file again after a mismatch (durable.Verify flushes
+// and checks it once more).
+func (c *committer) recopy(p *pending, buf []byte) (durable.Temp, error) {
 	e := c.e
 	p.en.resume = false // what read back wrong is not taken up again
 	p.kept.Close()
@@ -361,11 +279,11 @@ func (c *committer) recopy(p *pending, buf []byte) error {
 	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, dirRel: p.dst.rel, en: &p.en, tmp: p.tmp, buf: buf, again: true}
 	np, err := fc.write()
 	if err != nil {
-		return err
+		return durable.Temp{}, err
 	}
 	p.sum, p.size, p.ino = np.sum, np.size, np.ino
 	p.kept = np.kept // p's own were closed above
-	// Read back again after its own flush, below, unless the copy was read
+	// Read back again after its own flush, unless the copy was read
 	// back as it was written (a large file, or --verify=cache): that read
 	// counted already, and proves as much.
 	p.checked, p.readAt = np.checked, np.readAt
@@ -373,10 +291,7 @@ func (c *committer) recopy(p *pending, buf []byte) error {
 		// Shared data that read back wrong was replaced by a copy.
 		p.action, p.linkedTo = np.action, nil
 	}
-	if err := c.syncTemp(p); err != nil {
-		return err
-	}
-	return c.readBack(p, buf)
+	return p.temp(), nil
 }
 
 // syncTemp flushes p's temporary to stable storage (durable.SyncFile).
@@ -396,7 +311,7 @@ func (c *committer) failPending(p *pending, err error) {
 // removeDiscarded, once the committer has stopped. A FUSE driver may be
 // told of a close after close returns (ntfs-3g hid temporaries whose name
 // was removed right after the descriptor kept from their write,
-// pending.written, or their read-back's was closed); a name removed while
+// pending.kept, or their read-back's was closed); a name removed while
 // the driver takes its file for open is hidden as ".fuse_hidden...", and
 // left on the drive if the driver dies or the drive is pulled out.
 func (c *committer) discard(p *pending) {

@@ -167,7 +167,7 @@ type engine struct {
 	outcomes outcome.Hub   // what became of each entry, told by report (outcome.go)
 	records  *recordKeeper // the manifest, the ASC MHL generation, the bag, the audit log's flushes (internal/records)
 
-	ahead  aheadBudget     // descriptors opened ahead (prefetch, prefetchBack)
+	ahead  aheadBudget     // descriptors opened ahead (prefetch, durable.Prefetch)
 	clones transfer.Clones // where FICLONE failed, or worked
 
 	cache   *hashcache.Cache // nil with --no-cache

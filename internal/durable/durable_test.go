@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
@@ -131,4 +132,52 @@ func TestReadBack(t *testing.T) {
 	if b.n != 0 {
 		t.Errorf("%d descriptors of the budget not given back", b.n)
 	}
+}
+
+func TestVerifyAgainAndPlaced(t *testing.T) {
+	d, _ := open(t)
+	write(t, d, "tmp", "wrong bytes!!!")
+	want := []byte("the same bytes")
+	src := fileio.Stat{Atime: 1e9, Mtime: 2e9}
+	c := &Config{Ctx: context.Background(), Stats: &outcome.Stats{}, NoDrop: func() {},
+		Res: func(uint64) int64 { return 1 }, KeepBtime: func(*fileio.Dir, string, *fileio.Stat) {}}
+	var k Kept
+	var readAt time.Time
+	tmp := Temp{Path: "f", Dir: d, Name: "tmp", Size: 14, Sum: verify.Bytes(want), Kept: &k, ReadAt: &readAt, Src: &src}
+	buf := make([]byte, 1<<16)
+	// A mismatch is written once more, flushed and checked again.
+	agains := 0
+	err := c.Verify(tmp, buf, func() (Temp, error) {
+		agains++
+		k.Close()
+		write(t, d, "tmp", string(want))
+		return tmp, nil
+	})
+	if err != nil || agains != 1 || readAt.IsZero() || k.Held() == nil {
+		t.Fatalf("Verify: %v after %d copies", err, agains)
+	}
+	if err := d.Rename("tmp", d, "final"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Placed(tmp, "final")
+	if err != nil || st.Mtime != src.Mtime {
+		t.Errorf("Placed: %v, mtime %d", err, st.Mtime)
+	}
+	// Another file under the final name was not the one verified.
+	write(t, d, "other", "x")
+	if err := d.Rename("other", d, "final"); err != nil {
+		t.Fatal(err)
+	}
+	var mm *refusal.Mismatch
+	if _, err := c.Placed(tmp, "final"); !errors.As(err, &mm) {
+		t.Errorf("Placed after a swap: %v", err)
+	}
+	k.Close()
+	// A second mismatch is reported as the first.
+	write(t, d, "tmp", "wrong bytes!!!")
+	err = c.Verify(tmp, buf, func() (Temp, error) { return tmp, nil })
+	if !errors.As(err, &mm) || mm.Path != "f" || mm.Got != verify.Hex(verify.Bytes([]byte("wrong bytes!!!"))) {
+		t.Errorf("Verify of a copy wrong twice: %v", err)
+	}
+	k.Close()
 }

@@ -25,6 +25,12 @@ type Config struct {
 	// NoDrop is told when the platform cannot drop a file's cached pages:
 	// it is read back through the page cache.
 	NoDrop func()
+	// Res is the resolution of a filesystem's times, in nanoseconds
+	// (Placed: whether a rename moved a file's mtime).
+	Res func(dev uint64) int64
+	// KeepBtime gives name in dd the creation time of st, where kept
+	// (SetTimes, where times are set by name).
+	KeepBtime func(dd *fileio.Dir, name string, st *fileio.Stat)
 }
 
 // Temp is one temporary to read back.
@@ -37,6 +43,12 @@ type Temp struct {
 	Dev, Ino uint64      // the inode written (both zero: not known)
 	Checked  bool        // read back already, as it was written
 	Kept     *Kept       // what it keeps open
+	ReadAt   *time.Time  // set to when its read-back began
+	// Src is the source's stat: its times are given to the copy.
+	Src *fileio.Stat
+	// Linked: the temporary is a hard link to a verified copy, whose
+	// times are the target's already.
+	Linked bool
 }
 
 // Workers is the read-back concurrency for a run of jobs copy workers:
