@@ -20,7 +20,12 @@
 // asks the device for them all at once; ReadBack hashes a temporary from
 // the device (or the page cache) and answers nil (it holds what its source
 // held: the inode read is kept open in its Kept), a *refusal.Mismatch, or
-// the error that stopped the read.
+// the error that stopped the read. Check is ReadBack (unless the file was
+// read back as it was written) followed by the source's times, set through
+// the inode read; Verify is Check with the one recopy a mismatch gets
+// (the caller writes, Verify flushes that file alone and checks it again).
+// Placed answers, after the caller's rename, whether the final name leads
+// to the inode verified, and that inode's stat.
 //
 // Kept is what a temporary keeps open on its way to its final name (the
 // descriptor of its write, the one opened ahead for its read-back, the
@@ -30,6 +35,7 @@
 // It guarantees: nothing is read back before it was flushed (the caller
 // reads back only what Flush answered durable); a temporary swapped for
 // another file after it was written is a mismatch, never read as the copy;
+// a name that leads to another inode after the rename is a mismatch too;
 // every descriptor taken from a Budget is given back when closed. It makes
 // no system call of its own: everything goes through internal/fileio. The
 // protocol around it (the batches, renaming onto the final name, reporting
