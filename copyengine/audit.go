@@ -35,18 +35,7 @@ func (e *engine) emit(ev Event) {
 // filesystems the run writes in are flushed too before OnFlush is told
 // (records.Flushes.AfterBatch).
 func (c *committer) batchFlushed(at time.Time, flushed map[uint64]error) {
-	c.e.records.AfterBatch(at, flushed, func() []*fileio.Dir {
-		w := &c.e.written
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		var rest []*fileio.Dir
-		for dev, d := range w.m {
-			if _, done := flushed[dev]; !done {
-				rest = append(rest, d)
-			}
-		}
-		return rest
-	})
+	c.e.records.AfterBatch(at, flushed, func() []*fileio.Dir { return c.e.written.Others(flushed) })
 }
 
 // flushForLog makes what a stopping run placed durable, for OnFlush

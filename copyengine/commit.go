@@ -3,14 +3,12 @@ package copyengine
 import (
 	"errors"
 	"fmt"
-	"github.com/fastcopy/fastcopy/hashcache"
-	"io/fs"
-	"runtime"
 	"sync"
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/cacheuse"
+	"github.com/fastcopy/fastcopy/internal/durable"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/verify"
@@ -25,45 +23,47 @@ const (
 // pending is a file written under its temporary name, waiting to be made
 // durable, read back and renamed onto its final name.
 type pending struct {
-	src, dst  *handle
-	en        entry
-	rel       string
-	tmp       string
-	sum       verify.Sum // of the source, computed while it was read
-	size      int64
-	action    Action
-	target    *dedup.Target // set when later duplicates may share this file
-	linkedTo  *dedup.Target // a duplicate hard-linked to this target
-	readAt    time.Time     // when the read-back began
-	checked   bool          // read back while it was written (transfer: streamCheck)
-	placed    *fileio.Stat  // the file under its final name, when needed
-	back      *fileio.File  // the temporary, opened for its read-back ahead (prefetchBack)
-	backOf    *aheadBudget  // what back counts against
-	stage     *stage        // written under its own name in this staged directory
-	placedIn  *stage        // placed under a temporary name in this staged directory
-	ino       devIno        // the inode written under tmp (zero: not known)
-	held      *fileio.File  // the inode that was read back, kept open until it has its name
-	heldOf    *aheadBudget  // what held counts against, if anything
-	written   *fileio.File  // the temporary as written, kept open until its read-back has opened it (transfer: holdWritten)
-	writtenOf *aheadBudget  // what written counts against, if anything
-	resumed   int64         // bytes of a temporary left by an earlier run kept (see transfer.Resume)
+	src, dst *handle
+	en       entry
+	rel      string
+	tmp      string
+	sum      verify.Sum // of the source, computed while it was read
+	size     int64
+	action   Action
+	target   *dedup.Target // set when later duplicates may share this file
+	linkedTo *dedup.Target // a duplicate hard-linked to this target
+	readAt   time.Time     // when the read-back began
+	checked  bool          // read back while it was written (transfer: streamCheck)
+	placed   *fileio.Stat  // the file under its final name, when needed
+	stage    *stage        // written under its own name in this staged directory
+	placedIn *stage        // placed under a temporary name in this staged directory
+	ino      devIno        // the inode written under tmp (zero: not known)
+	resumed  int64         // bytes of a temporary left by an earlier run kept (see transfer.Resume)
+	// kept holds the temporary's descriptors: as written (transfer:
+	// holdWritten), opened ahead for its read-back (durable.Prefetch), and
+	// the inode read back, kept open until it has its name.
+	kept durable.Kept
 }
 
 // committer is the stage that makes written files permanent. It gathers
-// them into batches; for each batch it flushes each filesystem the batch
-// wrote in once (flushBatch), then hands the batch's files to the read-back
-// workers, which read each back (from the device with --verify=device) and
-// only then rename it onto its final name. Three things overlap: workers
-// write batch k+2 while batch k+1 is flushed and batch k is read back.
+// them into batches; for each batch it makes the files durable, one flush
+// of each filesystem the batch wrote in (flushBatch, durable.Flush), then
+// hands the batch's files to the read-back workers (durable.Pool), which
+// read each back (from the device with --verify=device) and only then
+// rename it onto its final name. Three things overlap: workers write batch
+// k+2 while batch k+1 is flushed and batch k is read back.
 type committer struct {
 	e  *engine
 	in chan *pending // written files, from the copy workers
 
-	workers int             // read-back workers
-	verify  chan []*pending // flushed groups, to the read-back workers
-	batch   []*pending      // gathered, not yet flushed
-	bytes   int64           // in batch
-	oldest  time.Time       // when the first file of batch came
+	workers int                     // read-back workers
+	pool    *durable.Pool[*pending] // the read-back workers, taking flushed groups
+	back    durable.Config          // the run's read-backs
+	batch   []*pending              // gathered, not yet flushed
+	bytes   int64                   // in batch
+	oldest  time.Time               // when the first file of batch came
+	files   []durable.File          // batch, as durable.Flush takes it (reused)
+	errs    []error                 // durable.Flush's answer per file (reused)
 
 	dirs []dirMeta // the directories the walk made or went through (addDir; under mu), given their metadata last
 
@@ -71,24 +71,26 @@ type committer struct {
 	discarded []*pending // closed by discard, their temporaries removed once the committer stops (removeDiscarded)
 }
 
+// prepare makes the committer's inbox and its read-backs' Config, before
+// any copy worker starts (a dedup worker reads back through commitOne).
+func (c *committer) prepare() {
+	e := c.e
+	c.in = make(chan *pending, commitBatchFiles)
+	c.workers = durable.Workers(e.sum.Jobs)
+	c.back = durable.Config{Ctx: e.ctx, Device: e.opt.Verify == VerifyDevice, PrefetchMax: prefetchMax,
+		Budget: &e.ahead, Sink: e.bw.Sink(e.ctx), Stats: e.stats, NoDrop: func() {
+			e.dedupe.noteVerify("this platform cannot drop cached pages: files were read back through the page cache")
+		}, Res: e.fs.knownResolution, KeepBtime: e.keepBtime}
+}
+
 // run commits what comes in until the channel is closed and every file
 // taken has been read back and placed.
 func (c *committer) run() {
-	c.workers = c.verifyWorkers()
 	// Room for a whole batch (each group holds at least one file), so that
 	// the committer can flush the next batch while this one is read back.
-	c.verify = make(chan []*pending, commitBatchFiles)
-	var wg sync.WaitGroup
-	for w := 0; w < c.workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.readBackWorker()
-		}()
-	}
+	c.pool = durable.StartPool(c.workers, commitBatchFiles, c.readBackWorker)
 	defer func() {
-		close(c.verify)
-		wg.Wait()
+		c.pool.Stop()
 		c.removeDiscarded()
 	}()
 
@@ -120,20 +122,26 @@ func (c *committer) run() {
 // flush makes the batch durable and hands it to the read-back workers.
 func (c *committer) flush() {
 	if len(c.batch) > 0 {
-		for _, g := range backGroups(c.flushBatch(c.batch), c.workers) {
-			c.verify <- g
+		for _, g := range durable.Groups(c.flushBatch(c.batch), c.workers) {
+			c.pool.Send(g)
 		}
 	}
 	c.batch, c.bytes = nil, 0
 }
 
 // readBackWorker reads back and places the groups of files it is given.
-func (c *committer) readBackWorker() {
+func (c *committer) readBackWorker(in <-chan []*pending) {
 	e := c.e
 	bp := e.buf()
 	defer e.putBuf(bp)
-	for g := range c.verify {
-		c.prefetchBack(g)
+	for g := range in {
+		if c.back.Prefetches() {
+			for _, p := range g {
+				if !c.back.Prefetch(p.temp()) {
+					break // no descriptor to spare: the rest are opened in turn
+				}
+			}
+		}
 		for _, p := range g {
 			if e.ctx.Err() != nil {
 				c.discard(p)
@@ -144,67 +152,19 @@ func (c *committer) readBackWorker() {
 	}
 }
 
-// backGroupMax is the most files a read-back worker takes at once: with
-// --verify=device it asks for all of them to be read from the device before
-// it hashes the first (prefetchBack).
-const backGroupMax = 16
-
-// backGroups cuts a flushed batch into the groups the read-back workers
-// take, small enough that every worker gets one.
-func backGroups(batch []*pending, workers int) [][]*pending {
-	size := min(backGroupMax, max(1, (len(batch)+workers-1)/workers))
-	var groups [][]*pending
-	for len(batch) > 0 {
-		n := min(size, len(batch))
-		groups = append(groups, batch[:n:n])
-		batch = batch[n:]
-	}
-	return groups
+// temp is p as its read-back takes it.
+func (p *pending) temp() durable.Temp {
+	return durable.Temp{Path: p.rel, Dir: p.dst.d, Name: p.tmp, Size: p.size, Sum: p.sum,
+		Dev: p.ino.dev, Ino: p.ino.ino, Checked: p.checked, Kept: &p.kept, ReadAt: &p.readAt,
+		Src: &p.en.st, Linked: p.action == ActDedupLink}
 }
 
-// prefetchBack opens the small files of a group for their read-back, drops
-// their cached pages and asks the device for them (POSIX_FADV_WILLNEED), so
-// that a worker has all of its group's reads in flight at once instead of
-// one device round trip at a time. The pages then come from the device as
-// much as a plain read after the drop would. A file it cannot prepare is
-// left to hashBack, which opens it and reports what it finds.
-func (c *committer) prefetchBack(g []*pending) {
-	e := c.e
-	if e.opt.Verify != VerifyDevice || !fileio.CanPrefetch || e.ctx.Err() != nil {
-		return
-	}
-	for _, p := range g {
-		if p.checked || p.size == 0 || p.size > prefetchMax {
-			continue
-		}
-		if !e.ahead.take() {
-			return // no descriptor to spare: the rest are opened in turn
-		}
-		readAt := time.Now()
-		f, err := p.dst.d.OpenNoAtime(p.tmp)
-		if err != nil {
-			e.ahead.give()
-			continue
-		}
-		if err := f.DropCache(); err != nil {
-			f.Close()
-			e.ahead.give()
-			continue
-		}
-		f.Prefetch(0, p.size)
-		p.back, p.backOf, p.readAt = f, &e.ahead, readAt
-	}
-}
+// Take takes a descriptor of the budget of those opened ahead: the
+// budget is the read-backs' durable.Budget.
+func (b *aheadBudget) Take() bool { return b.take() }
 
-// verifyWorkers is the read-back concurrency: parallel reads pay off on
-// SSDs (the read-back of small files is one device read each).
-func (c *committer) verifyWorkers() int {
-	e := c.e
-	if e.sum.Jobs > 8 {
-		return e.sum.Jobs
-	}
-	return 8
-}
+// Give gives back a descriptor taken.
+func (b *aheadBudget) Give() { b.give() }
 
 // commitOne reads one file back, sets its times and renames it into place.
 // The inode read back is held open until it has its final name: its times
@@ -223,15 +183,9 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	}()
 	dd := p.dst.d
 	if e.opt.Verify != VerifyOff {
-		err := c.readBack(p, buf)
-		if mm, ok := err.(*MismatchError); ok {
-			// Copy once more, flush just this file, and read it back again.
-			err = c.recopy(p, buf)
-			if _, again := err.(*MismatchError); again {
-				mm.Path = p.rel
-				err = mm
-			}
-		}
+		// On a mismatch: copy once more, flush just this file, and read
+		// it back again.
+		err := c.back.Verify(p.temp(), buf, func() (durable.Temp, error) { return c.recopy(p, buf) })
 		if err != nil && errors.Is(err, e.ctx.Err()) {
 			// Stopped while read back: its descriptors were closed just
 			// now, its temporary is removed once the committer has stopped
@@ -242,23 +196,21 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 			return
 		}
 		if err != nil {
-			p.closeTemp()
-			e.staged.unwrite(p.stage, dd, p.tmp)
-			c.groupDone(p, false)
-			e.fail(p.rel, err)
+			dropped = true // failPending releases it
+			c.failPending(p, err)
 			return
 		}
 	}
 	if p.stage != nil {
 		// In place already: its directory is renamed once all its files are.
 	} else if err := e.backups.beforeReplace(dd, p.en.dstName, p.rel); err != nil {
-		p.closeTemp() // before the name goes: FUSE hides a file removed while open
+		p.kept.Close() // before the name goes: FUSE hides a file removed while open
 		_ = dd.Remove(p.tmp)
 		c.groupDone(p, false)
 		e.fail(p.rel, err)
 		return
 	} else if err := dd.Rename(p.tmp, dd, p.en.dstName); err != nil {
-		p.closeTemp()
+		p.kept.Close()
 		_ = dd.Remove(p.tmp)
 		c.groupDone(p, false)
 		if st, serr := dd.Lstat(p.en.dstName); serr == nil && st.IsDir() {
@@ -269,7 +221,7 @@ func (c *committer) commitOne(p *pending, buf []byte) {
 	}
 	verified := e.opt.Verify != VerifyOff
 	if verified {
-		st, err := c.placedAs(p)
+		st, err := c.back.Placed(p.temp(), p.en.dstName)
 		if err != nil {
 			c.groupDone(p, false)
 			e.fail(p.rel, err)
@@ -304,76 +256,6 @@ func (c *committer) reportPlaced(p *pending) {
 	e.report(o)
 }
 
-// placedAs checks that p's final name leads to the inode that was read
-// back (p.held) and returns that inode's stat, taken after the rename
-// (which may move its ctime). Where the inode written is known (p.ino:
-// the read-back checked p.held against it), the lookup of the name is
-// that stat: it is of the same inode, which p.held keeps from being
-// reused, so no fstat of p.held is needed.
-func (c *committer) placedAs(p *pending) (fileio.Stat, error) {
-	e := c.e
-	want := p.ino
-	if want == (devIno{}) {
-		held, err := p.held.Stat()
-		if err != nil {
-			return held, err
-		}
-		want = devIno{held.Dev, held.Ino}
-	}
-	cur, err := p.dst.d.Lstat(p.en.dstName)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// Not an answer about the name (a driver that died answers
-		// ENOTCONN): the drive check decides what the error means.
-		return cur, err
-	}
-	if err != nil || cur.Dev != want.dev || cur.Ino != want.ino {
-		return cur, &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file after it was read back; the file under that name was not verified", p.en.dstName)}
-	}
-	if p.action != ActDedupLink && !hashcache.SameTime(cur.Mtime, p.en.st.Mtime, e.fs.knownResolution(cur.Dev)) {
-		// fusefat gives a renamed file the time of the rename: set the
-		// source's again, through the descriptor of the inode verified,
-		// or every rerun would take the file for changed and copy it.
-		if err := c.setTimes(p.held, p.dst.d, p.en.dstName, &p.en.st); err != nil {
-			return cur, err
-		}
-		return p.held.Stat()
-	}
-	return cur, nil
-}
-
-// readBack hashes the temporary file (from the device when asked: its
-// cached pages, clean after the flush, are dropped first) unless it was
-// read back as it was written, compares it with the source's digest, and
-// sets the file's times last, since the read may have moved its access
-// time. The inode read back is left open in p.held.
-func (c *committer) readBack(p *pending, buf []byte) error {
-	if !p.checked {
-		if err := c.hashBack(p, buf); err != nil {
-			return err
-		}
-	}
-	if p.action == ActDedupLink {
-		return nil // the inode is shared: its times are the target's, already equal
-	}
-	return c.setTimes(p.held, p.dst.d, p.tmp, &p.en.st)
-}
-
-// setTimes gives the copy open as f (tmp in dd) its source's times: through
-// the descriptor, so that they land on the inode that was read back, where
-// the platform keeps nanoseconds that way (Linux: futimens); elsewhere by
-// name, relative to the directory (utimensat), the check of the final name
-// after the rename catching a swap.
-func (c *committer) setTimes(f *fileio.File, dd *fileio.Dir, tmp string, st *fileio.Stat) error {
-	if runtime.GOOS == "linux" {
-		return f.SetTimes(st.Atime, st.Mtime)
-	}
-	if err := fileio.Lutimes(dd, tmp, st.Atime, st.Mtime); err != nil {
-		return err
-	}
-	c.e.keepBtime(dd, tmp, st)
-	return nil
-}
-
 // keepBtime gives the copy tmp in dd its source's creation time, where the
 // platform reports one (Windows: st.Btime; robocopy keeps it too). A
 // destination that refuses it (a network share, a FUSE driver) keeps
@@ -387,118 +269,21 @@ func (e *engine) keepBtime(dd *fileio.Dir, tmp string, st *fileio.Stat) {
 	}
 }
 
-// hashBack reads the temporary back and compares it with the source's
-// digest. The descriptor it read is kept in p.held when they match.
-func (c *committer) hashBack(p *pending, buf []byte) error {
-	e := c.e
-	f, ahead := p.back, p.back != nil
-	p.back = nil
-	if ahead {
-		p.backOf.give()
-	} else {
-		p.readAt = time.Now()
-		var err error
-		if f, err = p.dst.d.OpenNoAtime(p.tmp); err != nil {
-			return err
-		}
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			f.Close()
-		}
-	}()
-	if e.opt.Verify == VerifyDevice && !ahead { // prefetchBack dropped them
-		if err := f.DropCache(); err != nil {
-			if !fileio.IsFallback(err) {
-				return err
-			}
-			e.dedupe.noteVerify("this platform cannot drop cached pages: files were read back through the page cache")
-		}
-	}
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if p.ino != (devIno{}) && (st.Dev != p.ino.dev || st.Ino != p.ino.ino) {
-		// Not the file written: someone swapped the temporary.
-		return &MismatchError{Path: p.rel, Cause: fmt.Sprintf("%q was replaced by another file before it was read back", p.tmp)}
-	}
-	p.unwritten() // f holds the inode from here on
-	got, n, err := verify.Stream(f, st.Size, false, buf, e.bw.Sink(e.ctx))
-	if err != nil {
-		return err
-	}
-	if n != p.size || st.Size != p.size || got != p.sum {
-		return &MismatchError{Path: p.rel, Want: verify.Hex(p.sum), Got: verify.Hex(got)}
-	}
-	e.stats.BytesVerified.Add(n)
-	e.stats.BytesRead.Add(n)
-	p.hold(f, nil)
-	keep = true
-	return nil
-}
-
-// hold keeps f, the inode read back, open in p until p is released.
-func (p *pending) hold(f *fileio.File, of *aheadBudget) {
-	p.unhold()
-	p.held, p.heldOf = f, of
-}
-
-// closeTemp closes the descriptors p holds of its temporary: the inode
-// read back (held) and the one opened ahead for the read-back (back). It
-// comes before the temporary's name is removed: a FUSE driver on libfuse's
-// high-level API (exfat-fuse, ntfs-3g, fusefat) does not remove an open
-// file but renames it to ".fuse_hidden..." until it is closed, and one
-// that dies or is unplugged in between leaves that file on the drive.
-func (p *pending) closeTemp() {
-	p.unhold()
-	p.unwritten()
-	if p.back != nil {
-		p.back.Close()
-		p.back = nil
-		p.backOf.give()
-	}
-}
-
-// unwritten closes the temporary's descriptor kept from its write, if any.
-func (p *pending) unwritten() {
-	if p.written != nil {
-		p.written.Close()
-		p.written = nil
-		if p.writtenOf != nil {
-			p.writtenOf.give()
-			p.writtenOf = nil
-		}
-	}
-}
-
-func (p *pending) unhold() {
-	if p.held != nil {
-		p.held.Close()
-		p.held = nil
-		if p.heldOf != nil {
-			p.heldOf.give()
-			p.heldOf = nil
-		}
-	}
-}
-
-// recopy writes the file again after a mismatch and checks it once more.
-func (c *committer) recopy(p *pending, buf []byte) error {
+// recopy writes the file again after a mismatch (durable.Verify flushes
+// and checks it once more).
+func (c *committer) recopy(p *pending, buf []byte) (durable.Temp, error) {
 	e := c.e
 	p.en.resume = false // what read back wrong is not taken up again
-	p.closeTemp()
+	p.kept.Close()
 	_ = p.dst.d.Remove(p.tmp) // the copy that read back different, written by this run
 	fc := fileCopy{cp: e.copier, sd: p.src.d, dd: p.dst.d, dirRel: p.dst.rel, en: &p.en, tmp: p.tmp, buf: buf, again: true}
 	np, err := fc.write()
 	if err != nil {
-		return err
+		return durable.Temp{}, err
 	}
 	p.sum, p.size, p.ino = np.sum, np.size, np.ino
-	p.hold(np.held, np.heldOf)
-	p.written, p.writtenOf = np.written, np.writtenOf
-	// Read back again after its own flush, below, unless the copy was read
+	p.kept = np.kept // p's own were closed above
+	// Read back again after its own flush, unless the copy was read
 	// back as it was written (a large file, or --verify=cache): that read
 	// counted already, and proves as much.
 	p.checked, p.readAt = np.checked, np.readAt
@@ -506,15 +291,15 @@ func (c *committer) recopy(p *pending, buf []byte) error {
 		// Shared data that read back wrong was replaced by a copy.
 		p.action, p.linkedTo = np.action, nil
 	}
-	if err := c.syncTemp(p); err != nil {
-		return err
-	}
-	return c.readBack(p, buf)
+	return p.temp(), nil
 }
+
+// syncTemp flushes p's temporary to stable storage (durable.SyncFile).
+func (c *committer) syncTemp(p *pending) error { return durable.SyncFile(p.dst.d, p.tmp) }
 
 func (c *committer) failPending(p *pending, err error) {
 	e := c.e
-	p.closeTemp()
+	p.kept.Close()
 	e.staged.unwrite(p.stage, p.dst.d, p.tmp)
 	c.groupDone(p, false)
 	e.fail(p.rel, err)
@@ -526,11 +311,11 @@ func (c *committer) failPending(p *pending, err error) {
 // removeDiscarded, once the committer has stopped. A FUSE driver may be
 // told of a close after close returns (ntfs-3g hid temporaries whose name
 // was removed right after the descriptor kept from their write,
-// pending.written, or their read-back's was closed); a name removed while
+// pending.kept, or their read-back's was closed); a name removed while
 // the driver takes its file for open is hidden as ".fuse_hidden...", and
 // left on the drive if the driver dies or the drive is pulled out.
 func (c *committer) discard(p *pending) {
-	p.closeTemp()
+	p.kept.Close()
 	c.groupDone(p, false)
 	c.mu.Lock()
 	c.discarded = append(c.discarded, p)
@@ -598,7 +383,7 @@ func (p *pending) stageOf() *stage {
 }
 
 func (p *pending) release() {
-	p.closeTemp()
+	p.kept.Close()
 	p.src.release()
 	p.dst.release()
 	p.stage.settle()

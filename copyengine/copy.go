@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
-
+	"github.com/fastcopy/fastcopy/internal/durable"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/retry"
@@ -503,15 +503,15 @@ func (fc *fileCopy) write() (*pending, error) {
 	p := &pending{tmp: fc.tmp, sum: r.Sum, size: r.Size, action: r.Action, resumed: r.Resumed,
 		ino: devIno{r.Made.Dev, r.Made.Ino}, checked: r.Checked, readAt: r.ReadAt}
 	if r.Held != nil {
-		p.hold(r.Held, cp.budget(r.HeldAhead))
+		p.kept.Hold(r.Held, cp.budget(r.HeldAhead))
 	}
-	p.written, p.writtenOf = r.Written, cp.budget(r.WrittenAhead)
+	p.kept.KeepWritten(r.Written, cp.budget(r.WrittenAhead))
 	return p, nil
 }
 
 // budget is the run's budget of descriptors held ahead when ahead, else
 // nil: what a descriptor a transfer kept open counts against.
-func (cp *copier) budget(ahead bool) *aheadBudget {
+func (cp *copier) budget(ahead bool) durable.Budget {
 	if ahead {
 		return &cp.e.ahead
 	}
@@ -539,7 +539,3 @@ func (fc *fileCopy) openSource() (*fileio.File, error) {
 	}
 	return fc.cp.openSrc(fc.sd, fc.en)
 }
-
-// ctxSink is a verify.Sink that only stops a read once the run is
-// cancelled, so that hashing a large file does not hold up the cancel.
-func (e *engine) ctxSink([]byte, int64) error { return e.ctx.Err() }

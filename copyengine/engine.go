@@ -166,7 +166,7 @@ type engine struct {
 	outcomes outcome.Hub   // what became of each entry, told by report (outcome.go)
 	records  *recordKeeper // the manifest, the ASC MHL generation, the bag, the audit log's flushes (internal/records)
 
-	ahead  aheadBudget     // descriptors opened ahead (prefetch, prefetchBack)
+	ahead  aheadBudget     // descriptors opened ahead (prefetch, durable.Prefetch)
 	clones transfer.Clones // where FICLONE failed, or worked
 
 	cache   *hashcache.Cache // nil with --no-cache
@@ -408,7 +408,7 @@ func (e *engine) run(p *plan) error {
 		queued = max(queued, readQueueChunks) // opened ahead in the read window's order (readorder.go)
 	}
 	e.copier.in = make(chan *chunk, queued)
-	e.commit.in = make(chan *pending, commitBatchFiles)
+	e.commit.prepare()
 
 	var workers, committer sync.WaitGroup
 	for i := 0; i < jobs; i++ {
