@@ -3,6 +3,8 @@ package copyengine
 import (
 	"time"
 
+	"github.com/fastcopy/fastcopy/internal/scrub"
+
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -105,8 +107,8 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 			learned, seen = en.st.Dev, true
 		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
-			if en.dstSt != nil && e.scrub.found() {
-				e.scrub.rottenAt(e.dstSide.Key(joinRel(dstRel, en.dstName))) // noted as met
+			if en.dstSt != nil && e.scrub.Found() {
+				e.scrub.RottenAt(e.dstSide.Key(joinRel(dstRel, en.dstName))) // noted as met
 			}
 			continue // nothing to compare: the file is copied anyway
 		}
@@ -131,9 +133,9 @@ func (dc *decider) takeCached(en *entry, a *cacheuse.Answer, dstRel string) {
 	}
 	a.SrcEntry = hashcache.Entry{}
 	if a.Earlier {
-		e.scrub.note(a.DstKey, joinRel(dstRel, en.dstName), a.Rec, foundEarlier)
+		e.scrub.Note(a.DstKey, joinRel(dstRel, en.dstName), a.Rec, scrub.Earlier)
 	}
-	if rec, ok := e.scrub.rottenAt(a.DstKey); ok {
+	if rec, ok := e.scrub.RottenAt(a.DstKey); ok {
 		// Neither side's entry decides: checkEntry reads both.
 		a.Rotten, a.Rec = true, rec
 		a.SrcOK, a.DstOK = false, false
@@ -290,8 +292,8 @@ func (dc *decider) readSides(c *chunk, en *entry, rel string, buf []byte) (cache
 		// Copied again only from a source that gives the digest
 		// recorded for both, and removed once that copy is verified.
 		ch := en.cache
-		e.scrub.note(ch.DstKey, rel, ch.Dst, foundByMove)
-		e.scrub.rottenAt(ch.DstKey)
+		e.scrub.Note(ch.DstKey, rel, ch.Dst, scrub.ByMove)
+		e.scrub.RottenAt(ch.DstKey)
 		ch.Rotten, ch.Rec = true, ch.Dst
 	}
 	e.count(func(s *Summary) { s.BytesHashed += k.Hashed; s.CacheHits += k.Hits })
