@@ -41,7 +41,7 @@ func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hash
 		if st, err := dst.d.Stat(); err == nil {
 			dstPolicy = dc.dstPolicy(dst.d, st.Dev)
 			if e.cache != nil {
-				e.fs.volumeOf(dst.d, st.Dev)
+				e.fs.info.VolumeOf(dst.d, st.Dev)
 			}
 		}
 	}
@@ -100,7 +100,7 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 		if !seen || en.st.Dev != learned {
 			// For the entry stored once the file is read, and the flush
 			// of its filesystem before it is (cacheuse.Recorder.Source).
-			e.fs.volumeOf(src.d, en.st.Dev)
+			e.fs.info.VolumeOf(src.d, en.st.Dev)
 			if st, err := src.d.Stat(); err == nil && st.Dev == en.st.Dev {
 				e.record.NoteSource(st.Dev, src.d)
 			}
@@ -153,7 +153,7 @@ func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
 		fsType, _ := fileio.FSType(d.Path()) // a filesystem mounted inside DEST
 		p = hashcache.PolicyFor(fsType)
 	}
-	p.MtimeGranularity = time.Duration(e.fs.timeResolution(d, dev, p))
+	p.MtimeGranularity = time.Duration(e.fs.info.TimeResolution(d, dev, p))
 	return p
 }
 

@@ -382,7 +382,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	if st, err := d.Stat(); err == nil {
 		e.dstDev = st.Dev
 		if e.cache != nil {
-			e.fs.volumeOf(d, st.Dev)
+			e.fs.info.VolumeOf(d, st.Dev)
 		}
 		e.written.add(st.Dev, d, false)
 	}

@@ -39,8 +39,8 @@ func (ld *linkDests) open(dstRoot string, undo *closers) {
 		SkipWrite:  e.skipWrite,
 		Cache:      ld.cache(),
 		ReadDevice: ld.readDevice,
-		Volume:     e.fs.volumeOf,
-		ModesLost:  e.fs.modesLost,
+		Volume:     e.fs.info.VolumeOf,
+		ModesLost:  e.fs.info.ModesLost,
 	})
 	for _, n := range notes {
 		ld.note(n)

@@ -11,7 +11,7 @@ import (
 // copies, and the record of what the destination cannot keep.
 func (e *engine) metaConfig() meta.Config {
 	return meta.Config{Root: e.root, Euid: e.euid, Groups: e.groups, Umask: e.umask, UmaskKnown: e.umaskKnown,
-		CannotKeep: e.fs.metaNotKept, ModeKept: e.fs.modeKept, ModesLost: e.fs.modesLost}
+		CannotKeep: e.fs.metaNotKept, ModeKept: e.fs.info.ModeKept, ModesLost: e.fs.info.ModesLost}
 }
 
 // metaNotKept is cannotKeep for the kinds package meta names.

@@ -43,7 +43,7 @@ func (sc *scrubber) pass() {
 		Root:      e.dstRoot,
 		Prefix:    e.dstSide.Key("") + "/",
 		Policy:    e.decide.dstPolicy,
-		Volume:    e.fs.volumeOf,
+		Volume:    e.fs.info.VolumeOf,
 		Buf:       *buf,
 		Sink:      e.bw.Sink(e.ctx),
 		Read:      func(n int64) { e.stats.BytesRead.Add(n) },
