@@ -58,9 +58,6 @@ func (ld *linkDests) cache() linkdest.Cache {
 	return ld.e.cache
 }
 
-// linkDestPath is where the --link-dest arg lies (linkdest.Path).
-func linkDestPath(dstRoot, arg string) string { return linkdest.Path(dstRoot, arg) }
-
 func (ld *linkDests) note(msg string) {
 	e := ld.e
 	e.count(func(s *Summary) { s.LinkDestNotes = append(s.LinkDestNotes, msg) })

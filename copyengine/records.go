@@ -82,18 +82,6 @@ func (o *Options) listsSums() bool {
 	return ro.ListsSums()
 }
 
-// isMHLFolder says whether the name at a history's root is its ascmhl
-// folder, in any case (a destination that folds names holds one).
-func isMHLFolder(name string) bool { return records.IsMHLFolder(name) }
-
-// withDigests is ent with the extra digests extra, for the cache.
-func withDigests(ent hashcache.Entry, extra map[string]string) hashcache.Entry {
-	if len(extra) > 0 {
-		ent.Digests = hashcache.JoinDigests(extra)
-	}
-	return ent
-}
-
 // recordKeeper is the run's records (records.Keeper: the manifest, the
 // ASC MHL generation, the bag, the audit log's flushes), with what they
 // take from an entry.
