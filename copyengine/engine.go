@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fastcopy/fastcopy/internal/preflight"
+
 	"github.com/fastcopy/fastcopy/internal/drives"
 
 	"github.com/fastcopy/fastcopy/dedup"
@@ -259,7 +261,8 @@ func newEngine(opt Options) *engine {
 // destination and locks it, copies, and sums up.
 func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary, error) {
 	opt := e.opt
-	if err := e.opt.checkRecordsPlan(p); err != nil { // the manifest's path, the ASC MHL history's folder
+	ro := e.opt.recordOptions()
+	if err := ro.CheckPlan(preflight.Plan{DstRoot: p.dstRoot, OntoFile: p.ontoFile, Roots: p.preflightRoots()}); err != nil { // the manifest's path, the ASC MHL history's folder (internal/records)
 		return Summary{}, err
 	}
 	if !e.skipWrite() && !opt.NoSpaceCheck {

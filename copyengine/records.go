@@ -4,7 +4,6 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
-	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/records"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -51,20 +50,6 @@ func (o *Options) checkRecords() error {
 // BagRoot is the bag a run with Bag makes (the Dest given), once Check
 // made Dest its payload folder; "" otherwise.
 func (o *Options) BagRoot() string { return o.bagRoot }
-
-// prepareBag makes the bag's folders, or refuses the bag
-// (records.Options.PrepareBag). A dry run makes nothing.
-func (o *Options) prepareBag() error {
-	ro := o.recordOptions()
-	return ro.PrepareBag()
-}
-
-// checkRecordsPlan refuses a manifest inside DEST and an ASC MHL history
-// the plan p leaves no folder for (records.Options.CheckPlan).
-func (o *Options) checkRecordsPlan(p *plan) error {
-	ro := o.recordOptions()
-	return ro.CheckPlan(preflight.Plan{DstRoot: p.dstRoot, OntoFile: p.ontoFile, Roots: p.preflightRoots()})
-}
 
 // needSum says whether every copied file's source digest must be computed:
 // for the read-back, or for a manifest or an ASC MHL generation.
