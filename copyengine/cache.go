@@ -3,11 +3,10 @@ package copyengine
 import (
 	"time"
 
-	"github.com/fastcopy/fastcopy/internal/scrub"
-
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/scrub"
 	"github.com/fastcopy/fastcopy/verify"
 )
 

@@ -11,19 +11,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fastcopy/fastcopy/internal/preflight"
-
-	"github.com/fastcopy/fastcopy/internal/drives"
-
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/destlock"
+	"github.com/fastcopy/fastcopy/internal/drives"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
