@@ -43,7 +43,7 @@ func (c *committer) batchFlushed(at time.Time, flushed map[uint64]error) {
 // would wait for a driver that no longer answers): what it placed since
 // the last flush is not reported durable.
 func (c *committer) flushForLog() {
-	if c.e.dstRoot != nil && c.e.drives.goneErr() == nil {
+	if c.e.dstRoot != nil && c.e.drives.Gone() == nil {
 		c.e.records.Flush(c.flushDirs)
 	}
 }

@@ -57,13 +57,6 @@ func (b *backups) check(p *plan) error {
 
 func (b *backups) close() { b.d.Close() }
 
-// preserve keeps the entry name of dir (rel in DEST, of stat st) in the
-// backup directory, and then removes it from dir when remove is set
-// (backupdir.Dir.Preserve).
-func (b *backups) preserve(dir *fileio.Dir, name, rel string, st fileio.Stat, remove bool) error {
-	return b.d.Preserve(dir, name, rel, st, remove)
-}
-
 // kept counts and reports the old version of rel kept in the backup
 // directory, and its removal from DEST when removed is set (in a dry run,
 // what preserve would do).

@@ -6,6 +6,7 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/scrub"
 	"github.com/fastcopy/fastcopy/verify"
 )
 
@@ -27,7 +28,7 @@ func (dc *decider) resolutions(srcSide cacheSide, dst *handle, ens []entry) hash
 		if st, err := dst.d.Stat(); err == nil {
 			dstPolicy = dc.dstPolicy(dst.d, st.Dev)
 			if e.cache != nil {
-				e.fs.volumeOf(dst.d, st.Dev)
+				e.fs.info.VolumeOf(dst.d, st.Dev)
 			}
 		}
 	}
@@ -86,15 +87,15 @@ func (dc *decider) cacheKeys(srcSide cacheSide, src *handle, srcRel, dstRel stri
 		if !seen || en.st.Dev != learned {
 			// For the entry stored once the file is read, and the flush
 			// of its filesystem before it is (cacheuse.Recorder.Source).
-			e.fs.volumeOf(src.d, en.st.Dev)
+			e.fs.info.VolumeOf(src.d, en.st.Dev)
 			if st, err := src.d.Stat(); err == nil && st.Dev == en.st.Dev {
 				e.record.NoteSource(st.Dev, src.d)
 			}
 			learned, seen = en.st.Dev, true
 		}
 		if en.dstSt == nil || !en.dstSt.IsRegular() || en.dstSt.Size != en.st.Size {
-			if en.dstSt != nil && e.scrub.found() {
-				e.scrub.rottenAt(e.dstSide.Key(joinRel(dstRel, en.dstName))) // noted as met
+			if en.dstSt != nil && e.scrub.Found() {
+				e.scrub.RottenAt(e.dstSide.Key(joinRel(dstRel, en.dstName))) // noted as met
 			}
 			continue // nothing to compare: the file is copied anyway
 		}
@@ -119,9 +120,9 @@ func (dc *decider) takeCached(en *entry, a *cacheuse.Answer, dstRel string) {
 	}
 	a.SrcEntry = hashcache.Entry{}
 	if a.Earlier {
-		e.scrub.note(a.DstKey, joinRel(dstRel, en.dstName), a.Rec, foundEarlier)
+		e.scrub.Note(a.DstKey, joinRel(dstRel, en.dstName), a.Rec, scrub.Earlier)
 	}
-	if rec, ok := e.scrub.rottenAt(a.DstKey); ok {
+	if rec, ok := e.scrub.RottenAt(a.DstKey); ok {
 		// Neither side's entry decides: checkEntry reads both.
 		a.Rotten, a.Rec = true, rec
 		a.SrcOK, a.DstOK = false, false
@@ -139,7 +140,7 @@ func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
 		fsType, _ := fileio.FSType(d.Path()) // a filesystem mounted inside DEST
 		p = hashcache.PolicyFor(fsType)
 	}
-	p.MtimeGranularity = time.Duration(e.fs.timeResolution(d, dev, p))
+	p.MtimeGranularity = time.Duration(e.fs.info.TimeResolution(d, dev, p))
 	return p
 }
 
@@ -278,8 +279,8 @@ func (dc *decider) readSides(c *chunk, en *entry, rel string, buf []byte) (cache
 		// Copied again only from a source that gives the digest
 		// recorded for both, and removed once that copy is verified.
 		ch := en.cache
-		e.scrub.note(ch.DstKey, rel, ch.Dst, foundByMove)
-		e.scrub.rottenAt(ch.DstKey)
+		e.scrub.Note(ch.DstKey, rel, ch.Dst, scrub.ByMove)
+		e.scrub.RottenAt(ch.DstKey)
 		ch.Rotten, ch.Rec = true, ch.Dst
 	}
 	e.count(func(s *Summary) { s.BytesHashed += k.Hashed; s.CacheHits += k.Hits })

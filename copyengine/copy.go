@@ -287,7 +287,7 @@ func (cp *copier) copyFile(c *chunk, en *entry, rel string, buf []byte) {
 		e.dedupe.endDedup(p, size, w)
 	}
 	if err == nil {
-		e.drives.placed() // written whole: both drives answer
+		e.drives.Placed() // written whole: both drives answer
 		p.stage = c.stage
 		if p.resumed > 0 {
 			cp.resumedEvent(rel, p.resumed)

@@ -73,7 +73,7 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) verdict {
 		}
 		en.target = t
 	}
-	if err := e.fs.tooLarge(st); err != nil {
+	if err := e.fs.info.TooLarge(st); err != nil {
 		return verdict{kind: needFail, err: err}
 	}
 	links := st.IsRegular() && st.Nlink > 1 && e.fs.hasLinks()

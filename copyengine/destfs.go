@@ -83,21 +83,12 @@ func (fsi *fsInfo) probeCaps(d *fileio.Dir) {
 	fsi.info.Start(destfs.Config{RootPath: e.dstRootPath, Root: d, SkipWrite: e.skipWrite, Privileged: e.root, Made: made})
 }
 
+// What the stages ask of destfs.Info.
 func (fsi *fsInfo) hasLinks() bool                          { return fsi.info.HasLinks() }
-func (fsi *fsInfo) tooLarge(st *fileio.Stat) error          { return fsi.info.TooLarge(st) }
-func (fsi *fsInfo) fsName() string                          { return fsi.info.FSName() }
 func (fsi *fsInfo) linkCopy(st *fileio.Stat) bool           { return fsi.info.LinkCopy(st) }
-func (fsi *fsInfo) modeKept(st *fileio.Stat, want uint32)   { fsi.info.ModeKept(st, want) }
 func (fsi *fsInfo) cannotKeep(kind string, err error) bool  { return fsi.info.CannotKeep(kind, err) }
-func (fsi *fsInfo) modesLost(dev uint64) bool               { return fsi.info.ModesLost(dev) }
 func (fsi *fsInfo) knownResolution(dev uint64) int64        { return fsi.info.KnownResolution(dev) }
 func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume { return fsi.info.KnownVolume(dev) }
-func (fsi *fsInfo) volumeOf(d *fileio.Dir, dev uint64) hashcache.Volume {
-	return fsi.info.VolumeOf(d, dev)
-}
-func (fsi *fsInfo) timeResolution(d *fileio.Dir, dev uint64, policy hashcache.Policy) int64 {
-	return fsi.info.TimeResolution(d, dev, policy)
-}
 
 // noteNotKept adds to the summary, once, what the destination could not
 // keep.

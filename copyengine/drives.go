@@ -2,7 +2,6 @@ package copyengine
 
 import (
 	"github.com/fastcopy/fastcopy/internal/drives"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // The glue to internal/drives, which judges whether a failure means a
@@ -23,25 +22,15 @@ type driveWatch struct {
 	drives.Watch
 }
 
-// watch adds a root: d when given (the run keeps it open), else path opened
-// here.
-func (dw *driveWatch) watch(side, path string, d *fileio.Dir) {
-	dw.Add(drives.Root{Side: side, Path: path, Dir: d})
-}
+// halted reports whether a full destination halted the run
+// (drives.Watch.Halted).
+func (dw *driveWatch) halted() bool { return dw.Halted() }
 
-func (dw *driveWatch) close()                   { dw.Close() }
-func (dw *driveWatch) placed()                  { dw.Placed() }
-func (dw *driveWatch) halted() bool             { return dw.Halted() }
-func (dw *driveWatch) goneErr() *DriveGoneError { return dw.Gone() }
-
-// driveGone judges the failure err of rel: it returns true when a root's
-// filesystem is gone (now, or found so before), after cancelling the run
-// when it is the destination's. The failure is then fallout, not reported
-// on its own.
-func (dw *driveWatch) driveGone(rel string, err error) bool { return dw.judgeDrives(rel, err, true) }
-
-// judgeDrives is driveGone; a failure that is not a file's last try (a read
-// to be retried) does not count towards the streak.
+// judgeDrives judges the failure err of rel: it returns true when a
+// root's filesystem is gone (now, or found so before), after cancelling
+// the run when it is the destination's. The failure is then fallout, not
+// reported on its own. A failure that is not a file's last try (a read to
+// be retried, last false) does not count towards the streak.
 func (dw *driveWatch) judgeDrives(rel string, err error, last bool) bool {
 	v := dw.Judge(rel, err, last)
 	if v.Cancel {
@@ -49,11 +38,6 @@ func (dw *driveWatch) judgeDrives(rel string, err error, last bool) bool {
 	}
 	return v.Fallout
 }
-
-// destFull judges the failure err of rel: on the first that says the
-// destination has no room it halts the run and returns false (the file is
-// reported); a later one is fallout of the same and returns true.
-func (dw *driveWatch) destFull(rel string, err error) bool { return dw.Full(rel, err).Fallout }
 
 // destStillThere checks, before a run reports success, that the
 // destination's path still leads to the directory it wrote to

@@ -13,11 +13,13 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/cacheuse"
 	"github.com/fastcopy/fastcopy/internal/destlock"
+	"github.com/fastcopy/fastcopy/internal/drives"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/internal/transfer"
@@ -254,7 +256,8 @@ func newEngine(opt Options) *engine {
 // destination and locks it, copies, and sums up.
 func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary, error) {
 	opt := e.opt
-	if err := e.opt.checkRecordsPlan(p); err != nil { // the manifest's path, the ASC MHL history's folder
+	ro := e.opt.recordOptions()
+	if err := ro.CheckPlan(preflight.Plan{DstRoot: p.dstRoot, OntoFile: p.ontoFile, Roots: p.preflightRoots()}); err != nil { // the manifest's path, the ASC MHL history's folder (internal/records)
 		return Summary{}, err
 	}
 	if !e.skipWrite() && !opt.NoSpaceCheck {
@@ -276,14 +279,14 @@ func (e *engine) runPlan(ctx context.Context, p *plan, start time.Time) (Summary
 	defer e.record.Close()
 
 	for i := range p.roots {
-		e.drives.watch("source", p.roots[i].srcDir, nil)
+		e.drives.Add(drives.Root{Side: "source", Path: p.roots[i].srcDir})
 	}
-	defer e.drives.close()
+	defer e.drives.Close()
 
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	defer e.cancel()
 	err := e.run(p)
-	if g := e.drives.goneErr(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
+	if g := e.drives.Gone(); g != nil && ctx.Err() == nil && !errors.As(err, new(*DriveGoneError)) {
 		err = e.drives.stopGone(g) // found gone after the copy had stopped
 	}
 	if err == nil && ctx.Err() == nil && !e.skipWrite() {
@@ -373,11 +376,11 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	undo.add(e.made.Finish)
 	e.walker.destDir(d)
 	e.fs.probeCaps(d)
-	e.drives.watch("destination", p.dstRoot, d)
+	e.drives.Add(drives.Root{Side: "destination", Path: p.dstRoot, Dir: d})
 	if st, err := d.Stat(); err == nil {
 		e.dstDev = st.Dev
 		if e.cache != nil {
-			e.fs.volumeOf(d, st.Dev)
+			e.fs.info.VolumeOf(d, st.Dev)
 		}
 		e.written.add(st.Dev, d, false)
 	}
@@ -455,11 +458,11 @@ func (e *engine) fail(rel string, err error) {
 	if e.ctx.Err() != nil {
 		return // an interrupted run reports the interruption, not its fallout
 	}
-	if e.drives.driveGone(rel, err) {
+	if e.drives.judgeDrives(rel, err, true) {
 		return // one error for the drive, not one per file (internal/drives)
 	}
-	if e.drives.destFull(rel, err) {
-		return // one error for a full destination (internal/drives)
+	if e.drives.Full(rel, err).Fallout {
+		return // one error for a full destination (internal/drives): the first halts the run and is reported
 	}
 	e.report(&outcome.Outcome{Kind: outcome.Failed, Path: rel, Err: err})
 }

@@ -107,7 +107,7 @@ func (en ending) run(steps []endStep) error {
 // destination that filled up, or the interruption.
 func (en ending) stopErr() error {
 	e := en.e
-	if g := e.drives.goneErr(); g != nil {
+	if g := e.drives.Gone(); g != nil {
 		return e.drives.stopGone(g)
 	}
 	if e.ctx.Err() == nil {

@@ -39,8 +39,8 @@ func (ld *linkDests) open(dstRoot string, undo *closers) {
 		SkipWrite:  e.skipWrite,
 		Cache:      ld.cache(),
 		ReadDevice: ld.readDevice,
-		Volume:     e.fs.volumeOf,
-		ModesLost:  e.fs.modesLost,
+		Volume:     e.fs.info.VolumeOf,
+		ModesLost:  e.fs.info.ModesLost,
 	})
 	for _, n := range notes {
 		ld.note(n)
@@ -57,9 +57,6 @@ func (ld *linkDests) cache() linkdest.Cache {
 	}
 	return ld.e.cache
 }
-
-// linkDestPath is where the --link-dest arg lies (linkdest.Path).
-func linkDestPath(dstRoot, arg string) string { return linkdest.Path(dstRoot, arg) }
 
 func (ld *linkDests) note(msg string) {
 	e := ld.e

@@ -1,9 +1,7 @@
 package copyengine
 
 import (
-	"github.com/fastcopy/fastcopy/hashcache"
 	"sort"
-	"strings"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/meta"
@@ -13,7 +11,7 @@ import (
 // copies, and the record of what the destination cannot keep.
 func (e *engine) metaConfig() meta.Config {
 	return meta.Config{Root: e.root, Euid: e.euid, Groups: e.groups, Umask: e.umask, UmaskKnown: e.umaskKnown,
-		CannotKeep: e.fs.metaNotKept, ModeKept: e.fs.modeKept, ModesLost: e.fs.modesLost}
+		CannotKeep: e.fs.metaNotKept, ModeKept: e.fs.info.ModeKept, ModesLost: e.fs.info.ModesLost}
 }
 
 // metaNotKept is cannotKeep for the kinds package meta names.
@@ -89,79 +87,31 @@ func (c *committer) walkedDirs() []dirMeta {
 	return append([]dirMeta(nil), c.dirs...)
 }
 
-// applyDirMeta gives each destination directory its source's owner, mode,
-// extended attributes and times, deepest first: after its contents are
-// written, so read-only directories copy and their times stay as the
-// source's. A cancelled run does it too, for every directory listed so far:
-// it is quick, and what a directory lacks the next run adds (moving its
-// mtime, so that it is set again).
+// applyDirMeta gives each destination directory the walk listed its
+// source's metadata, deepest first (meta.Config.ApplyDirs), opening them
+// through the stager and the walker.
 func (c *committer) applyDirMeta() {
 	e := c.e
 	if e.dstRoot == nil {
 		return
 	}
-	sort.Slice(c.dirs, func(i, j int) bool {
-		di, dj := strings.Count(c.dirs[i].dstRel, "/"), strings.Count(c.dirs[j].dstRel, "/")
-		if c.dirs[i].dstRel == "" {
-			di = -1
-		}
-		if c.dirs[j].dstRel == "" {
-			dj = -1
-		}
-		return di > dj
-	})
-	for _, dm := range c.dirs {
-		if err := c.applyOneDir(dm); err != nil {
-			e.fail(dm.dstRel, err)
-		}
+	sort.Slice(c.dirs, func(i, j int) bool { return meta.Deeper(c.dirs[i].dstRel, c.dirs[j].dstRel) })
+	dirs := make([]meta.Dir, len(c.dirs))
+	for i, dm := range c.dirs {
+		dirs[i] = meta.Dir{SrcRoot: dm.srcRoot, SrcRel: dm.srcRel, DstRel: dm.dstRel, St: dm.st, Created: dm.created}
 	}
+	mc := e.metaConfig()
+	mc.ApplyDirs(dirs, dirAccess{e}, e.fail)
 }
 
-func (c *committer) applyOneDir(dm dirMeta) error {
-	e := c.e
-	if e.staged.stillStaged(dm.dstRel) {
-		return nil // left for the next run to remove, which a read-only mode would hinder
-	}
-	if c.dirUpToDate(dm) {
-		return nil
-	}
-	dd, err := e.staged.openDst(dm.dstRel)
-	if err != nil {
-		return err
-	}
-	defer dd.Close()
-	var srcF *fileio.File
-	// Opened like the walk opened it: below the root, so that a path
-	// longer than PATH_MAX still gets its attributes.
-	if sd, err := e.walker.src.OpenDir(dm.srcRoot, dm.srcRel); err == nil {
-		defer sd.Close()
-		srcF = sd.AsFile()
-	}
-	f := dd.AsFile()
-	if err := e.applyMeta(f, srcF, &dm.st, born{}, nil); err != nil {
-		return err
-	}
-	return f.SetTimes(dm.st.Atime, dm.st.Mtime)
-}
+// dirAccess is how the directory metadata pass opens what it sets
+// (meta.DirAccess).
+type dirAccess struct{ e *engine }
 
-// dirUpToDate reports whether the destination directory of dm already has
-// its source's mode, owner and mtime, as after a rerun that changed nothing
-// in it (a write in it would have moved its mtime): then nothing is
-// applied, which spares a rerun five calls and three opens per directory.
-// As for an unchanged file, its extended attributes are not compared and
-// its access time is left as it is (listing it to compare moves it). Where
-// the filesystem keeps no permission bits, modes are not compared.
-func (c *committer) dirUpToDate(dm dirMeta) bool {
-	e := c.e
-	if dm.created {
-		return false // its mtime is the creation's, which a coarse resolution may not tell apart
-	}
-	rel := dm.dstRel
-	if rel == "" {
-		rel = "."
-	}
-	cur, err := e.dstRoot.Lstat(rel)
-	s := &dm.st
-	return err == nil && cur.IsDir() && (cur.Mode == s.Mode || e.fs.modesLost(cur.Dev)) && cur.Uid == s.Uid && cur.Gid == s.Gid &&
-		hashcache.SameTime(cur.Mtime, s.Mtime, e.fs.knownResolution(cur.Dev))
+func (a dirAccess) Staged(rel string) bool                  { return a.e.staged.stillStaged(rel) }
+func (a dirAccess) OpenDst(rel string) (*fileio.Dir, error) { return a.e.staged.openDst(rel) }
+func (a dirAccess) Lstat(rel string) (fileio.Stat, error)   { return a.e.dstRoot.Lstat(rel) }
+func (a dirAccess) Resolution(dev uint64) int64             { return a.e.fs.knownResolution(dev) }
+func (a dirAccess) OpenSrc(root, rel string) (*fileio.Dir, error) {
+	return a.e.walker.src.OpenDir(root, rel)
 }

@@ -6,9 +6,11 @@ import (
 
 	"github.com/fastcopy/fastcopy/internal/backupdir"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/linkdest"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/mirror"
 	"github.com/fastcopy/fastcopy/internal/move"
+	"github.com/fastcopy/fastcopy/internal/records"
 )
 
 // ErrMaxDelete is returned by Run when --delete would remove more entries
@@ -54,14 +56,14 @@ func (m *mirrorStage) guard(p *plan) error {
 	}
 	if e.backups.on() {
 		cfg.Backup = func(dir *fileio.Dir, name, rel string, st fileio.Stat) error {
-			return e.backups.preserve(dir, name, rel, st, true)
+			return e.backups.d.Preserve(dir, name, rel, st, true)
 		}
 	}
 	for _, r := range p.roots {
 		cfg.Roots = append(cfg.Roots, mirror.Root{Arg: r.src, Dir: r.srcDir, Name: r.name, IsDir: r.isDir, DstRel: r.dstRel})
 	}
 	for _, arg := range e.opt.LinkDest {
-		cfg.LinkDests = append(cfg.LinkDests, mirror.LinkDest{Arg: arg, Path: linkDestPath(p.dstRoot, arg)})
+		cfg.LinkDests = append(cfg.LinkDests, mirror.LinkDest{Arg: arg, Path: linkdest.Path(p.dstRoot, arg)})
 	}
 	m.pass = mirror.New(cfg)
 	if err := m.pass.Guard(); err != nil {
@@ -131,7 +133,7 @@ func (m *mirrorStage) Excluded(srcRoot, srcRel string, n fileio.DirEntry) bool {
 
 // History reports whether rel is DEST's ASC MHL history, which the run
 // extends (internal/records).
-func (m *mirrorStage) History(rel string) bool { return m.e.opt.MHL && isMHLFolder(rel) }
+func (m *mirrorStage) History(rel string) bool { return m.e.opt.MHL && records.IsMHLFolder(rel) }
 
 // Cache reports whether name in dir is the hash cache's, left out of the
 // source walk too (walk.go).

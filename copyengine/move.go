@@ -70,7 +70,7 @@ func (ms moveStage) finish() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.sum.SourcesKept += r.Kept()
-	if lines := r.Lines(e.fs.fsName()); len(lines) > 0 {
+	if lines := r.Lines(e.fs.info.FSName()); len(lines) > 0 {
 		e.sum.MoveKept = append(e.sum.MoveKept, lines...)
 	}
 }

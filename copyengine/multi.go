@@ -67,7 +67,8 @@ func planAll(opts []Options) ([]*plan, error) {
 		if err := opts[i].Check(); err != nil {
 			return nil, err
 		}
-		if err := opts[i].prepareBag(); err != nil { // internal/records
+		ro := opts[i].recordOptions()
+		if err := ro.PrepareBag(); err != nil { // the bag's folders, or its refusal (internal/records); a dry run makes nothing
 			return nil, err
 		}
 		if i > 0 && !slices.Equal(opts[i].Sources, opts[0].Sources) {

@@ -88,7 +88,7 @@ func subscribeOutcomes(e *engine) {
 		if o.Kind == outcome.Placed {
 			// Both drives answer: the streak of I/O failures that judges a
 			// drive gone starts again (a dry run's would-place too).
-			e.drives.placed()
+			e.drives.Placed()
 		}
 		e.mu.Lock()
 		e.sum.Add(o, e.opt.Verify != VerifyOff)

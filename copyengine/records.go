@@ -4,7 +4,6 @@ import (
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
-	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/records"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -52,20 +51,6 @@ func (o *Options) checkRecords() error {
 // made Dest its payload folder; "" otherwise.
 func (o *Options) BagRoot() string { return o.bagRoot }
 
-// prepareBag makes the bag's folders, or refuses the bag
-// (records.Options.PrepareBag). A dry run makes nothing.
-func (o *Options) prepareBag() error {
-	ro := o.recordOptions()
-	return ro.PrepareBag()
-}
-
-// checkRecordsPlan refuses a manifest inside DEST and an ASC MHL history
-// the plan p leaves no folder for (records.Options.CheckPlan).
-func (o *Options) checkRecordsPlan(p *plan) error {
-	ro := o.recordOptions()
-	return ro.CheckPlan(preflight.Plan{DstRoot: p.dstRoot, OntoFile: p.ontoFile, Roots: p.preflightRoots()})
-}
-
 // needSum says whether every copied file's source digest must be computed:
 // for the read-back, or for a manifest or an ASC MHL generation.
 func (o *Options) needSum() bool {
@@ -80,18 +65,6 @@ func (o *Options) needSum() bool {
 func (o *Options) listsSums() bool {
 	ro := o.recordOptions()
 	return ro.ListsSums()
-}
-
-// isMHLFolder says whether the name at a history's root is its ascmhl
-// folder, in any case (a destination that folds names holds one).
-func isMHLFolder(name string) bool { return records.IsMHLFolder(name) }
-
-// withDigests is ent with the extra digests extra, for the cache.
-func withDigests(ent hashcache.Entry, extra map[string]string) hashcache.Entry {
-	if len(extra) > 0 {
-		ent.Digests = hashcache.JoinDigests(extra)
-	}
-	return ent
 }
 
 // recordKeeper is the run's records (records.Keeper: the manifest, the

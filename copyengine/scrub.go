@@ -16,20 +16,14 @@ const DefaultScrubMax = scrub.DefaultMax
 // side is known good, so nothing is copied.
 var ErrRotten = scrub.ErrRotten
 
-// How a rotten file was found (scrubber.note).
-const (
-	foundEarlier = scrub.Earlier
-	foundByMove  = scrub.ByMove
-)
-
 // scrubber is the glue of --scrub (package scrub): it runs scrub.Pass
 // before the walk, holds the run's scrub.Ledger of rotten DEST files,
 // which the decider (lookupCache, checkEntry) asks and tells what became
-// of each, and names them all at the end. Every rotten file is in
+// of each (its methods), and names them all at the end. Every rotten file is in
 // Summary.Rotten and an ActRotten event, with what became of it.
 type scrubber struct {
-	e      *engine
-	ledger scrub.Ledger
+	e *engine
+	scrub.Ledger
 }
 
 // pass re-reads the DEST files due for it. It runs before the walk, once
@@ -49,39 +43,22 @@ func (sc *scrubber) pass() {
 		Root:      e.dstRoot,
 		Prefix:    e.dstSide.Key("") + "/",
 		Policy:    e.decide.dstPolicy,
-		Volume:    e.fs.volumeOf,
+		Volume:    e.fs.info.VolumeOf,
 		Buf:       *buf,
 		Sink:      e.bw.Sink(e.ctx),
 		Read:      func(n int64) { e.stats.BytesRead.Add(n) },
-		Ledger:    &sc.ledger,
+		Ledger:    &sc.Ledger,
 	})
 	if res.Files > 0 {
 		e.count(func(s *Summary) { s.Scrubbed += res.Files; s.BytesScrubbed += res.Bytes })
 	}
 }
 
-// rottenAt reports whether the DEST file of cache key was found rotten,
-// with the digest its entry recorded, and notes that the walk met it.
-func (sc *scrubber) rottenAt(key string) (verify.Sum, bool) { return sc.ledger.RottenAt(key) }
-
-// note records the DEST file of cache key, rel in DEST, as rotten (found
-// as found says, its entry having recorded rec).
-func (sc *scrubber) note(key, rel string, rec verify.Sum, found string) {
-	sc.ledger.Note(key, rel, rec, found)
-}
-
-// leftAlone notes that the DEST file of cache key, if found rotten, was
-// left alone by -u or --ignore-existing (keepExisting): not repaired.
-func (sc *scrubber) leftAlone(key string) { sc.ledger.LeftAlone(key) }
-
-// found reports whether any DEST file was found rotten.
-func (sc *scrubber) found() bool { return sc.ledger.Found() }
-
 // settle decides, for a rotten DEST file whose source was read for srcSum
 // (checkEntry), whether it is copied again (false: copy) or fails, named,
 // both sides left as they are (true: done); see scrub.Ledger.Settle.
 func (sc *scrubber) settle(en *entry, rel string, srcSum verify.Sum) bool {
-	err := sc.ledger.Settle(en.cache.DstKey, en.cache.Rec, srcSum)
+	err := sc.Settle(en.cache.DstKey, en.cache.Rec, srcSum)
 	if err == nil {
 		return false
 	}
@@ -95,7 +72,7 @@ func (sc *scrubber) settle(en *entry, rel string, srcSum verify.Sum) bool {
 // report names every rotten DEST file, with what the run did with it, in
 // the summary and as events. It runs at the end of the run.
 func (sc *scrubber) report() {
-	for _, r := range sc.ledger.Report() {
+	for _, r := range sc.Report() {
 		sc.rot(r.Rel, r.Msg)
 	}
 }

@@ -20,8 +20,8 @@ func (dc *decider) keepsExisting(en *entry) bool {
 func (dc *decider) keepExisting(en *entry, rel string, g *linkGroup) {
 	dc.skip(rel, en.st.Size, false, verify.Sum{}) // left alone: its content is not known
 	dc.e.mover.KeptInPlace()                      // --move: not moved
-	if dc.e.scrub.found() {
-		dc.e.scrub.leftAlone(dc.e.dstSide.Key(rel)) // a rotten one is not repaired
+	if dc.e.scrub.Found() {
+		dc.e.scrub.LeftAlone(dc.e.dstSide.Key(rel)) // a rotten one is not repaired
 	}
 	if g != nil {
 		g.ok, g.ino = true, devIno{en.dstSt.Dev, en.dstSt.Ino}

@@ -21,9 +21,14 @@
 // checks that a mode set shows, and ModesLost, which says a filesystem
 // keeps no modes (then they are not compared).
 //
+// The directory pass (Config.ApplyDirs) gives the directories a run made
+// or went through their source's metadata and times last, deepest first
+// (Deeper), each left alone when it is still staged or already up to
+// date; it reaches them through a DirAccess, the run's own handles.
+//
 // copyengine builds the Config from its engine (copyengine's metaConfig),
-// and hands it to internal/transfer for the copies it writes; the
-// directory pass (copyengine's applyDirMeta) stays there:
-// it walks the committer's list of directories and opens them through the
-// stager and the walker.
+// and hands it to internal/transfer for the copies it writes; its
+// committer keeps the list of directories the walk met and gives it to
+// ApplyDirs with a DirAccess that opens them through the stager and the
+// walker.
 package meta
