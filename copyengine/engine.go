@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/outcome"
+	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/staging"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/internal/transfer"
@@ -414,27 +414,10 @@ func (e *engine) cacheSides(p *plan) {
 	}
 }
 
-// ChooseJobs picks the number of copy workers from the source device: one
-// stream for a disk that seeks or sits behind USB (parallel streams turn
-// its sequential reads into seeks), eight for SSDs, virtual disks and
-// filesystems with no block device. A paravirtual disk (virtio, xen) says it
-// is rotational whatever backs it, so that flag is not trusted there.
-func ChooseJobs(jobs int, src string) (int, string) {
-	if jobs > 0 {
-		return jobs, "set by --jobs"
-	}
-	dev := fileio.DeviceOf(src)
-	switch {
-	case dev.USB || (dev.Rotational && !dev.Virtual):
-		return 1, "source on " + dev.String() + ": one stream avoids seeks"
-	default:
-		n := 8
-		if runtime.NumCPU() > 8 {
-			n = runtime.NumCPU()
-		}
-		return n, "source on " + dev.String() + ": parallel reads"
-	}
-}
+// ChooseJobs picks the number of copy workers from the source device
+// (preflight.ChooseJobs): one stream for a disk that seeks or sits behind
+// USB, eight or more for the rest; a jobs above 0 is kept.
+func ChooseJobs(jobs int, src string) (int, string) { return preflight.ChooseJobs(jobs, src) }
 
 func (e *engine) run(p *plan) error {
 	jobs := e.sum.Jobs
