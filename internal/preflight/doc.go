@@ -28,5 +28,7 @@
 // here), a combination the run cannot carry out (--dedup=clone with
 // --reflink=never), a negative --jobs or --bwlimit and an empty path;
 // CheckOrder refuses an --order no read order knows. ChooseJobs picks the
-// number of copy workers from the source's device.
+// number of copy workers from the source's device. CheckDests refuses
+// the destinations of one run that are not apart, or whose manifests are
+// one file or lie inside another destination.
 package preflight
