@@ -21,6 +21,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/source"
+	"github.com/fastcopy/fastcopy/internal/staging"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
@@ -219,7 +220,7 @@ func newEngine(opt Options) *engine {
 	e.fs = &fsInfo{e: e}
 	e.drives.e = e
 	e.record = cacheuse.NewRecorder(e.cacheUse())
-	e.staged = &stager{e: e}
+	e.staged = &stager{e: e, dirs: staging.New(staging.Config{})} // its destination once it is open (openDest)
 	e.dedupe = newDeduper(e)
 	e.copier = &copier{e: e}
 	e.walker = &walker{e: e}
@@ -374,6 +375,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.dstRoot = d
 	e.loadMade(d, p.dstRoot)
 	undo.add(e.made.Finish)
+	e.staged.dirs = staging.New(staging.Config{Root: d, Made: e.made, Euid: e.euid})
 	e.walker.destDir(d)
 	e.fs.probeCaps(d)
 	e.drives.Add(drives.Root{Side: "destination", Path: p.dstRoot, Dir: d})

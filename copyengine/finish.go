@@ -4,47 +4,33 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fastcopy/fastcopy/internal/endscript"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // The end of a run is one script (ending.script): its steps in order, the same
 // list for a run that copied everything and for one that was stopped
-// (cancelled, a drive gone, DEST full). Each step says when it runs and
-// whether it belongs after the final flush; ending.run runs the list. A
-// step that needs the flush is skipped once the run is cancelled: what it
-// does (an ASC MHL generation, removals, the bag's tag files) vouches for
-// copies a cancelled run no longer stands behind.
+// (cancelled, a drive gone, DEST full), run by package endscript. Each step
+// says when it runs and whether it belongs after the final flush. A step
+// that needs the flush is skipped once the run is cancelled: what it does
+// (an ASC MHL generation, removals, the bag's tag files) vouches for copies
+// a cancelled run no longer stands behind.
 
 // ending is the end of a run: its script and the steps of its own.
 type ending struct{ e *engine }
 
-// endWhen says which runs take a step of the end of a run.
-type endWhen uint8
+// endStep is one step of the end of a run (endscript.Step).
+type endStep = endscript.Step
 
+// Which runs take a step (endscript.When).
 const (
-	endAlways  endWhen = iota // every run
-	endDone                   // a run that was not stopped
-	endStopped                // a run that was stopped: it reports the stop
+	endAlways  = endscript.Always  // every run
+	endDone    = endscript.Done    // a run that was not stopped
+	endStopped = endscript.Stopped // a run that was stopped: it reports the stop
 )
 
-// endStep is one step of the end of a run.
-type endStep struct {
-	name  string // what it does, for a misordered script's panic
-	when  endWhen
-	flush bool // runs after the final flush (which is a step of its own, isFlush)
-	// isFlush marks the final flush of what the run wrote.
-	isFlush bool
-	// decides: once this step is done, whether the run was stopped is
-	// asked (the copy's own last writes are done by then), and the
-	// answer holds for the rest of the script.
-	decides bool
-	do      func() error
-}
-
 // step makes a step of a call that cannot fail.
-func step(name string, when endWhen, f func()) endStep {
-	return endStep{name: name, when: when, do: func() error { f(); return nil }}
-}
+func step(name string, when endscript.When, f func()) endStep { return endscript.Call(name, when, f) }
 
 // script is the end of a run, in order.
 func (en ending) script() []endStep {
@@ -57,50 +43,29 @@ func (en ending) script() []endStep {
 		step("place duplicates", endAlways, e.dedupe.placeDups),
 		step("release a dry run's duplicates", endAlways, e.dedupe.releaseDry),
 		step("link further hard-link names", endAlways, e.dedupe.linkFollowers),
-		{name: "publish staged directories", when: endAlways, decides: true, do: func() error { e.staged.publishAll(); return nil }}, // the copy has stopped: what is staged is complete
+		{Name: "publish staged directories", When: endAlways, Decides: true, Do: func() error { e.staged.publishAll(); return nil }}, // the copy has stopped: what is staged is complete
 		step("remember what the run holds in the cache", endAlways, e.record.StoreHeld),
 		step("note metadata not kept", endDone, e.fs.noteNotKept),
 		step("report the scrub", endDone, e.scrub.report),
-		{name: "write the manifest", when: endDone, do: e.records.WriteManifest},
+		{Name: "write the manifest", When: endDone, Do: e.records.WriteManifest},
 		// The directories get their mode and times now (a stopped run's
 		// too: not 0700 and the time of their last write until the next
 		// run).
 		step("directory metadata", endAlways, e.commit.applyDirMeta),
 		step("flush for the audit log", endStopped, e.commit.flushForLog),
-		{name: "stop", when: endStopped, do: en.stopErr},
-		{name: "final flush", when: endDone, isFlush: true, do: en.finalFlush},
-		{name: "write the ASC MHL generation", when: endDone, flush: true, do: func() error { e.records.WriteMHL(); return nil }}, // every file it lists is in place and flushed
-		{name: "removals (--delete, --move)", when: endDone, flush: true, do: en.removals},
-		{name: "write the bag's tag files", when: endDone, flush: true, do: func() error { e.records.WriteBag(); return nil }}, // after --delete: the bag lists what data/ holds
+		{Name: "stop", When: endStopped, Do: en.stopErr},
+		{Name: "final flush", When: endDone, IsFlush: true, Do: en.finalFlush},
+		{Name: "write the ASC MHL generation", When: endDone, Flush: true, Do: func() error { e.records.WriteMHL(); return nil }}, // every file it lists is in place and flushed
+		{Name: "removals (--delete, --move)", When: endDone, Flush: true, Do: en.removals},
+		{Name: "write the bag's tag files", When: endDone, Flush: true, Do: func() error { e.records.WriteBag(); return nil }}, // after --delete: the bag lists what data/ holds
 	}
 }
 
-// run runs the end of a run's script and returns the run's error:
-// the stop's, the first step's that failed, or the context's.
+// run runs the end of a run's script (endscript.Run) and returns the
+// run's error: the stop's, the first step's that failed, or the context's.
 func (en ending) run(steps []endStep) error {
 	e := en.e
-	var stopped, known bool
-	flushed := false
-	for _, s := range steps {
-		switch {
-		case s.when == endDone && stopped, s.when == endStopped && !stopped:
-			continue
-		case s.flush && !flushed && fileio.FaultsEnabled:
-			panic(fmt.Sprintf("copyengine: the end of a run's step %q comes before the final flush", s.name))
-		case s.flush && e.ctx.Err() != nil:
-			return e.ctx.Err()
-		}
-		if err := s.do(); err != nil {
-			return err
-		}
-		flushed = flushed || s.isFlush
-		if s.decides && !known {
-			// A drive that went during the copy's last writes stops the
-			// run too.
-			stopped, known = e.ctx.Err() != nil || e.drives.halted(), true
-		}
-	}
-	return e.ctx.Err()
+	return endscript.Run(endscript.Config{Err: e.ctx.Err, Halted: e.drives.halted, Strict: fileio.FaultsEnabled}, steps)
 }
 
 // stopErr is the error a stopped run returns: the drive that went, the

@@ -11,25 +11,25 @@ func TestEndScriptOrder(t *testing.T) {
 	steps := ending{newEngine(Options{})}.script()
 	flush, stop, decides := -1, -1, -1
 	for i, s := range steps {
-		if s.decides {
+		if s.Decides {
 			decides = i
-		} else if s.when != endAlways && decides < 0 {
-			t.Errorf("%q is taken by some runs only, but comes before the step after which that is decided", s.name)
+		} else if s.When != endAlways && decides < 0 {
+			t.Errorf("%q is taken by some runs only, but comes before the step after which that is decided", s.Name)
 		}
 		switch {
-		case s.isFlush && flush >= 0:
-			t.Errorf("two final flushes: %q and %q", steps[flush].name, s.name)
-		case s.isFlush:
+		case s.IsFlush && flush >= 0:
+			t.Errorf("two final flushes: %q and %q", steps[flush].Name, s.Name)
+		case s.IsFlush:
 			flush = i
-		case s.flush && flush < 0:
-			t.Errorf("%q needs the final flush but comes before it", s.name)
-		case s.when == endStopped && s.name == "stop":
+		case s.Flush && flush < 0:
+			t.Errorf("%q needs the final flush but comes before it", s.Name)
+		case s.When == endStopped && s.Name == "stop":
 			stop = i
-		case s.when != endDone && stop >= 0:
-			t.Errorf("%q comes after the stop, which a stopped run returns at", s.name)
+		case s.When != endDone && stop >= 0:
+			t.Errorf("%q comes after the stop, which a stopped run returns at", s.Name)
 		}
-		if s.flush && s.when != endDone {
-			t.Errorf("%q runs after the final flush, which only a run not stopped takes", s.name)
+		if s.Flush && s.When != endDone {
+			t.Errorf("%q runs after the final flush, which only a run not stopped takes", s.Name)
 		}
 	}
 	if flush < 0 || stop < 0 || decides < 0 {

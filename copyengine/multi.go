@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/source"
 )
@@ -80,22 +79,12 @@ func planAll(opts []Options) ([]*plan, error) {
 		}
 		plans[i] = p
 	}
+	dests := make([]preflight.Dest, len(plans))
 	for i := range plans {
-		for j := range i {
-			if err := preflight.Apart(plans[j].dstRoot, plans[i].dstRoot); err != nil {
-				return nil, err
-			}
-			if opts[i].Manifest != "" && fileio.RealPath(opts[i].Manifest) == fileio.RealPath(opts[j].Manifest) {
-				return nil, refuse(opts[i].Manifest, "two destinations would write this one manifest", "give each destination its own manifest")
-			}
-		}
-		for j := range plans {
-			// Inside its own destination: the run's own check says so
-			// (records.Options.CheckPlan), as for a run alone.
-			if m := opts[i].Manifest; j != i && m != "" && (preflight.Beneath(fileio.RealPath(plans[j].dstRoot), fileio.RealPath(m)) || preflight.In(m, plans[j].dstRoot)) {
-				return nil, refuse(m, "the manifest would lie inside the destination "+quote(plans[j].dstRoot), "write it outside every destination")
-			}
-		}
+		dests[i] = preflight.Dest{Root: plans[i].dstRoot, Manifest: opts[i].Manifest}
+	}
+	if err := preflight.CheckDests(dests); err != nil { // apart, and each manifest its own, outside the others
+		return nil, err
 	}
 	return plans, nil
 }

@@ -1,49 +1,26 @@
 package copyengine
 
 import (
-	"fmt"
-	"github.com/fastcopy/fastcopy/internal/source"
-	"strings"
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/filter"
+	"github.com/fastcopy/fastcopy/internal/preflight"
+	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/internal/throttle"
 )
 
-// Reflink says when the data path may clone blocks instead of copying them.
-// It is a pflag.Value: Set parses and validates, so a flag and a library
-// caller get the same checks.
-type Reflink string
+// Reflink says when the data path may clone blocks instead of copying
+// them: auto, always or never (preflight.Reflink, a pflag.Value).
+type Reflink = preflight.Reflink
 
 // The --reflink modes.
 const (
-	ReflinkAuto   Reflink = "auto"   // clone where source and destination share a filesystem that can
-	ReflinkAlways Reflink = "always" // clone or fail the file
-	ReflinkNever  Reflink = "never"  // always write independent blocks
+	ReflinkAuto   = preflight.ReflinkAuto   // clone where source and destination share a filesystem that can
+	ReflinkAlways = preflight.ReflinkAlways // clone or fail the file
+	ReflinkNever  = preflight.ReflinkNever  // always write independent blocks
 )
-
-// String returns the mode's name ("auto" for the zero value).
-func (r Reflink) String() string {
-	if r == "" {
-		return string(ReflinkAuto)
-	}
-	return string(r)
-}
-
-// Set parses s as a mode: auto, always or never.
-func (r *Reflink) Set(s string) error {
-	switch v := Reflink(s); v {
-	case ReflinkAuto, ReflinkAlways, ReflinkNever:
-		*r = v
-		return nil
-	}
-	return fmt.Errorf("must be auto, always or never, not %q", s)
-}
-
-// Type names the value's kind for help text.
-func (r *Reflink) Type() string { return "mode" }
 
 // Options configure one run. The zero value of every field but Sources and
 // Dest is a sensible default; Run applies the defaults and refuses values
@@ -247,54 +224,17 @@ type Options struct {
 // request before it opens a cache or prints anything. Calling it again
 // changes nothing.
 func (o *Options) Check() error {
-	if o.Reflink == "" {
-		o.Reflink = ReflinkAuto
-	}
-	if o.Verify == "" {
-		o.Verify = VerifyDevice
-	}
 	if o.Stats == nil {
 		o.Stats = &Stats{}
 	}
-	if o.Dedup == "" {
-		o.Dedup = dedup.Auto
-	}
-	if o.Names == "" {
-		o.Names = NamesStrict
-	}
-	if err := o.Reflink.Set(string(o.Reflink)); err != nil {
-		return refuse(string(o.Reflink), "is not a --reflink mode: "+err.Error(), "use auto, always or never")
-	}
-	if err := o.Verify.Set(string(o.Verify)); err != nil {
-		return refuse(string(o.Verify), "is not a --verify mode: "+err.Error(), "use device, cache or off")
-	}
-	if err := o.Dedup.Set(string(o.Dedup)); err != nil {
-		return refuse(string(o.Dedup), "is not a --dedup mode: "+err.Error(), "use auto, clone, hardlink or off")
-	}
-	if err := o.Names.Set(string(o.Names)); err != nil {
-		return refuse(string(o.Names), "is not a --names mode: "+err.Error(), "use strict, encode or decode")
-	}
-	if o.Dedup == dedup.Clone && o.Reflink == ReflinkNever {
-		return &RefusalError{Msg: "--dedup=clone needs clones, which --reflink=never forbids; use --dedup=hardlink or --dedup=off"}
-	}
-	if o.BwLimit < 0 {
-		return &RefusalError{Msg: fmt.Sprintf("--bwlimit must be above 0, not %d", o.BwLimit), Hint: "give bytes per second, such as 4M"}
-	}
-	if o.Jobs < 0 {
-		return &RefusalError{Msg: fmt.Sprintf("--jobs must be 1 or more, not %d", o.Jobs)}
-	}
-	for _, p := range o.Sources {
-		if strings.TrimSpace(p) == "" {
-			return &RefusalError{Msg: "an argument is empty; name a path"}
-		}
-	}
-	if len(o.Sources) > 0 && strings.TrimSpace(o.Dest) == "" {
-		return &RefusalError{Msg: "an argument is empty; name a path"}
-	}
-	for _, d := range o.LinkDest {
-		if strings.TrimSpace(d) == "" {
-			return &RefusalError{Msg: "--link-dest is empty; name a directory that holds an earlier copy"}
-		}
+	// The modes and the combinations of values (preflight.CheckOptions);
+	// the modes it defaults are kept even when it refuses.
+	po := preflight.Options{Reflink: o.Reflink, Verify: o.Verify, Dedup: o.Dedup, Names: o.Names,
+		BwLimit: o.BwLimit, Jobs: o.Jobs, Sources: o.Sources, Dest: o.Dest, LinkDest: o.LinkDest}
+	err := preflight.CheckOptions(&po)
+	o.Reflink, o.Verify, o.Dedup, o.Names = po.Reflink, po.Verify, po.Dedup, po.Names
+	if err != nil {
+		return err
 	}
 	rules, err := o.filterRules()
 	if err != nil {
@@ -310,10 +250,8 @@ func (o *Options) Check() error {
 	if len(o.Sources) > 0 && (o.Jobs <= 0 || o.JobsReason == "") {
 		o.Jobs, o.JobsReason = ChooseJobsFor(o.Jobs, o.Sources[0], o.Dest)
 	}
-	if o.ReadOrder != "" {
-		if err := o.ReadOrder.Set(string(o.ReadOrder)); err != nil {
-			return refuse(string(o.ReadOrder), "is not an --order: "+err.Error(), "use auto, disk, inode or listing")
-		}
+	if err := preflight.CheckOrder(&o.ReadOrder); err != nil {
+		return err
 	}
 	if len(o.Sources) > 0 && (o.ReadOrder == "" || o.ReadOrder == ReadOrderAuto || o.ReadOrderReason == "") {
 		o.ReadOrder, o.ReadOrderReason = ChooseReadOrder(o.ReadOrder, o.Sources[0])

@@ -49,5 +49,3 @@ func (p *plan) preflightRoots() []preflight.Root {
 	}
 	return roots
 }
-
-func quote(s string) string { return `"` + s + `"` }

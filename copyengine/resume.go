@@ -12,7 +12,7 @@ import (
 
 // defaultResumeMin is the size from which a file's temporary is kept when
 // its copy is interrupted (tests lower it: hooks). A smaller file is copied again whole: it
-// costs little, and a directory of such files can be staged (stage.go).
+// costs little, and a directory of such files can be staged (internal/staging).
 const defaultResumeMin = int64(64 << 20)
 
 // resume is which copies of this run keep their temporary when

@@ -9,7 +9,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
-// Staging (copyengine's stage.go) relies on a directory rename keeping
+// Staging (internal/staging) relies on a directory rename keeping
 // what is in the directory. Every kernel filesystem does; a FUSE driver
 // need not: fusefat
 // renames a directory and leaves the new name empty, its files gone for

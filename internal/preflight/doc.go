@@ -21,4 +21,14 @@
 // SpaceConfig: the plan's roots, how the run opens a root, its filters,
 // -L, whether dedup may share, which files resume a kept temporary, and
 // the destination's largest file.
+//
+// CheckOptions takes a run's option values as Options (the modes, the
+// numbers, the paths as given), sets each mode left empty to its default
+// and refuses a mode no flag knows (--reflink's own type, Reflink, is
+// here), a combination the run cannot carry out (--dedup=clone with
+// --reflink=never), a negative --jobs or --bwlimit and an empty path;
+// CheckOrder refuses an --order no read order knows (internal/jobs picks
+// the number of copy workers). CheckDests refuses
+// the destinations of one run that are not apart, or whose manifests are
+// one file or lie inside another destination.
 package preflight
