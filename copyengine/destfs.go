@@ -116,9 +116,9 @@ func (dc *decider) fsTypeOf(dd *fileio.Dir) string { return dc.e.fs.info.FSTypeO
 // dirRenameKeeps reports whether a directory made in parent and renamed
 // keeps its files there (destfs.Info.DirRenameKeeps); where it does not,
 // Summary.StagingNote says why.
-func (sg *stager) dirRenameKeeps(parent *fileio.Dir) bool {
+func (sg *stager) dirRenameKeeps(parent *fileio.Dir, dirRel string) bool {
 	e := sg.e
-	return e.fs.info.DirRenameKeeps(parent, func(note string) {
+	return e.fs.info.DirRenameKeeps(parent, dirRel, func(note string) {
 		e.count(func(s *Summary) { s.StagingNote = note })
 	})
 }

@@ -144,7 +144,7 @@ func removeTree(d *fileio.Dir, name string) error { return staging.RemoveTree(d,
 // directory found not to be the one made fails with a *MismatchError.
 func (sg *stager) stageDir(parent *fileio.Dir, rel, tmp string) (s *stage, ok bool) {
 	e := sg.e
-	if !fileio.CanStageDirs || e.skipWrite() || !sg.dirRenameKeeps(parent) {
+	if !fileio.CanStageDirs || e.skipWrite() || !sg.dirRenameKeeps(parent, staging.ParentOf(rel)) {
 		return nil, true
 	}
 	if !sg.dirs.Mkdir(parent, rel, tmp) {

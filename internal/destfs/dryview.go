@@ -143,7 +143,7 @@ func (fi *Info) DryStage(parent *fileio.Dir, note func(string)) (made string) {
 	}
 	if parent != nil {
 		if fileio.IsFUSE(parent) {
-			fi.DirRenameKeeps(parent, note)
+			fi.DirRenameKeeps(parent, "", note) // FUSE: no probe, nothing recorded
 		}
 		return ""
 	}

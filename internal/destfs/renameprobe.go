@@ -3,6 +3,7 @@ package destfs
 import (
 	"fmt"
 	"math/rand/v2"
+	"path"
 	"sync"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -33,11 +34,19 @@ type renameProbe struct {
 	ok   bool
 }
 
-// DirRenameKeeps reports whether a directory made in parent and renamed
-// keeps its files there, probed once per filesystem. Where it does not (or
-// the probe could not tell), note is called once, with the words of
-// Summary.StagingNote, before any caller is answered.
-func (fi *Info) DirRenameKeeps(parent *fileio.Dir, note func(string)) bool {
+// DirRenameKeeps reports whether a directory made in parent (the
+// destination directory dirRel) and renamed keeps its files there, probed
+// once per filesystem. Where it does not (or the probe could not tell),
+// note is called once, with the words of Summary.StagingNote, before any
+// caller is answered.
+//
+// The probe's two names are named in the record of what runs made
+// (Config.Made) before either exists, as a staged directory is: a run cut
+// off while it probes (a power cut between the rename and the removal)
+// leaves a directory the next run can prove its own and remove. Without
+// the record it would be a temporary's name that no record names, which
+// is the user's, left alone for good.
+func (fi *Info) DirRenameKeeps(parent *fileio.Dir, dirRel string, note func(string)) bool {
 	st, err := parent.Stat()
 	if err != nil {
 		return false
@@ -51,7 +60,7 @@ func (fi *Info) DirRenameKeeps(parent *fileio.Dir, note func(string)) bool {
 			id := rand.Uint64()
 			a := DigestTemp("fastcopy-rename-probe", id)
 			b := DigestTemp("fastcopy-rename-probe-renamed", id)
-			if err := fileio.ProbeDirRename(parent, a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id))); err != nil {
+			if err := fi.probeRename(parent, dirRel, a, b, id); err != nil {
 				why = refusal.Text(err)
 			}
 		}
@@ -61,6 +70,26 @@ func (fi *Info) DirRenameKeeps(parent *fileio.Dir, note func(string)) bool {
 		}
 	})
 	return p.ok
+}
+
+// probeRename runs fileio.ProbeDirRename in parent with the names a and
+// b, each recorded (Config.Made) before it is made and struck off once
+// the probe has removed it.
+func (fi *Info) probeRename(parent *fileio.Dir, dirRel, a, b string, id uint64) error {
+	rec := fi.cfg.Made
+	if rec != nil {
+		rec.Before(dirRel, a, true)
+		rec.Before(dirRel, b, true)
+	}
+	err := fileio.ProbeDirRename(parent, a, b, []byte(fmt.Sprintf("fastcopy %016x\n", id)))
+	if rec != nil {
+		for _, name := range []string{a, b} {
+			if _, serr := parent.Lstat(name); fileio.IsNotExist(serr) {
+				rec.Gone(path.Join(dirRel, name))
+			}
+		}
+	}
+	return err
 }
 
 // WhyNotStagedFUSE says why new directories on a FUSE filesystem are not

@@ -54,8 +54,8 @@ type Stager struct {
 // New is a Stager of the destination cfg describes.
 func New(cfg Config) *Stager { return &Stager{cfg: cfg} }
 
-// parentOf is the directory rel is in ("" for the root).
-func parentOf(rel string) string {
+// ParentOf is the directory rel is in ("" for the root).
+func ParentOf(rel string) string {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		return rel[:i]
 	}
@@ -75,9 +75,9 @@ func joinRel(dir, name string) string {
 // name.
 func (sg *Stager) Mkdir(parent *fileio.Dir, rel, tmp string) bool {
 	m := sg.cfg.Made
-	m.Before(parentOf(rel), tmp, true)
+	m.Before(ParentOf(rel), tmp, true)
 	err := parent.Mkdir(tmp, 0o700)
-	m.After(parent, parentOf(rel), tmp, nil, err)
+	m.After(parent, ParentOf(rel), tmp, nil, err)
 	return err == nil
 }
 
@@ -98,13 +98,13 @@ func (sg *Stager) Adopt(parent *fileio.Dir, rel, tmp string) (*Stage, error) {
 	defer sd.Close()
 	st, err := sd.Stat()
 	if err == nil && (!st.IsDir() || !fileio.OwnedBy(&st, sg.cfg.Euid)) {
-		err = fmt.Errorf("%q: %w", joinRel(parentOf(rel), tmp), ErrReplaced)
+		err = fmt.Errorf("%q: %w", joinRel(ParentOf(rel), tmp), ErrReplaced)
 	}
 	if err == nil {
 		if names, rerr := sd.ReadDir(); rerr != nil {
 			err = rerr
 		} else if len(names) > 0 {
-			err = fmt.Errorf("%q: %w", joinRel(parentOf(rel), tmp), ErrReplaced)
+			err = fmt.Errorf("%q: %w", joinRel(ParentOf(rel), tmp), ErrReplaced)
 		}
 	}
 	if err != nil {
@@ -177,7 +177,7 @@ func (sg *Stager) openLocked(rel string) (*fileio.Dir, error) {
 	if st, err := sd.Stat(); err != nil || (devIno{st.Dev, st.Ino}) != s.ino {
 		sd.Close()
 		if err == nil {
-			err = fmt.Errorf("%q: %w", joinRel(parentOf(s.rel), s.tmp), ErrReplaced)
+			err = fmt.Errorf("%q: %w", joinRel(ParentOf(s.rel), s.tmp), ErrReplaced)
 		}
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (sg *Stager) Report(s *Stage, f func()) bool {
 // nearest is the staged directory rel is in, nil if none (mu held).
 func (sg *Stager) nearest(rel string) *Stage {
 	for rel != "" {
-		rel = parentOf(rel)
+		rel = ParentOf(rel)
 		if s, ok := sg.m[rel]; ok {
 			return s
 		}
