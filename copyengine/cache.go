@@ -144,14 +144,6 @@ func (dc *decider) dstPolicy(d *fileio.Dir, dev uint64) hashcache.Policy {
 	return p
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
-}
-
 // sameContent decides, for a destination file as large as its source,
 // whether it already holds the source's content without reading either when
 // it can (cacheuse.Compare: both cache entries valid and equal, else the
