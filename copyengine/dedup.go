@@ -1,10 +1,8 @@
 package copyengine
 
 import (
-	"errors"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
@@ -273,13 +271,12 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		return nil, nil
 	}
 	defer found.Close()
-	td, tname, cur, tf := found.Dir, found.Name, found.Cur, found.File
-	dd := d.dst.d
 	tmp := d.en.tempName()
-	e.clearLeftover(dd, d.dst.rel, tmp)
+	e.clearLeftover(d.dst.d, d.dst.rel, tmp)
+	pl := dedup.Place{Found: found, Dir: d.dst.d, DirRel: d.dst.rel, Tmp: tmp, Made: e.made}
 	dest := dp.dest()
 	if dest.TriesClone() {
-		p, err := dp.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
+		p, err := dp.cloneFrom(pl, d)
 		if err == nil || !fileio.IsFallback(err) {
 			return p, err
 		}
@@ -292,92 +289,58 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		}
 		return nil, nil
 	}
-	return dp.linkTo(d, td, tname, &cur, tmp)
+	return dp.linkTo(d, pl)
 }
 
-// linkTo makes tmp, in d's destination directory, a hard link to the
-// target (tname in td, found as cur) when the target carries the metadata
-// d's copy would have (the filesystem has hard links: dedup.Dest.MayLink);
-// nil, nil when it cannot be, and the caller copies.
-func (dp *deduper) linkTo(d dupFile, td *fileio.Dir, tname string, cur *fileio.Stat, tmp string) (*pending, error) {
-	e := dp.e
-	dd := d.dst.d
+// linkTo makes d's temporary a hard link to the target (dedup.Place.Link)
+// when the target carries the metadata d's copy would have (the
+// filesystem has hard links: dedup.Dest.MayLink); nil, nil when it cannot
+// be, and the caller copies.
+func (dp *deduper) linkTo(d dupFile, pl dedup.Place) (*pending, error) {
+	cur := &pl.Found.Cur
 	tmeta := d.target.Meta
 	if d.target.External {
 		tmeta = dedup.FoundMeta(cur)
 	}
-	if tmeta != dp.dedupMeta(&d.en.st) || !dp.sameXattrs(d, td, tname) {
+	if tmeta != dp.dedupMeta(&d.en.st) || !dp.sameXattrs(d, pl.Found.Dir, pl.Found.Name) {
 		return nil, nil // one inode cannot carry two sets of metadata
 	}
-	// linkat names the target: the new name must be the inode checked.
-	e.made.Before(d.dst.rel, tmp, false)
-	err := linkChecked(dd, tmp, td, tname, devIno{cur.Dev, cur.Ino})
-	e.made.After(dd, d.dst.rel, tmp, nil, err)
-	if errors.Is(err, errLinkReplaced) {
-		return nil, nil // copied instead
-	} else if err != nil {
-		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
-			dp.noteDedup("hard links are not possible for some files here (" + ErrText(err) + "); those were copied")
-			return nil, nil
-		}
+	ok, note, err := pl.Link()
+	if note != "" {
+		dp.noteDedup(note)
+	}
+	if !ok {
 		return nil, err
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: pl.Tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
 }
 
-// cloneFrom clones the target into tmp: from tf when the caller opened
-// (and re-read) it already, otherwise from the target opened here, which
-// must be the file as placed (cur); it returns nil, nil when it is not.
-func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *fileio.Stat, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
+// cloneFrom clones the target into d's temporary (dedup.Place.Clone) and
+// gives it the metadata of d's source; it returns nil, nil when the
+// target is no longer the file as placed.
+func (dp *deduper) cloneFrom(pl dedup.Place, d dupFile) (*pending, error) {
 	e := dp.e
-	if tf == nil {
-		if tf, err = td.Open(tname, false); err != nil {
-			return nil, err
+	made, ok, err := pl.Clone(func(f *fileio.File) error {
+		if err := e.bw.Moved(e.ctx, d.en.st.Size); err != nil {
+			return err
 		}
-		defer tf.Close()
-		if st, err := tf.Stat(); err != nil || changed(cur, &st) {
-			return nil, nil // replaced since its check: copied instead
-		}
-	}
-	dp.e.made.Before(d.dst.rel, tmp, false)
-	f, err := fileio.CreateTemp(dd, tmp)
-	if err != nil {
-		dp.e.made.After(dd, d.dst.rel, tmp, nil, err)
-		return nil, err
-	}
-	if st, serr := f.Stat(); serr == nil {
-		dp.e.made.After(dd, d.dst.rel, tmp, &st, nil)
-	}
-	defer func() {
-		f.Close()
+		src, err := d.src.d.Open(d.en.name, e.opt.Dereference)
 		if err != nil {
-			_ = dd.Remove(tmp)
+			return err
 		}
-	}()
-	made, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err = f.Clone(tf); err != nil {
-		return nil, err
-	}
-	if err = e.bw.Moved(e.ctx, d.en.st.Size); err != nil {
-		return nil, err
-	}
-	src, err := d.src.d.Open(d.en.name, e.opt.Dereference)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	if err = e.applyMeta(f, src, &d.en.st, born{}, nil); err != nil {
-		return nil, err
-	}
-	if e.opt.Verify == VerifyOff {
-		if err = f.SetTimesAs(dd, tmp, d.en.st.Atime, d.en.st.Mtime); err != nil {
-			return nil, err
+		defer src.Close()
+		if err := e.applyMeta(f, src, &d.en.st, born{}, nil); err != nil {
+			return err
 		}
+		if e.opt.Verify == VerifyOff {
+			return f.SetTimesAs(pl.Dir, pl.Tmp, d.en.st.Atime, d.en.st.Mtime)
+		}
+		return nil
+	})
+	if !ok {
+		return nil, err
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone, ino: devIno{made.Dev, made.Ino}}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: pl.Tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone, ino: devIno{made.Dev, made.Ino}}, nil
 }
 
 // sameXattrs compares the extended attributes the copy of d would get with

@@ -168,10 +168,6 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 	return "", false
 }
 
-// releaseDry lets go of the source directories the dry run kept for
-// hashing later.
-func (dp *deduper) releaseDry() { dp.dry.Close() }
-
 // wouldFixMeta is fixMeta's judgement without the change: whether the
 // owner or mode would be brought up to date.
 func (dc *decider) wouldFixMeta(en *entry) {
@@ -195,12 +191,6 @@ func (g *linkGroup) leaderErr() error {
 		return fmt.Errorf("hard link to %q: its first name failed to copy", g.leaderRel)
 	}
 	return nil
-}
-
-// dryFold is foldOf for a dry run, which puts no name to the destination
-// (destfs.Info.DryFold).
-func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	return dc.e.fs.info.DryFold(dd, listing)
 }
 
 // confirmDest is, for a dry run's duplicate en, the proof the real run

@@ -371,7 +371,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.dstRoot = d
 	e.loadMade(d, p.dstRoot)
 	undo.add(e.made.Finish)
-	e.walker.destDir(d)
+	e.walker.dstDirs.Note(d)
 	e.fs.probeCaps(d)
 	e.drives.watch("destination", p.dstRoot, d)
 	if st, err := d.Stat(); err == nil {

@@ -55,7 +55,7 @@ func (en ending) script() []endStep {
 		// them), so that a directory appears whole. A stopped run only
 		// releases the duplicates.
 		step("place duplicates", endAlways, e.dedupe.placeDups),
-		step("release a dry run's duplicates", endAlways, e.dedupe.releaseDry),
+		step("release a dry run's duplicates", endAlways, e.dedupe.dry.Close),
 		step("link further hard-link names", endAlways, e.dedupe.linkFollowers),
 		{name: "publish staged directories", when: endAlways, decides: true, do: func() error { e.staged.publishAll(); return nil }}, // the copy has stopped: what is staged is complete
 		step("remember what the run holds in the cache", endAlways, e.record.StoreHeld),

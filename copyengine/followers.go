@@ -3,9 +3,7 @@ package copyengine
 import (
 	"strings"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/follower"
-	"github.com/fastcopy/fastcopy/internal/linkdest"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 )
 
@@ -65,17 +63,6 @@ func (f *linkFollower) name() follower.Name {
 		n.Clash = f.clash
 	}
 	return n
-}
-
-// errLinkReplaced says a name to be hard-linked no longer leads to the
-// inode that was verified (linkdest.ErrReplaced).
-var errLinkReplaced = linkdest.ErrReplaced
-
-// linkChecked makes tmp in dd a hard link to name in od and checks that it
-// leads to want, the inode the caller verified (linkdest.LinkChecked): a
-// link to anything else is removed, and errLinkReplaced returned.
-func linkChecked(dd *fileio.Dir, tmp string, od *fileio.Dir, name string, want devIno) error {
-	return linkdest.LinkChecked(dd, tmp, od, name, want.dev, want.ino)
 }
 
 func splitRel(rel string) (dir, name string) {

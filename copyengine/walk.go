@@ -40,7 +40,7 @@ type dirWork struct {
 type walker struct {
 	e       *engine
 	q       *readorder.Dirs[dirWork] // the directories to list
-	dstDirs source.Dests             // the destination directories (destDir)
+	dstDirs source.Dests             // the directories this run writes in, never walked as a source
 	// reads holds the files to read in disk or inode order (readorder.go);
 	// nil in listing order, where files go to the copier as listed.
 	reads *readQueue
@@ -299,7 +299,7 @@ func (l *dirList) openDest() bool {
 	}
 	l.dd = dd
 	l.dst = l.wk.dstHandle(dd, w.dstRel)
-	l.wk.destDir(dd)
+	l.wk.dstDirs.Note(dd)
 	if !w.created {
 		l.listing, _ = dd.ReadDir()
 	}
@@ -571,11 +571,6 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	}
 	return found.Stats, found.Kept
 }
-
-// destDir notes d as a directory this run writes in (the destination root
-// or one below it), which the walk never enters as a source directory
-// (source.Dests).
-func (wk *walker) destDir(d *fileio.Dir) { wk.dstDirs.Note(d) }
 
 // sendChunk hands entries to the workers; the chunk holds its own
 // references to the directories. In disk and inode order the regular
