@@ -145,36 +145,22 @@ func (dp *deduper) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum
 }
 
 // readSource opens and reads a source for its digest, failing if it moved
-// meanwhile, and returns it still open.
-func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
+// meanwhile, and returns it still open (transfer.ReadSource).
+func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (*preread, error) {
 	e := dp.e
-	if err := transfer.AwaitSettled(e.ctx, &en.st, en.srcRes); err != nil {
-		return nil, err
-	}
-	started := time.Now()
-	f, err := e.copier.openSrc(sd, en)
+	f, pre, err := transfer.ReadSource(e.ctx, &transfer.PrereadJob{St: en.st, InoLoose: en.srcInoLoose, Res: en.srcRes, BufLen: len(buf),
+		Open: func() (*fileio.File, error) { return e.copier.openSrc(sd, en) },
+		Stream: func(f *fileio.File) (verify.Sum, int64, error) {
+			sum, n, err := e.records.stream(en, e.source(f, &en.st), en.st.Size, buf, e.bw.Sink(e.ctx))
+			if err == nil {
+				e.stats.BytesRead.Add(n)
+			}
+			return sum, n, err
+		}})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-		}
-	}()
-	sum, n, err := e.records.stream(en, e.source(f, &en.st), en.st.Size, buf, e.bw.Sink(e.ctx))
-	if err != nil {
-		return nil, err
-	}
-	e.stats.BytesRead.Add(n)
-	after, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if transfer.ChangedSince(en.st, en.srcInoLoose, &after) || n != en.st.Size || transfer.Settling(&after, started, en.srcRes) {
-		return nil, errChanged
-	}
-	whole := !en.st.Sparse() && n > 0 && n <= int64(len(buf))
-	return &preread{f: f, sum: sum, n: n, whole: whole, started: started}, nil
+	return &preread{f: f, sum: pre.Sum, n: pre.N, whole: pre.Whole, started: pre.Started}, nil
 }
 
 // endDedup registers a written file as a target for later ones, or gives

@@ -194,30 +194,18 @@ func (g *linkGroup) leaderErr() error {
 }
 
 // confirmDest is, for a dry run's duplicate en, the proof the real run
-// asks of a file DEST held before the run (dedup.Confirm): t must still be
-// as the cache recorded it and still hold the digest (it is read again, as
-// the real run reads it), and not be en's own destination.
+// asks of a file DEST held before the run (dedup.Proof.ConfirmDest): the
+// target is read again with the decider's read of DEST.
 func (dp *deduper) confirmDest(en *entry, buf []byte) dedup.Confirm {
 	e := dp.e
-	return func(t *dedup.Target, sum verify.Sum) (dedup.Meta, bool) {
-		if e.dstRoot == nil {
-			return dedup.Meta{}, false
-		}
-		found, ok := dedup.Proof{OpenDir: e.dstRoot.OpenBeneath}.Find(t)
-		if !ok {
-			return dedup.Meta{}, false
-		}
-		defer found.Close()
-		td, name, cur := found.Dir, found.Name, found.Cur
-		if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
-			return dedup.Meta{}, false
-		}
-		got, _, err := e.decide.hashDest(td, name, buf, false)
-		if err != nil || got != sum {
-			return dedup.Meta{}, false
-		}
-		return dedup.FoundMeta(&cur), true
+	pf := dedup.Proof{}
+	if e.dstRoot != nil {
+		pf.OpenDir = e.dstRoot.OpenBeneath
 	}
+	return pf.ConfirmDest(en.dstSt, func(td *fileio.Dir, name string) (verify.Sum, error) {
+		got, _, err := e.decide.hashDest(td, name, buf, false)
+		return got, err
+	})
 }
 
 // wouldLoseSymlink reports, in a dry run, a symlink the destination's

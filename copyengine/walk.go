@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/fastcopy/fastcopy/internal/destdir"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
@@ -181,39 +182,27 @@ func (wk *walker) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, o
 	if parent != nil {
 		dir, name = parent, filepath.Base(rel)
 	}
-	err := dir.Mkdir(name, 0o700)
-	if err == nil {
-		e.count(func(s *Summary) { s.Dirs++ })
-		e.event(ActMkdir, rel)
-		return true, true
-	}
-	if !fileio.IsExist(err) {
-		e.fail(rel, err)
-		return false, false
-	}
-	st, err := dir.Lstat(name)
+	created, st, err := destdir.Ensure(dir, name, srcPath)
 	if err != nil {
 		e.fail(rel, err)
 		return false, false
 	}
-	if !st.IsDir() {
-		e.fail(rel, fmt.Errorf("destination exists and is a %s, but the source %q is a directory; remove it and rerun", fileio.Describe(st.Mode), srcPath))
-		return false, false
+	if created {
+		e.count(func(s *Summary) { s.Dirs++ })
+		e.event(ActMkdir, rel)
+		return true, true
 	}
 	wk.writable(dir, name, st)
 	return false, true
 }
 
 // writable lets the owner write in an existing destination directory that a
-// previous run left read-only (as its source is), so that a non-root rerun
-// can add to it. Root needs no permission bits. The source's mode is put
+// previous run left read-only (destdir.Writable); the source's mode is put
 // back with the directory's times, after its contents (applyDirMeta).
 func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
-	e := wk.e
-	if e.root || e.skipWrite() || st.Mode&0o300 == 0o300 {
-		return
+	if !wk.e.skipWrite() {
+		destdir.Writable(dir, name, st, wk.e.root)
 	}
-	_ = fileio.Chmod(dir, name, st.Mode&0o7777|0o700)
 }
 
 // dirList is the listing of one source directory and of its destination,
