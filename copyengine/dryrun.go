@@ -85,9 +85,6 @@ func (sg *stager) wouldStage(parent *handle) {
 // leads to the first name's inode, which is unchanged; linked otherwise.
 func (dp *deduper) wouldLink(f linkFollower) error {
 	e := dp.e
-	if err := f.group.leaderErr(); err != nil {
-		return err
-	}
 	cfg := follower.Config{}
 	if e.dstRoot != nil && e.backups.on() {
 		cfg = follower.Config{OpenDir: e.dstRoot.OpenBeneath, BeforeReplace: e.backups.beforeReplace}
@@ -177,20 +174,6 @@ func (dc *decider) wouldFixMeta(en *entry) {
 	if _, _, _, _, differs := dc.metaWanted(en); differs {
 		en.fixed = true
 	}
-}
-
-// leaderErr says why a further name of g cannot be linked to its first
-// name (not copied, or failed to copy); nil once the first name is in place.
-func (g *linkGroup) leaderErr() error {
-	select {
-	case <-g.done:
-	default:
-		return fmt.Errorf("hard link to %q: its first name was not copied", g.leaderRel)
-	}
-	if !g.ok {
-		return fmt.Errorf("hard link to %q: its first name failed to copy", g.leaderRel)
-	}
-	return nil
 }
 
 // confirmDest is, for a dry run's duplicate en, the proof the real run

@@ -32,9 +32,6 @@ func (dp *deduper) linkFollowers() {
 
 func (dp *deduper) linkOne(f linkFollower) error {
 	e := dp.e
-	if err := f.group.leaderErr(); err != nil {
-		return err
-	}
 	cfg := follower.Config{OpenDir: e.staged.openDst, ClearLeftover: e.clearLeftover, Made: e.made, BeforeReplace: e.backups.beforeReplace}
 	linked, err := cfg.Link(f.name())
 	if err != nil {
@@ -55,10 +52,19 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	return nil
 }
 
-// name is f as the follower package takes it. f.clash is an error only
+// name is f as the follower package takes it, with where its leader's
+// copy stands (f.group.done closed, f.group.ok). f.clash is an error only
 // when there is one (a nil *CollisionError is no error).
 func (f *linkFollower) name() follower.Name {
 	n := follower.Name{Rel: f.rel, LeaderRel: f.group.leaderRel, Want: follower.Ino{Dev: f.group.ino.dev, Ino: f.group.ino.ino}, Tmp: f.tmp}
+	select {
+	case <-f.group.done:
+		if !f.group.ok {
+			n.Leader = follower.LeaderFailed
+		}
+	default:
+		n.Leader = follower.LeaderNotCopied
+	}
 	if f.clash != nil {
 		n.Clash = f.clash
 	}
