@@ -341,22 +341,17 @@ func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
 // countRead counts n bytes read from a source or a target.
 func (dp *deduper) countRead(n int64) { dp.e.stats.BytesRead.Add(n) }
 
-func (dp *deduper) noteVerify(msg string) {
-	e := dp.e
-	e.mu.Lock()
-	if e.sum.VerifyNote == "" {
-		e.sum.VerifyNote = msg
-	}
-	e.mu.Unlock()
-}
+// noteVerify and noteDedup keep the first note of their kind for the
+// summary (Summary.VerifyNote, Summary.DedupNote).
+func (dp *deduper) noteVerify(msg string) { dp.note(&dp.e.sum.VerifyNote, msg) }
+func (dp *deduper) noteDedup(msg string)  { dp.note(&dp.e.sum.DedupNote, msg) }
 
-func (dp *deduper) noteDedup(msg string) {
-	e := dp.e
-	e.mu.Lock()
-	if e.sum.DedupNote == "" {
-		e.sum.DedupNote = msg
+func (dp *deduper) note(to *string, msg string) {
+	dp.e.mu.Lock()
+	if *to == "" {
+		*to = msg
 	}
-	e.mu.Unlock()
+	dp.e.mu.Unlock()
 }
 
 // destContent is where the index learns the files the destination
