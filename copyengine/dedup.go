@@ -3,7 +3,6 @@ package copyengine
 import (
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -92,12 +91,12 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	if err != nil {
 		return false, dedup.Write{}, nil // copied without dedup; the copy reports a real error
 	}
-	e.record.Source(en.srcKey, &en.st, pre.sum, en.extra, pre.started)
-	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), func() bool { return dp.dest().LinkOnly() })
+	e.record.Source(en.srcKey, &en.st, pre.Sum, en.extra, pre.Started)
+	t, mine := dp.ix.Find(rel, size, pre.Sum, dp.dedupMeta(&en.st), func() bool { return dp.dest().LinkOnly() })
 	if mine {
 		return false, dedup.Write{Claimed: t}, pre
 	}
-	sum := pre.sum
+	sum := pre.Sum
 	pre.f.Close()
 	dp.mu.Lock()
 	if c.stage != nil {
@@ -125,13 +124,10 @@ func (dp *deduper) dest() dedup.Dest {
 }
 
 // preread is a source opened and read for its digest before the decision
-// to write it.
+// to write it, still open (f).
 type preread struct {
-	f       *fileio.File
-	sum     verify.Sum
-	n       int64
-	whole   bool // all n bytes are still in the buffer it was read with
-	started time.Time
+	f *fileio.File
+	transfer.Preread
 }
 
 // hashSource reads a source file for its digest, failing if it moved.
@@ -141,7 +137,7 @@ func (dp *deduper) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum
 		return verify.Sum{}, err
 	}
 	pre.f.Close()
-	return pre.sum, nil
+	return pre.Sum, nil
 }
 
 // readSource opens and reads a source for its digest, failing if it moved
@@ -160,7 +156,7 @@ func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (*preread, 
 	if err != nil {
 		return nil, err
 	}
-	return &preread{f: f, sum: pre.Sum, n: pre.N, whole: pre.Whole, started: pre.Started}, nil
+	return &preread{f: f, Preread: pre}, nil
 }
 
 // endDedup registers a written file as a target for later ones, or gives
