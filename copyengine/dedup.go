@@ -115,12 +115,20 @@ func (dp *deduper) proof() dedup.Proof {
 		Bufs: &e.bufs, Meter: e.bw, Ctx: e.ctx, Count: dp.countRead}
 }
 
+// countRead counts n bytes read from a source or a target.
+func (dp *deduper) countRead(n int64) { dp.e.stats.BytesRead.Add(n) }
+
 // dest is what the real run's destination can do for a duplicate, as the
 // run knows it now (dedup.Dest).
 func (dp *deduper) dest() dedup.Dest {
+	return dp.destWith(dp.e.clones.Broken(dp.e.dstDev))
+}
+
+// destWith is DEST for a duplicate, cannotClone saying whether it is
+// known not to clone.
+func (dp *deduper) destWith(cannotClone bool) dedup.Dest {
 	e := dp.e
-	cloneBroken := e.clones.Broken(e.dstDev)
-	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: cloneBroken, HasLinks: e.fs.hasLinks}
+	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: cannotClone, HasLinks: e.fs.hasLinks}
 }
 
 // preread is a source opened and read for its digest before the decision
@@ -333,9 +341,6 @@ func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
 		return root || len(k) > 5 && k[:5] == "user."
 	})
 }
-
-// countRead counts n bytes read from a source or a target.
-func (dp *deduper) countRead(n int64) { dp.e.stats.BytesRead.Add(n) }
 
 // noteVerify and noteDedup keep the first note of their kind for the
 // summary (Summary.VerifyNote, Summary.DedupNote).

@@ -121,8 +121,7 @@ func (dp *deduper) wouldClone(st *fileio.Stat) bool {
 // dryDedupDest is what DEST can do for a duplicate in a dry run, which
 // tries no clone: its filesystem's type tells whether it clones.
 func (dp *deduper) dryDedupDest() dedup.Dest {
-	e := dp.e
-	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: !e.fs.info.DryClones(), HasLinks: e.fs.hasLinks}
+	return dp.destWith(!dp.e.fs.info.DryClones())
 }
 
 // wouldDedup reports whether the real run would place en by sharing the

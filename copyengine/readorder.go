@@ -101,9 +101,6 @@ func (q *readQueue) hold(src, dst *handle, st *stage, entries []entry) []entry {
 	return rest
 }
 
-// flush sends what the window holds: at the end of the walk.
-func (q *readQueue) flush() { q.q.Flush() }
-
 // send hands a chunk of the window, in read order, to the workers; the
 // chunk carries the first item's references to its directories.
 func (q *readQueue) send(items []windowItem) {

@@ -95,7 +95,7 @@ func (wk *walker) walk(p *plan) {
 		}
 	})
 	if wk.ordered() {
-		wk.reads.flush()
+		wk.reads.q.Flush() // what the window holds
 	}
 }
 
@@ -422,7 +422,7 @@ func (l *dirList) subdir(en *entry) {
 		return
 	}
 	if en.dstSt != nil && !en.dstSt.IsDir() {
-		e.fail(dstRel, fmt.Errorf("destination exists and is a %s, but the source is a directory; remove it and rerun", fileio.Describe(en.dstSt.Mode)))
+		e.fail(dstRel, destdir.NotDir(en.dstSt, ""))
 		return
 	}
 	created := en.dstSt == nil

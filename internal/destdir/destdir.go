@@ -22,9 +22,19 @@ func Ensure(dir *fileio.Dir, name, srcPath string) (created bool, st fileio.Stat
 		return false, fileio.Stat{}, err
 	}
 	if !st.IsDir() {
-		return false, st, fmt.Errorf("destination exists and is a %s, but the source %q is a directory; remove it and rerun", fileio.Describe(st.Mode), srcPath)
+		return false, st, NotDir(&st, srcPath)
 	}
 	return false, st, nil
+}
+
+// NotDir is the refusal of a destination entry of stat st that is not a
+// directory where the source (srcPath; "" when the caller's path names
+// it) is one.
+func NotDir(st *fileio.Stat, srcPath string) error {
+	if srcPath == "" {
+		return fmt.Errorf("destination exists and is a %s, but the source is a directory; remove it and rerun", fileio.Describe(st.Mode))
+	}
+	return fmt.Errorf("destination exists and is a %s, but the source %q is a directory; remove it and rerun", fileio.Describe(st.Mode), srcPath)
 }
 
 // Writable lets the owner write in an existing destination directory
