@@ -308,13 +308,13 @@ func (l *dirList) mapNames() {
 	})
 	l.ls.Exclude(func(name string) bool { return e.records.LeaveOut(l.w.root.srcDir, l.w.dstRel, name) })
 	l.excluded = l.ls.Excluded
-	c := pairing.Config{Src: l.names, Excluded: l.excluded, Listing: l.listing, Dir: dd,
-		Map:  func(name string) (string, error) { return e.opt.Names.Map(rules, name) },
-		Ours: func(name string) bool { return e.made.OursByName(dd, l.w.dstRel, name) }}
+	c := pairing.Config{Src: l.names, Excluded: l.excluded, Listing: l.listing, Dir: dd}
 	if dd != nil || e.skipWrite() { // a dry run judges a directory it would make (destfs: DryFold)
 		c.Fold = dc.foldOf(dd, l.listing)
 	}
-	l.p = pairing.Pair(c)
+	l.p = pairing.Pair(c, pairing.Rules{
+		Map:  func(name string) (string, error) { return e.opt.Names.Map(rules, name) },
+		Ours: func(name string) bool { return e.made.OursByName(dd, l.w.dstRel, name) }})
 	l.dstNames = l.p.DstNames
 	if err := l.ls.RuleErr(); err != nil {
 		e.fail(l.w.dstRel, err)

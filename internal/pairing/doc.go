@@ -3,7 +3,7 @@
 // takes in the destination, and which entries cannot be copied there,
 // before anything of the directory is written.
 //
-// Its input is Config: the source's names (and which of them the filters
+// Its input is Config and Rules: the source's names (and which of them the filters
 // and the records leave out), the destination directory's listing (nil
 // for one this run makes), the --names rule mapping a source name to one
 // the destination can hold, how the destination directory folds names

@@ -7,20 +7,26 @@ import (
 	"github.com/fastcopy/fastcopy/internal/namefold"
 )
 
-// Config is one directory's pairing's whole input.
+// Config is one directory's pairing's input, with Rules.
 type Config struct {
 	Src      []fileio.DirEntry // the source directory's names
 	Excluded []bool            // one per Src: left out by the filters or the records
 	// Listing is the destination directory's, when it existed.
 	Listing []fileio.DirEntry
-	// Map gives a source name its name in the destination (the --names
-	// rule), or why it cannot have one.
-	Map func(name string) (string, error)
 	// Fold is how the destination directory Dir folds names (zero: it
 	// does not, or it is not asked); Dir is nil for one not made (a dry
 	// run's), where PlanFold confirms nothing.
 	Fold destfs.FoldInfo
 	Dir  *fileio.Dir
+}
+
+// Rules are the run's judgements Pair asks of single names. They are
+// apart from Config, which Pairs keeps parts of, so that they stay on the
+// caller's stack.
+type Rules struct {
+	// Map gives a source name its name in the destination (the --names
+	// rule), or why it cannot have one.
+	Map func(name string) (string, error)
 	// Ours reports whether the destination's entry name, named like a
 	// temporary, is one a record shows a run made (made.Record.OursByName).
 	Ours func(name string) bool
@@ -42,11 +48,11 @@ type Pairs struct {
 
 // Pair maps each source name to its destination name, or why it cannot
 // have one: before anything of the directory is written.
-func Pair(c Config) Pairs {
+func Pair(c Config, r Rules) Pairs {
 	p := Pairs{DstNames: make([]string, len(c.Src)), Errs: make([]error, len(c.Src)), excluded: c.Excluded}
 	mapped := false
 	for i, n := range c.Src {
-		p.DstNames[i], p.Errs[i] = c.Map(n.Name)
+		p.DstNames[i], p.Errs[i] = r.Map(n.Name)
 		mapped = mapped || p.DstNames[i] != n.Name
 	}
 	if mapped {
@@ -66,7 +72,7 @@ func Pair(c Config) Pairs {
 	// So are the destination's own entries named like temporaries that no
 	// record shows a run made (internal/made): the user's, whatever their name.
 	for _, n := range c.Listing {
-		if destfs.IsTempName(n.Name) && !c.Ours(n.Name) {
+		if destfs.IsTempName(n.Name) && !r.Ours(n.Name) {
 			p.takeTempName(n.Name)
 		}
 	}

@@ -24,6 +24,7 @@ func TestPairTempNamesAndRecord(t *testing.T) {
 		Src:      src,
 		Excluded: []bool{false, false, false, false, true},
 		Listing:  entries(destfs.TempName("b"), destfs.TempName("c")),
+	}, Rules{
 		Map: func(n string) (string, error) {
 			if n == "x:y" {
 				return "", bad
