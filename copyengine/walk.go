@@ -415,10 +415,8 @@ func (l *dirList) subdir(en *entry) {
 	e, w, dst := l.wk.e, l.w, l.dst
 	srcRel := joinRel(w.srcRel, en.name)
 	dstRel := joinRel(w.dstRel, en.dstName)
-	if l.wk.dstDirs.Holds(&en.st) {
-		// Reached through -L (a symlink to a directory above
-		// DEST) or a mount: copying it would copy the copy.
-		e.fail(dstRel, fmt.Errorf("cannot copy a directory into itself: %q is a directory this run writes in", filepath.Join(w.root.srcDir, srcRel)))
+	if err := l.wk.dstDirs.Into(&en.st, w.root.srcDir, srcRel); err != nil {
+		e.fail(dstRel, err)
 		return
 	}
 	if en.dstSt != nil && !en.dstSt.IsDir() {
