@@ -3,12 +3,13 @@
 // takes in the destination, and which entries cannot be copied there,
 // before anything of the directory is written.
 //
-// Its input is Config and Rules: the source's names (and which of them the filters
-// and the records leave out), the destination directory's listing (nil
-// for one this run makes), the --names rule mapping a source name to one
-// the destination can hold, how the destination directory folds names
-// (destfs.FoldInfo, found by the caller) and which destination names
-// that look like temporaries a record shows a run made (internal/made).
+// Its input is Config (the source's names and which of them the filters
+// and the records leave out, the destination directory's listing, nil for
+// one this run makes, and how the destination directory folds names:
+// destfs.FoldInfo, found by the caller) and Rules (the --names rule
+// mapping a source name to one the destination can hold, and which
+// destination names that look like temporaries a record shows a run
+// made: internal/made).
 //
 // Its answer, Pair's Pairs, holds per source entry its destination name
 // (mapped, and in the spelling the destination holds), why it cannot have
