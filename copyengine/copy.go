@@ -490,7 +490,7 @@ func (fc *fileCopy) write() (*pending, error) {
 		Dir: fc.dd, DirRel: fc.dirRel, Tmp: fc.tmp, Staged: fc.tmp == en.dstName, Resume: en.resume,
 		Again: fc.again, Buf: fc.buf, Remember: fc.remember}
 	if pre := fc.pre; pre != nil {
-		job.Pre = &transfer.Preread{Sum: pre.sum, N: pre.n, Whole: pre.whole, Started: pre.started}
+		job.Pre = &pre.Preread
 	}
 	t := transfer.New(cp.config(), job)
 	r, err := t.Run()

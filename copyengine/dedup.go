@@ -1,11 +1,8 @@
 package copyengine
 
 import (
-	"errors"
 	"sort"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -94,12 +91,12 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 	if err != nil {
 		return false, dedup.Write{}, nil // copied without dedup; the copy reports a real error
 	}
-	e.record.Source(en.srcKey, &en.st, pre.sum, en.extra, pre.started)
-	t, mine := dp.ix.Find(rel, size, pre.sum, dp.dedupMeta(&en.st), func() bool { return dp.dest().LinkOnly() })
+	e.record.Source(en.srcKey, &en.st, pre.Sum, en.extra, pre.Started)
+	t, mine := dp.ix.Find(rel, size, pre.Sum, dp.dedupMeta(&en.st), func() bool { return dp.dest().LinkOnly() })
 	if mine {
 		return false, dedup.Write{Claimed: t}, pre
 	}
-	sum := pre.sum
+	sum := pre.Sum
 	pre.f.Close()
 	dp.mu.Lock()
 	if c.stage != nil {
@@ -118,22 +115,27 @@ func (dp *deduper) proof() dedup.Proof {
 		Bufs: &e.bufs, Meter: e.bw, Ctx: e.ctx, Count: dp.countRead}
 }
 
+// countRead counts n bytes read from a source or a target.
+func (dp *deduper) countRead(n int64) { dp.e.stats.BytesRead.Add(n) }
+
 // dest is what the real run's destination can do for a duplicate, as the
 // run knows it now (dedup.Dest).
 func (dp *deduper) dest() dedup.Dest {
+	return dp.destWith(dp.e.clones.Broken(dp.e.dstDev))
+}
+
+// destWith is DEST for a duplicate, cannotClone saying whether it is
+// known not to clone.
+func (dp *deduper) destWith(cannotClone bool) dedup.Dest {
 	e := dp.e
-	cloneBroken := e.clones.Broken(e.dstDev)
-	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: cloneBroken, HasLinks: e.fs.hasLinks}
+	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: cannotClone, HasLinks: e.fs.hasLinks}
 }
 
 // preread is a source opened and read for its digest before the decision
-// to write it.
+// to write it, still open (f).
 type preread struct {
-	f       *fileio.File
-	sum     verify.Sum
-	n       int64
-	whole   bool // all n bytes are still in the buffer it was read with
-	started time.Time
+	f *fileio.File
+	transfer.Preread
 }
 
 // hashSource reads a source file for its digest, failing if it moved.
@@ -143,40 +145,26 @@ func (dp *deduper) hashSource(sd *fileio.Dir, en *entry, buf []byte) (verify.Sum
 		return verify.Sum{}, err
 	}
 	pre.f.Close()
-	return pre.sum, nil
+	return pre.Sum, nil
 }
 
 // readSource opens and reads a source for its digest, failing if it moved
-// meanwhile, and returns it still open.
-func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (_ *preread, err error) {
+// meanwhile, and returns it still open (transfer.ReadSource).
+func (dp *deduper) readSource(sd *fileio.Dir, en *entry, buf []byte) (*preread, error) {
 	e := dp.e
-	if err := transfer.AwaitSettled(e.ctx, &en.st, en.srcRes); err != nil {
-		return nil, err
-	}
-	started := time.Now()
-	f, err := e.copier.openSrc(sd, en)
+	f, pre, err := transfer.ReadSource(e.ctx, &transfer.PrereadJob{St: en.st, InoLoose: en.srcInoLoose, Res: en.srcRes, BufLen: len(buf),
+		Open: func() (*fileio.File, error) { return e.copier.openSrc(sd, en) },
+		Stream: func(f *fileio.File) (verify.Sum, int64, error) {
+			sum, n, err := e.records.stream(en, e.source(f, &en.st), en.st.Size, buf, e.bw.Sink(e.ctx))
+			if err == nil {
+				e.stats.BytesRead.Add(n)
+			}
+			return sum, n, err
+		}})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-		}
-	}()
-	sum, n, err := e.records.stream(en, e.source(f, &en.st), en.st.Size, buf, e.bw.Sink(e.ctx))
-	if err != nil {
-		return nil, err
-	}
-	e.stats.BytesRead.Add(n)
-	after, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if transfer.ChangedSince(en.st, en.srcInoLoose, &after) || n != en.st.Size || transfer.Settling(&after, started, en.srcRes) {
-		return nil, errChanged
-	}
-	whole := !en.st.Sparse() && n > 0 && n <= int64(len(buf))
-	return &preread{f: f, sum: sum, n: n, whole: whole, started: started}, nil
+	return &preread{f: f, Preread: pre}, nil
 }
 
 // endDedup registers a written file as a target for later ones, or gives
@@ -273,13 +261,12 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		return nil, nil
 	}
 	defer found.Close()
-	td, tname, cur, tf := found.Dir, found.Name, found.Cur, found.File
-	dd := d.dst.d
 	tmp := d.en.tempName()
-	e.clearLeftover(dd, d.dst.rel, tmp)
+	e.clearLeftover(d.dst.d, d.dst.rel, tmp)
+	pl := dedup.Place{Found: found, Dir: d.dst.d, DirRel: d.dst.rel, Tmp: tmp, Made: e.made}
 	dest := dp.dest()
 	if dest.TriesClone() {
-		p, err := dp.cloneFrom(td, tname, tf, &cur, dd, tmp, d)
+		p, err := dp.cloneFrom(pl, d)
 		if err == nil || !fileio.IsFallback(err) {
 			return p, err
 		}
@@ -292,92 +279,58 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 		}
 		return nil, nil
 	}
-	return dp.linkTo(d, td, tname, &cur, tmp)
+	return dp.linkTo(d, pl)
 }
 
-// linkTo makes tmp, in d's destination directory, a hard link to the
-// target (tname in td, found as cur) when the target carries the metadata
-// d's copy would have (the filesystem has hard links: dedup.Dest.MayLink);
-// nil, nil when it cannot be, and the caller copies.
-func (dp *deduper) linkTo(d dupFile, td *fileio.Dir, tname string, cur *fileio.Stat, tmp string) (*pending, error) {
-	e := dp.e
-	dd := d.dst.d
+// linkTo makes d's temporary a hard link to the target (dedup.Place.Link)
+// when the target carries the metadata d's copy would have (the
+// filesystem has hard links: dedup.Dest.MayLink); nil, nil when it cannot
+// be, and the caller copies.
+func (dp *deduper) linkTo(d dupFile, pl dedup.Place) (*pending, error) {
+	cur := &pl.Found.Cur
 	tmeta := d.target.Meta
 	if d.target.External {
 		tmeta = dedup.FoundMeta(cur)
 	}
-	if tmeta != dp.dedupMeta(&d.en.st) || !dp.sameXattrs(d, td, tname) {
+	if tmeta != dp.dedupMeta(&d.en.st) || !dp.sameXattrs(d, pl.Found.Dir, pl.Found.Name) {
 		return nil, nil // one inode cannot carry two sets of metadata
 	}
-	// linkat names the target: the new name must be the inode checked.
-	e.made.Before(d.dst.rel, tmp, false)
-	err := linkChecked(dd, tmp, td, tname, devIno{cur.Dev, cur.Ino})
-	e.made.After(dd, d.dst.rel, tmp, nil, err)
-	if errors.Is(err, errLinkReplaced) {
-		return nil, nil // copied instead
-	} else if err != nil {
-		if fileio.IsFallback(err) || fileio.IsPermission(err) || errors.Is(err, syscall.EMLINK) {
-			dp.noteDedup("hard links are not possible for some files here (" + ErrText(err) + "); those were copied")
-			return nil, nil
-		}
+	ok, note, err := pl.Link()
+	if note != "" {
+		dp.noteDedup(note)
+	}
+	if !ok {
 		return nil, err
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: pl.Tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupLink, linkedTo: d.target, ino: devIno{cur.Dev, cur.Ino}}, nil
 }
 
-// cloneFrom clones the target into tmp: from tf when the caller opened
-// (and re-read) it already, otherwise from the target opened here, which
-// must be the file as placed (cur); it returns nil, nil when it is not.
-func (dp *deduper) cloneFrom(td *fileio.Dir, tname string, tf *fileio.File, cur *fileio.Stat, dd *fileio.Dir, tmp string, d dupFile) (_ *pending, err error) {
+// cloneFrom clones the target into d's temporary (dedup.Place.Clone) and
+// gives it the metadata of d's source; it returns nil, nil when the
+// target is no longer the file as placed.
+func (dp *deduper) cloneFrom(pl dedup.Place, d dupFile) (*pending, error) {
 	e := dp.e
-	if tf == nil {
-		if tf, err = td.Open(tname, false); err != nil {
-			return nil, err
+	made, ok, err := pl.Clone(func(f *fileio.File) error {
+		if err := e.bw.Moved(e.ctx, d.en.st.Size); err != nil {
+			return err
 		}
-		defer tf.Close()
-		if st, err := tf.Stat(); err != nil || changed(cur, &st) {
-			return nil, nil // replaced since its check: copied instead
-		}
-	}
-	dp.e.made.Before(d.dst.rel, tmp, false)
-	f, err := fileio.CreateTemp(dd, tmp)
-	if err != nil {
-		dp.e.made.After(dd, d.dst.rel, tmp, nil, err)
-		return nil, err
-	}
-	if st, serr := f.Stat(); serr == nil {
-		dp.e.made.After(dd, d.dst.rel, tmp, &st, nil)
-	}
-	defer func() {
-		f.Close()
+		src, err := d.src.d.Open(d.en.name, e.opt.Dereference)
 		if err != nil {
-			_ = dd.Remove(tmp)
+			return err
 		}
-	}()
-	made, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err = f.Clone(tf); err != nil {
-		return nil, err
-	}
-	if err = e.bw.Moved(e.ctx, d.en.st.Size); err != nil {
-		return nil, err
-	}
-	src, err := d.src.d.Open(d.en.name, e.opt.Dereference)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	if err = e.applyMeta(f, src, &d.en.st, born{}, nil); err != nil {
-		return nil, err
-	}
-	if e.opt.Verify == VerifyOff {
-		if err = f.SetTimesAs(dd, tmp, d.en.st.Atime, d.en.st.Mtime); err != nil {
-			return nil, err
+		defer src.Close()
+		if err := e.applyMeta(f, src, &d.en.st, born{}, nil); err != nil {
+			return err
 		}
+		if e.opt.Verify == VerifyOff {
+			return f.SetTimesAs(pl.Dir, pl.Tmp, d.en.st.Atime, d.en.st.Mtime)
+		}
+		return nil
+	})
+	if !ok {
+		return nil, err
 	}
-	return &pending{en: d.en, rel: d.rel, tmp: tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone, ino: devIno{made.Dev, made.Ino}}, nil
+	return &pending{en: d.en, rel: d.rel, tmp: pl.Tmp, sum: d.sum, size: d.en.st.Size, action: ActDedupClone, ino: devIno{made.Dev, made.Ino}}, nil
 }
 
 // sameXattrs compares the extended attributes the copy of d would get with
@@ -389,25 +342,17 @@ func (dp *deduper) sameXattrs(d dupFile, td *fileio.Dir, tname string) bool {
 	})
 }
 
-// countRead counts n bytes read from a source or a target.
-func (dp *deduper) countRead(n int64) { dp.e.stats.BytesRead.Add(n) }
+// noteVerify and noteDedup keep the first note of their kind for the
+// summary (Summary.VerifyNote, Summary.DedupNote).
+func (dp *deduper) noteVerify(msg string) { dp.note(&dp.e.sum.VerifyNote, msg) }
+func (dp *deduper) noteDedup(msg string)  { dp.note(&dp.e.sum.DedupNote, msg) }
 
-func (dp *deduper) noteVerify(msg string) {
-	e := dp.e
-	e.mu.Lock()
-	if e.sum.VerifyNote == "" {
-		e.sum.VerifyNote = msg
+func (dp *deduper) note(to *string, msg string) {
+	dp.e.mu.Lock()
+	if *to == "" {
+		*to = msg
 	}
-	e.mu.Unlock()
-}
-
-func (dp *deduper) noteDedup(msg string) {
-	e := dp.e
-	e.mu.Lock()
-	if e.sum.DedupNote == "" {
-		e.sum.DedupNote = msg
-	}
-	e.mu.Unlock()
+	dp.e.mu.Unlock()
 }
 
 // destContent is where the index learns the files the destination

@@ -85,9 +85,6 @@ func (sg *stager) wouldStage(parent *handle) {
 // leads to the first name's inode, which is unchanged; linked otherwise.
 func (dp *deduper) wouldLink(f linkFollower) error {
 	e := dp.e
-	if err := f.group.leaderErr(); err != nil {
-		return err
-	}
 	cfg := follower.Config{}
 	if e.dstRoot != nil && e.backups.on() {
 		cfg = follower.Config{OpenDir: e.dstRoot.OpenBeneath, BeforeReplace: e.backups.beforeReplace}
@@ -124,8 +121,7 @@ func (dp *deduper) wouldClone(st *fileio.Stat) bool {
 // dryDedupDest is what DEST can do for a duplicate in a dry run, which
 // tries no clone: its filesystem's type tells whether it clones.
 func (dp *deduper) dryDedupDest() dedup.Dest {
-	e := dp.e
-	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: !e.fs.info.DryClones(), HasLinks: e.fs.hasLinks}
+	return dp.destWith(!dp.e.fs.info.DryClones())
 }
 
 // wouldDedup reports whether the real run would place en by sharing the
@@ -168,10 +164,6 @@ func (dp *deduper) wouldDedup(c *chunk, en *entry, buf []byte) (act Action, ok b
 	return "", false
 }
 
-// releaseDry lets go of the source directories the dry run kept for
-// hashing later.
-func (dp *deduper) releaseDry() { dp.dry.Close() }
-
 // wouldFixMeta is fixMeta's judgement without the change: whether the
 // owner or mode would be brought up to date.
 func (dc *decider) wouldFixMeta(en *entry) {
@@ -183,51 +175,19 @@ func (dc *decider) wouldFixMeta(en *entry) {
 	}
 }
 
-// leaderErr says why a further name of g cannot be linked to its first
-// name (not copied, or failed to copy); nil once the first name is in place.
-func (g *linkGroup) leaderErr() error {
-	select {
-	case <-g.done:
-	default:
-		return fmt.Errorf("hard link to %q: its first name was not copied", g.leaderRel)
-	}
-	if !g.ok {
-		return fmt.Errorf("hard link to %q: its first name failed to copy", g.leaderRel)
-	}
-	return nil
-}
-
-// dryFold is foldOf for a dry run, which puts no name to the destination
-// (destfs.Info.DryFold).
-func (dc *decider) dryFold(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	return dc.e.fs.info.DryFold(dd, listing)
-}
-
 // confirmDest is, for a dry run's duplicate en, the proof the real run
-// asks of a file DEST held before the run (dedup.Confirm): t must still be
-// as the cache recorded it and still hold the digest (it is read again, as
-// the real run reads it), and not be en's own destination.
+// asks of a file DEST held before the run (dedup.Proof.ConfirmDest): the
+// target is read again with the decider's read of DEST.
 func (dp *deduper) confirmDest(en *entry, buf []byte) dedup.Confirm {
 	e := dp.e
-	return func(t *dedup.Target, sum verify.Sum) (dedup.Meta, bool) {
-		if e.dstRoot == nil {
-			return dedup.Meta{}, false
-		}
-		found, ok := dedup.Proof{OpenDir: e.dstRoot.OpenBeneath}.Find(t)
-		if !ok {
-			return dedup.Meta{}, false
-		}
-		defer found.Close()
-		td, name, cur := found.Dir, found.Name, found.Cur
-		if en.dstSt != nil && en.dstSt.Dev == cur.Dev && en.dstSt.Ino == cur.Ino {
-			return dedup.Meta{}, false
-		}
-		got, _, err := e.decide.hashDest(td, name, buf, false)
-		if err != nil || got != sum {
-			return dedup.Meta{}, false
-		}
-		return dedup.FoundMeta(&cur), true
+	pf := dedup.Proof{}
+	if e.dstRoot != nil {
+		pf.OpenDir = e.dstRoot.OpenBeneath
 	}
+	return pf.ConfirmDest(en.dstSt, func(td *fileio.Dir, name string) (verify.Sum, error) {
+		got, _, err := e.decide.hashDest(td, name, buf, false)
+		return got, err
+	})
 }
 
 // wouldLoseSymlink reports, in a dry run, a symlink the destination's

@@ -376,7 +376,7 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 	e.loadMade(d, p.dstRoot)
 	undo.add(e.made.Finish)
 	e.staged.dirs = staging.New(staging.Config{Root: d, Made: e.made, Euid: e.euid})
-	e.walker.destDir(d)
+	e.walker.dstDirs.Note(d)
 	e.fs.probeCaps(d)
 	e.drives.Add(drives.Root{Side: "destination", Path: p.dstRoot, Dir: d})
 	if st, err := d.Stat(); err == nil {

@@ -19,11 +19,7 @@ const (
 // FilterFile, or refuses the first pattern or listed path that is not
 // valid.
 func (opt *Options) filterRules() (*filter.Rules, error) {
-	rules := opt.Filter
-	for _, g := range opt.Excludes {
-		rules = append(rules[:len(rules):len(rules)], FilterRule{Kind: FilterExclude, Pattern: g})
-	}
-	return filter.Make(filter.Config{Rules: rules, Files: opt.FilesFrom, GitIgnore: opt.GitIgnore, FilterFile: opt.FilterFile})
+	return filter.Make(filter.Config{Rules: opt.Filter, Excludes: opt.Excludes, Files: opt.FilesFrom, GitIgnore: opt.GitIgnore, FilterFile: opt.FilterFile})
 }
 
 // Excluder compiles opt's filters (Filter, Excludes, FilesFrom, GitIgnore,

@@ -41,7 +41,7 @@ func (en ending) script() []endStep {
 		// them), so that a directory appears whole. A stopped run only
 		// releases the duplicates.
 		step("place duplicates", endAlways, e.dedupe.placeDups),
-		step("release a dry run's duplicates", endAlways, e.dedupe.releaseDry),
+		step("release a dry run's duplicates", endAlways, e.dedupe.dry.Close),
 		step("link further hard-link names", endAlways, e.dedupe.linkFollowers),
 		{Name: "publish staged directories", When: endAlways, Decides: true, Do: func() error { e.staged.publishAll(); return nil }}, // the copy has stopped: what is staged is complete
 		step("remember what the run holds in the cache", endAlways, e.record.StoreHeld),

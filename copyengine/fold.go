@@ -20,8 +20,8 @@ import (
 func (l *dirList) respellClash(name, dstRel string) *CollisionError {
 	e := l.wk.e
 	how := "case-insensitive"
-	if l.fold != nil {
-		how = l.fold.String()
+	if l.p.Fold != nil {
+		how = l.p.Fold.String()
 	}
 	return &CollisionError{Name: joinRel(l.w.srcRel, name), Winner: dstRel, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: how, Held: true}
 }

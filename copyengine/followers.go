@@ -3,9 +3,7 @@ package copyengine
 import (
 	"strings"
 
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/follower"
-	"github.com/fastcopy/fastcopy/internal/linkdest"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 )
 
@@ -34,9 +32,6 @@ func (dp *deduper) linkFollowers() {
 
 func (dp *deduper) linkOne(f linkFollower) error {
 	e := dp.e
-	if err := f.group.leaderErr(); err != nil {
-		return err
-	}
 	cfg := follower.Config{OpenDir: e.staged.openDst, ClearLeftover: e.clearLeftover, Made: e.made, BeforeReplace: e.backups.beforeReplace}
 	linked, err := cfg.Link(f.name())
 	if err != nil {
@@ -57,25 +52,23 @@ func (dp *deduper) linkOne(f linkFollower) error {
 	return nil
 }
 
-// name is f as the follower package takes it. f.clash is an error only
+// name is f as the follower package takes it, with where its leader's
+// copy stands (f.group.done closed, f.group.ok). f.clash is an error only
 // when there is one (a nil *CollisionError is no error).
 func (f *linkFollower) name() follower.Name {
 	n := follower.Name{Rel: f.rel, LeaderRel: f.group.leaderRel, Want: follower.Ino{Dev: f.group.ino.dev, Ino: f.group.ino.ino}, Tmp: f.tmp}
+	select {
+	case <-f.group.done:
+		if !f.group.ok {
+			n.Leader = follower.LeaderFailed
+		}
+	default:
+		n.Leader = follower.LeaderNotCopied
+	}
 	if f.clash != nil {
 		n.Clash = f.clash
 	}
 	return n
-}
-
-// errLinkReplaced says a name to be hard-linked no longer leads to the
-// inode that was verified (linkdest.ErrReplaced).
-var errLinkReplaced = linkdest.ErrReplaced
-
-// linkChecked makes tmp in dd a hard link to name in od and checks that it
-// leads to want, the inode the caller verified (linkdest.LinkChecked): a
-// link to anything else is removed, and errLinkReplaced returned.
-func linkChecked(dd *fileio.Dir, tmp string, od *fileio.Dir, name string, want devIno) error {
-	return linkdest.LinkChecked(dd, tmp, od, name, want.dev, want.ino)
 }
 
 func splitRel(rel string) (dir, name string) {

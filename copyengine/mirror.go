@@ -84,8 +84,8 @@ func (m *mirrorStage) noteDir(l *dirList) {
 		return // not noted: its extras are kept
 	}
 	d := mirror.Dir{DstRel: l.w.dstRel, SrcRel: l.w.srcRel, SrcRoot: l.w.root.srcDir, Dev: st.Dev, Ino: st.Ino, Respelled: l.w.respelled, Names: make([]string, 0, 2*len(l.dstNames))}
-	if l.fold != nil {
-		d.Fold, d.Normalises = true, l.fold.Normalises
+	if l.p.Fold != nil {
+		d.Fold, d.Normalises = true, l.p.Fold.Normalises
 	}
 	for i, n := range l.dstNames {
 		d.Names = append(d.Names, n, l.ls.Names[i].Name)

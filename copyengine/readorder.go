@@ -87,10 +87,7 @@ func (q *readQueue) hold(src, dst *handle, st *stage, entries []entry) []entry {
 			rest = append(rest, en)
 			continue
 		}
-		key := readorder.Key{Ino: en.st.Ino}
-		if q.order == ReadOrderDisk && en.st.Size > 0 {
-			key.Phys, key.Known = fileio.PhysicalStart(src.d, en.name)
-		}
+		key := readorder.KeyOf(q.order, src.d, en.name, &en.st)
 		it := windowItem{src: src.retain(), stage: st, en: en}
 		if dst != nil {
 			it.dst = dst.retain()
@@ -100,9 +97,6 @@ func (q *readQueue) hold(src, dst *handle, st *stage, entries []entry) []entry {
 	}
 	return rest
 }
-
-// flush sends what the window holds: at the end of the walk.
-func (q *readQueue) flush() { q.q.Flush() }
 
 // send hands a chunk of the window, in read order, to the workers; the
 // chunk carries the first item's references to its directories.

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/fastcopy/fastcopy/internal/destfs"
+	"github.com/fastcopy/fastcopy/internal/destdir"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
-	"github.com/fastcopy/fastcopy/internal/namefold"
+	"github.com/fastcopy/fastcopy/internal/pairing"
 	"github.com/fastcopy/fastcopy/internal/readorder"
 	"github.com/fastcopy/fastcopy/internal/source"
 )
@@ -41,7 +41,7 @@ type dirWork struct {
 type walker struct {
 	e       *engine
 	q       *readorder.Dirs[dirWork] // the directories to list
-	dstDirs source.Dests             // the destination directories (destDir)
+	dstDirs source.Dests             // the directories this run writes in, never walked as a source
 	// reads holds the files to read in disk or inode order (readorder.go);
 	// nil in listing order, where files go to the copier as listed.
 	reads *readQueue
@@ -95,7 +95,7 @@ func (wk *walker) walk(p *plan) {
 		}
 	})
 	if wk.ordered() {
-		wk.reads.flush()
+		wk.reads.q.Flush() // what the window holds
 	}
 }
 
@@ -182,39 +182,27 @@ func (wk *walker) ensureDir(parent *fileio.Dir, rel, srcPath string) (created, o
 	if parent != nil {
 		dir, name = parent, filepath.Base(rel)
 	}
-	err := dir.Mkdir(name, 0o700)
-	if err == nil {
-		e.count(func(s *Summary) { s.Dirs++ })
-		e.event(ActMkdir, rel)
-		return true, true
-	}
-	if !fileio.IsExist(err) {
-		e.fail(rel, err)
-		return false, false
-	}
-	st, err := dir.Lstat(name)
+	created, st, err := destdir.Ensure(dir, name, srcPath)
 	if err != nil {
 		e.fail(rel, err)
 		return false, false
 	}
-	if !st.IsDir() {
-		e.fail(rel, fmt.Errorf("destination exists and is a %s, but the source %q is a directory; remove it and rerun", fileio.Describe(st.Mode), srcPath))
-		return false, false
+	if created {
+		e.count(func(s *Summary) { s.Dirs++ })
+		e.event(ActMkdir, rel)
+		return true, true
 	}
 	wk.writable(dir, name, st)
 	return false, true
 }
 
 // writable lets the owner write in an existing destination directory that a
-// previous run left read-only (as its source is), so that a non-root rerun
-// can add to it. Root needs no permission bits. The source's mode is put
+// previous run left read-only (destdir.Writable); the source's mode is put
 // back with the directory's times, after its contents (applyDirMeta).
 func (wk *walker) writable(dir *fileio.Dir, name string, st fileio.Stat) {
-	e := wk.e
-	if e.root || e.skipWrite() || st.Mode&0o300 == 0o300 {
-		return
+	if !wk.e.skipWrite() {
+		destdir.Writable(dir, name, st, wk.e.root)
 	}
-	_ = fileio.Chmod(dir, name, st.Mode&0o7777|0o700)
 }
 
 // dirList is the listing of one source directory and of its destination,
@@ -230,19 +218,14 @@ type dirList struct {
 	dd  *fileio.Dir
 	dst *handle
 
-	names     []fileio.DirEntry // the source's (ls.Names)
-	listing   []fileio.DirEntry // the destination directory's, when it existed
-	dstNames  []string          // each source name's name in the destination
-	nameErrs  []error           // why a source name cannot have one
-	excluded  []bool            // ls.Excluded
-	fold      *foldInfo         // how the destination folds names, when it does
-	lost      []string          // the name that holds this one's destination name
-	contested []bool
-	respelled []bool          // the destination holds the name under another spelling (fold.go)
-	tempLike  map[string]bool // destination names that are temporaries' names (nameKey)
-	existing  map[string]fileio.Stat
-	kept      map[string]string // temporaries kept to take up: destination name -> temporary
-	files     []entry           // non-directories, planned once the cache is asked
+	names    []fileio.DirEntry // the source's (ls.Names)
+	listing  []fileio.DirEntry // the destination directory's, when it existed
+	excluded []bool            // ls.Excluded
+	p        pairing.Pairs     // each source name's in the destination (pairing.Pair)
+	dstNames []string          // p.DstNames
+	existing map[string]fileio.Stat
+	kept     map[string]string // temporaries kept to take up: destination name -> temporary
+	files    []entry           // non-directories, planned once the cache is asked
 }
 
 func (wk *walker) walkDir(w dirWork) {
@@ -260,7 +243,7 @@ func (wk *walker) walkDir(w dirWork) {
 	}
 	l.mapNames()
 	if l.dd != nil && !w.created {
-		l.existing, l.kept = wk.scanDest(l.dd, w.dstRel, l.names, l.dstNames, l.listing, l.taken)
+		l.existing, l.kept = wk.scanDest(l.dd, w.dstRel, l.names, l.listing, &l.p)
 	}
 	if len(l.kept) > 0 {
 		defer wk.e.copier.dropKept(l.dst, l.kept)
@@ -305,15 +288,16 @@ func (l *dirList) openDest() bool {
 	}
 	l.dd = dd
 	l.dst = l.wk.dstHandle(dd, w.dstRel)
-	l.wk.destDir(dd)
+	l.wk.dstDirs.Note(dd)
 	if !w.created {
 		l.listing, _ = dd.ReadDir()
 	}
 	return true
 }
 
-// mapNames gives each source name its name in the destination, or why it
-// cannot have one there: before anything of the directory is written.
+// mapNames pairs the source's names with the destination's
+// (pairing.Pair): each one's name there, or why it cannot have one,
+// before anything of the directory is written.
 func (l *dirList) mapNames() {
 	e, dc, dd := l.wk.e, l.wk.e.decide, l.dd
 	rules := sync.OnceValue(func() *nameRules {
@@ -322,95 +306,20 @@ func (l *dirList) mapNames() {
 		}
 		return dc.nameRulesOf(dd)
 	})
-	names := l.names
-	l.dstNames = make([]string, len(names))
-	l.nameErrs = make([]error, len(names))
 	l.ls.Exclude(func(name string) bool { return e.records.LeaveOut(l.w.root.srcDir, l.w.dstRel, name) })
 	l.excluded = l.ls.Excluded
-	mapped := false
-	for i, n := range names {
-		l.dstNames[i], l.nameErrs[i] = e.opt.Names.Map(rules, n.Name)
-		mapped = mapped || l.dstNames[i] != n.Name
+	c := pairing.Config{Src: l.names, Excluded: l.excluded, Listing: l.listing, Dir: dd}
+	if dd != nil || e.skipWrite() { // a dry run judges a directory it would make (destfs: DryFold)
+		c.Fold = dc.foldOf(dd, l.listing)
 	}
+	l.p = pairing.Pair(c, pairing.Rules{
+		Map:  func(name string) (string, error) { return e.opt.Names.Map(rules, name) },
+		Ours: func(name string) bool { return e.made.OursByName(dd, l.w.dstRel, name) }})
+	l.dstNames = l.p.DstNames
 	if err := l.ls.RuleErr(); err != nil {
 		e.fail(l.w.dstRel, err)
 	}
-	if mapped {
-		destfs.Collisions(names, l.dstNames, l.nameErrs, l.excluded)
-	}
-	l.foldNames()
-	// Destination names that are temporaries' names ("a" beside
-	// ".a.fastcopy-tmp"): their neighbours get other temporaries, so that
-	// writing one never removes or replaces the copy of the other. On a
-	// destination that folds names, a name that folds to a temporary's
-	// counts too.
-	for _, n := range l.dstNames {
-		if isTempName(n) {
-			l.takeTempName(n)
-		}
-	}
-	// So are the destination's own entries named like temporaries that no
-	// record shows a run made (internal/made): the user's, whatever their name.
-	for _, n := range l.listing {
-		if isTempName(n.Name) && !l.wk.e.made.OursByName(l.dd, l.w.dstRel, n.Name) {
-			l.takeTempName(n.Name)
-		}
-	}
 }
-
-// takeTempName notes the destination name n as one no temporary takes.
-func (l *dirList) takeTempName(n string) {
-	if l.tempLike == nil {
-		l.tempLike = map[string]bool{}
-	}
-	l.tempLike[l.nameKey(n)] = true
-}
-
-// foldNames finds which of the destination names are one name on a
-// destination that folds them (destfs.PlanFold), and the spelling the
-// destination holds.
-func (l *dirList) foldNames() {
-	names := l.names
-	l.lost = make([]string, len(names))
-	l.contested = make([]bool, len(names))
-	l.respelled = make([]bool, len(names))
-	if l.dd == nil && !l.wk.e.skipWrite() { // a dry run judges a directory it would make (destfs: dryFold)
-		return
-	}
-	fi := l.wk.e.decide.foldOf(l.dd, l.listing)
-	if !fi.On() {
-		return
-	}
-	l.fold = &foldInfo{}
-	*l.fold = fi
-	var cands []string
-	for i := range names {
-		if !l.excluded[i] && l.nameErrs[i] == nil {
-			cands = append(cands, l.dstNames[i])
-		}
-	}
-	fp := planFold(l.dd, fi, cands, l.listing)
-	for i := range names {
-		if win, ok := fp.Lost[l.dstNames[i]]; ok {
-			l.lost[i] = win
-		}
-		l.contested[i] = fp.Contested[l.dstNames[i]]
-		_, l.respelled[i] = fp.Spelling[l.dstNames[i]]
-		l.dstNames[i] = fp.DstName(l.dstNames[i])
-	}
-}
-
-// nameKey is what two destination names that are one there share.
-func (l *dirList) nameKey(s string) string {
-	if l.fold != nil {
-		return namefold.Key(s, l.fold.Normalises)
-	}
-	return s
-}
-
-// taken reports whether t is, or folds to, a destination name that is a
-// temporary's.
-func (l *dirList) taken(t string) bool { return l.tempLike[l.nameKey(t)] }
 
 // classify stats each source name and sorts it: files are kept for send,
 // directories are made (or staged) and queued. It reports false when the
@@ -419,9 +328,7 @@ func (l *dirList) classify() bool {
 	e, w := l.wk.e, l.w
 	if l.wk.ordered() {
 		// In disk and inode order: the names in inode order first.
-		l.ls.PreStat(e.ctx, func(i int) bool {
-			return l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != ""
-		})
+		l.ls.PreStat(e.ctx, l.p.Out)
 	}
 	l.intendStages()
 	for i, n := range l.names {
@@ -431,19 +338,11 @@ func (l *dirList) classify() bool {
 		if l.excluded[i] {
 			continue
 		}
-		if l.nameErrs[i] != nil {
-			e.fail(joinRel(w.dstRel, n.Name), l.nameErrs[i])
+		if win, err := l.p.Refused(i); win != "" {
+			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.p.Fold.String()})
 			continue
-		}
-		if win := l.lost[i]; win != "" {
-			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.fold.String()})
-			continue
-		}
-		if l.nameKey(l.dstNames[i]) == l.nameKey(made.Name) {
-			// The record's name, at any depth: a copy of it below the root
-			// would be taken for the record of a later run into that
-			// directory, and its names for that run's leftovers.
-			e.fail(joinRel(w.dstRel, n.Name), made.ErrName)
+		} else if err != nil {
+			e.fail(joinRel(w.dstRel, n.Name), err)
 			continue
 		}
 		en, ok := l.entry(i)
@@ -469,18 +368,14 @@ func (l *dirList) intendStages() {
 		return
 	}
 	for i, n := range l.names {
-		if n.Type != fileio.ModeDir || l.excluded[i] || l.nameErrs[i] != nil || l.lost[i] != "" {
+		if n.Type != fileio.ModeDir || l.p.Out(i) {
 			continue
 		}
 		name := l.dstNames[i]
 		if _, ok := l.existing[name]; ok {
 			continue
 		}
-		en := entry{dstName: name}
-		if l.taken(tempName(name)) {
-			en.tmp = freeTempName(name, l.taken)
-		}
-		e.made.Intend(w.dstRel, en.tempName(), true)
+		e.made.Intend(w.dstRel, l.p.TempName(name), true)
 	}
 }
 
@@ -501,16 +396,13 @@ func (l *dirList) entry(i int) (en entry, ok bool) {
 		e.event(ActOwnCache, dstRel)
 		return entry{}, false
 	}
-	en = entry{name: n.Name, dstName: dstName, st: st, contested: l.contested[i]}
-	if l.taken(tempName(dstName)) {
-		en.tmp = freeTempName(dstName, l.taken)
-	}
+	en = entry{name: n.Name, dstName: dstName, st: st, contested: l.p.Contested[i], tmp: l.p.Tmp(dstName)}
 	if _, ok := l.kept[dstName]; ok && e.copier.resumable(&st) {
 		en.resume = true
 	}
 	if d, ok := l.existing[dstName]; ok {
 		en.dstSt = &d
-		if l.respelled[i] || l.w.respelled {
+		if l.p.Respelled[i] || l.w.respelled {
 			en.clash = l.respellClash(n.Name, dstRel)
 		}
 	}
@@ -523,14 +415,12 @@ func (l *dirList) subdir(en *entry) {
 	e, w, dst := l.wk.e, l.w, l.dst
 	srcRel := joinRel(w.srcRel, en.name)
 	dstRel := joinRel(w.dstRel, en.dstName)
-	if l.wk.dstDirs.Holds(&en.st) {
-		// Reached through -L (a symlink to a directory above
-		// DEST) or a mount: copying it would copy the copy.
-		e.fail(dstRel, fmt.Errorf("cannot copy a directory into itself: %q is a directory this run writes in", filepath.Join(w.root.srcDir, srcRel)))
+	if err := l.wk.dstDirs.Into(&en.st, w.root.srcDir, srcRel); err != nil {
+		e.fail(dstRel, err)
 		return
 	}
 	if en.dstSt != nil && !en.dstSt.IsDir() {
-		e.fail(dstRel, fmt.Errorf("destination exists and is a %s, but the source is a directory; remove it and rerun", fileio.Describe(en.dstSt.Mode)))
+		e.fail(dstRel, destdir.NotDir(en.dstSt, ""))
 		return
 	}
 	created := en.dstSt == nil
@@ -634,20 +524,13 @@ func (l *dirList) intendTemps(stg *stage, batch []entry) {
 // entries get there (dstNames, one for each of src: mapped and in the
 // destination's spelling). A leftover that is the temporary of a source
 // file, as a regular file, is kept instead (returned in kept, by
-// destination name) for the copy to take up or remove (see transfer.Resume); taken
-// tells the destination names that are temporaries'.
-func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, dstNames []string, names []fileio.DirEntry, taken func(string) bool) (out map[string]fileio.Stat, kept map[string]string) {
+// destination name) for the copy to take up or remove (see transfer.Resume); p
+// is the directory's pairing, with the temporaries' names.
+func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry, names []fileio.DirEntry, p *pairing.Pairs) (out map[string]fileio.Stat, kept map[string]string) {
 	e := wk.e
 	found := e.made.Pair(made.Pair{
-		Dir: dd, DirRel: dstRel, Listing: names, Src: src, DstNames: dstNames,
-		Temp: func(name string) string {
-			en := entry{dstName: name}
-			if taken(tempName(name)) {
-				en.tmp = freeTempName(name, taken)
-			}
-			return en.tempName()
-		},
-		IsTemp: isTempName,
+		Dir: dd, DirRel: dstRel, Listing: names, Src: src, DstNames: p.DstNames,
+		Temp: p.TempName, IsTemp: isTempName,
 		Resume: !e.opt.NoResume,
 	})
 	for _, lo := range found.Leftovers {
@@ -675,11 +558,6 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	}
 	return found.Stats, found.Kept
 }
-
-// destDir notes d as a directory this run writes in (the destination root
-// or one below it), which the walk never enters as a source directory
-// (source.Dests).
-func (wk *walker) destDir(d *fileio.Dir) { wk.dstDirs.Note(d) }
 
 // sendChunk hands entries to the workers; the chunk holds its own
 // references to the directories. In disk and inode order the regular

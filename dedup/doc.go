@@ -28,6 +28,8 @@
 //
 // Inputs are data and callbacks (opening a destination directory, hashing
 // a source); the package makes no decision of the copy pipeline's and acts
-// on nothing but the files it is handed: the caller makes the clone or the
-// link and reports the outcome.
+// on nothing but the files it is handed: Place makes the clone or the link
+// under the duplicate's temporary name, from the target as proven (a
+// target replaced meanwhile is never shared), and the caller renames it
+// and reports the outcome.
 package dedup

@@ -191,3 +191,14 @@ func TestReadList(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildExcludesAfterRules(t *testing.T) {
+	r, err := Build(Config{Rules: []Rule{{Kind: Include, Pattern: "keep.log"}}, Excludes: []string{"*.log"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := r.Excluder(t.TempDir())
+	if ex("keep.log", false) || !ex("other.log", false) || ex("a.txt", false) {
+		t.Errorf("keep.log %v, other.log %v, a.txt %v", ex("keep.log", false), ex("other.log", false), ex("a.txt", false))
+	}
+}

@@ -33,8 +33,9 @@ const gitignoreName = ".gitignore"
 //     .git/info/exclude and core.excludesFile; ".git" is left out.
 //  5. Otherwise the path is copied.
 type Config struct {
-	Rules []Rule
-	Files []string // a files-from list; nil for none
+	Rules    []Rule
+	Excludes []string // exclude patterns (--exclude), as Exclude rules after Rules
+	Files    []string // a files-from list; nil for none
 	// GitIgnore applies git's rules (.gitignore files and the
 	// repository's exclude files) to each source tree.
 	GitIgnore bool
@@ -55,7 +56,11 @@ func Build(c Config) (*Rules, error) {
 	if c.FilterFile != "" && (strings.ContainsAny(c.FilterFile, `/`) || c.FilterFile == "." || c.FilterFile == "..") {
 		return nil, fmt.Errorf("--filter-file %q: %w (it is looked for in every directory)", c.FilterFile, ErrFilterFileName)
 	}
-	r, err := New(c.Rules, c.Files)
+	rules := c.Rules
+	for _, g := range c.Excludes {
+		rules = append(rules[:len(rules):len(rules)], Rule{Kind: Exclude, Pattern: g})
+	}
+	r, err := New(rules, c.Files)
 	if err != nil {
 		return nil, err
 	}

@@ -5,10 +5,11 @@
 // Its input is Config (opening a destination directory, the clearing of a
 // leftover temporary, the run's record of what it makes, the keeping of
 // what a name holds before it is replaced) and, per follower, a Name: its
-// path, its leader's path and the leader's inode as verified. Link answers
-// whether it linked the name or found it linked already, or why it could
-// not; the caller reports the outcome. Would is the same judgement for a
-// dry run, which writes nothing.
+// path, its leader's path, the leader's inode as verified and where the
+// leader's copy stands (Leader: a follower of a leader not in place fails).
+// Link answers whether it linked the name or found it linked already, or
+// why it could not; the caller reports the outcome. Would is the same
+// judgement for a dry run, which writes nothing.
 //
 // Its guarantee: a name is linked only to the inode that was verified
 // (or, where none was, to the one the leader's name holds when it is

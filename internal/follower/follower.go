@@ -52,11 +52,17 @@ type Name struct {
 	// Clash says the destination holds the name under another spelling,
 	// and another file; nil when it does not.
 	Clash error
+	// Leader is where the leader's copy stands: a follower of one not in
+	// place is not linked (Link and Would fail it).
+	Leader Leader
 }
 
 // Link makes n.Rel a hard link to the leader's inode. linked is false,
 // with a nil error, when the name leads to that inode already.
 func (c Config) Link(n Name) (linked bool, err error) {
+	if err := n.Leader.leaderErr(n.LeaderRel); err != nil {
+		return false, err
+	}
 	ldir, lname := splitRel(n.LeaderRel)
 	fdir, fname := splitRel(n.Rel)
 	ld, err := c.OpenDir(ldir)
@@ -134,6 +140,9 @@ func splitRel(rel string) (dir, name string) {
 // held under another spelling (n.Clash). root is DEST's root, nil where
 // the run would make DEST; BeforeReplace may be nil (no --backup-dir).
 func (c Config) Would(n Name, root *fileio.Dir) (linked bool, err error) {
+	if err := n.Leader.leaderErr(n.LeaderRel); err != nil {
+		return false, err
+	}
 	if root != nil {
 		cur, err := root.Lstat(n.Rel)
 		if err == nil && n.Want != (Ino{}) && inoOf(&cur) == n.Want {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -108,5 +109,17 @@ func TestWouldJudgesAsLink(t *testing.T) {
 	clash := errors.New("held under another spelling")
 	if _, err := (Config{}).Would(Name{Rel: "c", LeaderRel: "d/a", Want: want, Clash: clash}, nil); err != clash {
 		t.Fatalf("Would of a clashing name: %v", err)
+	}
+}
+
+func TestLeaderNotInPlace(t *testing.T) {
+	for _, l := range []Leader{LeaderNotCopied, LeaderFailed} {
+		n := Name{Rel: "b", LeaderRel: "a", Leader: l}
+		if _, err := (Config{}).Link(n); err == nil || !strings.Contains(err.Error(), `hard link to "a"`) {
+			t.Errorf("Link with leader %d: %v", l, err)
+		}
+		if _, err := (Config{}).Would(n, nil); err == nil || !strings.Contains(err.Error(), "its first name") {
+			t.Errorf("Would with leader %d: %v", l, err)
+		}
 	}
 }

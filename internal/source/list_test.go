@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/filter"
 )
 
@@ -146,5 +148,26 @@ func TestListingOwn(t *testing.T) {
 	}
 	if (&Own{}).Journal(ls.Dir, "cache.db") {
 		t.Fatal("no cache has journals")
+	}
+}
+
+func TestDestsInto(t *testing.T) {
+	root := t.TempDir()
+	d, err := fileio.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var s Dests
+	st, err := d.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Into(&st, "/src", "a"); err != nil {
+		t.Fatalf("a directory not noted: %v", err)
+	}
+	s.Note(d)
+	if err := s.Into(&st, "/src", "a"); err == nil || !strings.Contains(err.Error(), `"/src/a" is a directory this run writes in`) {
+		t.Fatalf("a directory noted: %v", err)
 	}
 }

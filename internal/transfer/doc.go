@@ -32,7 +32,8 @@
 // (Config.MakeSpecial), the per-device memory of whether cloning works
 // (Clones), and the rule of when a source's read can be trusted
 // (AwaitSettled, Settling) and of the second look at one that changed
-// (Again).
+// (Again), and the read of a source for its digest before the decision to
+// write it (ReadSource: a duplicate's, held by that same rule).
 //
 // It makes no system call of its own: everything goes through
 // internal/fileio, on the directories and files it is handed, so the
