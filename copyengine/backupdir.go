@@ -2,7 +2,9 @@ package copyengine
 
 import (
 	"github.com/fastcopy/fastcopy/internal/backupdir"
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
+	"github.com/fastcopy/fastcopy/internal/preflight"
 )
 
 // backups is the engine's side of --backup-dir (internal/backupdir): it
@@ -25,21 +27,21 @@ func (b *backups) check(p *plan) error {
 	cfg := backupdir.Config{
 		Arg:       e.opt.BackupDir,
 		Dest:      p.dstRoot,
-		Resolve:   argPath,
-		Inside:    overlapInside,
+		Resolve:   preflight.ArgPath,
+		Inside:    preflight.Inside,
 		SkipWrite: e.skipWrite,
 		CheckInode: func() bool {
 			return e.dstSide.Policy.CheckInode
 		},
 		TempName: func(target string, taken func(string) bool) string {
-			if tmp := tempName(target); !taken(tmp) {
+			if tmp := destfs.TempName(target); !taken(tmp) {
 				return tmp
 			}
-			return freeTempName(target, taken)
+			return destfs.FreeTempName(target, taken)
 		},
 		Buffer:    e.buf,
 		Release:   e.putBuf,
-		ModesLost: func(err error) bool { return e.fs.cannotKeep(lostModes, err) },
+		ModesLost: func(err error) bool { return e.fs.info.CannotKeep(lostModes, err) },
 		Kept:      b.kept,
 	}
 	for _, r := range p.roots {

@@ -66,7 +66,7 @@ func (dc *decider) lookupCache(srcSide cacheSide, src, dst *handle, srcRel, dstR
 
 // cacheUse is the run's input to package cacheuse.
 func (e *engine) cacheUse() cacheuse.Config {
-	return cacheuse.Config{Cache: e.opt.Cache, Volume: e.fs.knownVolume, Move: e.opt.Move, SkipWrite: e.skipWrite}
+	return cacheuse.Config{Cache: e.opt.Cache, Volume: e.fs.info.KnownVolume, Move: e.opt.Move, SkipWrite: e.skipWrite}
 }
 
 // cacheKeys sets the source key of each regular file of ens (the source

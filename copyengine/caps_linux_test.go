@@ -2,13 +2,14 @@ package copyengine_test
 
 import (
 	"errors"
-	"github.com/fastcopy/fastcopy/internal/loopfs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fastcopy/fastcopy/internal/loopfs"
 
 	"github.com/fastcopy/fastcopy/copyengine"
 )

@@ -80,7 +80,7 @@ func (c *committer) prepare() {
 	c.back = durable.Config{Ctx: e.ctx, Device: e.opt.Verify == VerifyDevice, PrefetchMax: prefetchMax,
 		Budget: &e.ahead, Sink: e.bw.Sink(e.ctx), Stats: e.stats, NoDrop: func() {
 			e.dedupe.noteVerify("this platform cannot drop cached pages: files were read back through the page cache")
-		}, Res: e.fs.knownResolution, KeepBtime: e.keepBtime}
+		}, Res: e.fs.info.KnownResolution, KeepBtime: e.keepBtime}
 }
 
 // run commits what comes in until the channel is closed and every file
@@ -265,7 +265,7 @@ func (e *engine) keepBtime(dd *fileio.Dir, tmp string, st *fileio.Stat) {
 		return
 	}
 	if err := fileio.SetBtime(dd, tmp, st.Btime); err != nil {
-		e.fs.cannotKeep(lostBtimes, fmt.Errorf("%v: %w", err, fileio.ErrUnsupported))
+		e.fs.info.CannotKeep(lostBtimes, fmt.Errorf("%v: %w", err, fileio.ErrUnsupported))
 	}
 }
 

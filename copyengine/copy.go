@@ -12,7 +12,6 @@ import (
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/outcome"
 	"github.com/fastcopy/fastcopy/internal/retry"
-	"github.com/fastcopy/fastcopy/internal/source"
 	"github.com/fastcopy/fastcopy/internal/transfer"
 	"github.com/fastcopy/fastcopy/verify"
 )
@@ -40,7 +39,7 @@ func (cp *copier) worker() {
 	for c := range cp.in {
 		ahead := 0
 		for i := range c.entries {
-			if e.ctx.Err() != nil || e.drives.halted() {
+			if e.ctx.Err() != nil || e.drives.Halted() {
 				break
 			}
 			ahead = cp.prefetch(c, i, ahead)
@@ -339,7 +338,7 @@ func (cp *copier) copySymlink(c *chunk, en *entry, rel string) error {
 			e.mover.Note(mv, verify.Sum{})
 			e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActSymlink, Path: rel})
 		})
-	} else if made != nil && e.fs.cannotKeep(lostSymlinks, made) {
+	} else if made != nil && e.fs.info.CannotKeep(lostSymlinks, made) {
 		e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActNotKept, Path: rel})
 		return nil
 	}
@@ -391,7 +390,7 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 	if c.stage != nil {
 		tmp = en.dstName // the whole directory is out of sight
 	}
-	reads, rp := 0, cp.retries() // read errors so far (internal/retry)
+	reads, rp := 0, retry.New(retry.Config{Retries: e.opt.Retries}) // read errors so far, and the rule for reading again
 	for attempt := 0; ; attempt++ {
 		fc := fileCopy{cp: cp, sd: c.src.d, dd: c.dst.d, dirRel: c.dst.rel, en: en, tmp: tmp, buf: buf, pre: pre}
 		p, err := fc.write()
@@ -422,9 +421,6 @@ func (cp *copier) copyRegular(c *chunk, en *entry, rel string, buf []byte, pre *
 		en.st = st
 	}
 }
-
-// changed reports whether a file moved between two stats of it.
-func changed(before, after *fileio.Stat) bool { return source.Changed(before, after) }
 
 // config is the input of this run's transfers, built once the destination
 // is open (its device, the record of what runs made there).

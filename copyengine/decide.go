@@ -76,9 +76,9 @@ func (dc *decider) plan(src, dst *handle, en *entry, dstRel string) verdict {
 	if err := e.fs.info.TooLarge(st); err != nil {
 		return verdict{kind: needFail, err: err}
 	}
-	links := st.IsRegular() && st.Nlink > 1 && e.fs.hasLinks()
+	links := st.IsRegular() && st.Nlink > 1 && e.fs.info.HasLinks()
 	if st.IsRegular() && st.Nlink > 1 && !links {
-		en.linkCopy = e.fs.linkCopy(st)
+		en.linkCopy = e.fs.info.LinkCopy(st)
 	}
 	keep := dc.keepsExisting(en) // --update, --ignore-existing (update.go)
 	var g *linkGroup

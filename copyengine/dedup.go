@@ -111,12 +111,9 @@ func (dp *deduper) beginDedup(c *chunk, en *entry, rel string, buf []byte) (hand
 // before sharing it (dedup.Proof).
 func (dp *deduper) proof() dedup.Proof {
 	e := dp.e
-	return dedup.Proof{OpenDir: e.staged.openDst, Bytes: e.opt.DedupVerifyBytes, Unverified: e.opt.Verify == VerifyOff,
-		Bufs: &e.bufs, Meter: e.bw, Ctx: e.ctx, Count: dp.countRead}
+	return dedup.Proof{OpenDir: e.staged.dirs.OpenDir, Bytes: e.opt.DedupVerifyBytes, Unverified: e.opt.Verify == VerifyOff,
+		Bufs: &e.bufs, Meter: e.bw, Ctx: e.ctx, Count: func(n int64) { e.stats.BytesRead.Add(n) }}
 }
-
-// countRead counts n bytes read from a source or a target.
-func (dp *deduper) countRead(n int64) { dp.e.stats.BytesRead.Add(n) }
 
 // dest is what the real run's destination can do for a duplicate, as the
 // run knows it now (dedup.Dest).
@@ -128,7 +125,7 @@ func (dp *deduper) dest() dedup.Dest {
 // known not to clone.
 func (dp *deduper) destWith(cannotClone bool) dedup.Dest {
 	e := dp.e
-	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: cannotClone, HasLinks: e.fs.hasLinks}
+	return dedup.Dest{Mode: e.opt.Dedup, NoReflink: e.opt.Reflink == ReflinkNever, CannotClone: cannotClone, HasLinks: e.fs.info.HasLinks}
 }
 
 // preread is a source opened and read for its digest before the decision
@@ -262,7 +259,7 @@ func (dp *deduper) shareData(d dupFile) (*pending, error) {
 	}
 	defer found.Close()
 	tmp := d.en.tempName()
-	e.clearLeftover(d.dst.d, d.dst.rel, tmp)
+	e.made.Clear(d.dst.d, d.dst.rel, tmp)
 	pl := dedup.Place{Found: found, Dir: d.dst.d, DirRel: d.dst.rel, Tmp: tmp, Made: e.made}
 	dest := dp.dest()
 	if dest.TriesClone() {
@@ -368,5 +365,5 @@ func (dp *deduper) destContent() dedup.DestContent {
 		return dedup.DestContent{}
 	}
 	return dedup.DestContent{Cache: e.cache, Side: e.dstSide, Dev: e.dstDev,
-		Volume: e.fs.knownVolume(e.dstDev), Resolution: e.fs.knownResolution(e.dstDev)}
+		Volume: e.fs.info.KnownVolume(e.dstDev), Resolution: e.fs.info.KnownResolution(e.dstDev)}
 }

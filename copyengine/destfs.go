@@ -1,7 +1,6 @@
 package copyengine
 
 import (
-	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 )
@@ -44,15 +43,6 @@ type (
 	foldInfo  = destfs.FoldInfo
 )
 
-// The temporary-name scheme, defined in internal/destfs/tempname.go.
-const tempSuffix = destfs.TempSuffix
-
-func tempName(name string) string { return destfs.TempName(name) }
-func freeTempName(name string, taken func(string) bool) string {
-	return destfs.FreeTempName(name, taken)
-}
-func isTempName(name string) bool { return destfs.IsTempName(name) }
-
 // What a destination may not keep, in the words of the not-kept notes.
 const (
 	lostOwners   = destfs.LostOwners
@@ -61,8 +51,6 @@ const (
 	lostSymlinks = destfs.LostSymlinks
 	lostBtimes   = destfs.LostBtimes
 )
-
-var planFold = destfs.PlanFold
 
 // fsInfo is what the run learns of the filesystems it reads and writes
 // (destfs.Info), with the engine it reports to.
@@ -83,13 +71,6 @@ func (fsi *fsInfo) probeCaps(d *fileio.Dir) {
 	fsi.info.Start(destfs.Config{RootPath: e.dstRootPath, Root: d, SkipWrite: e.skipWrite, Privileged: e.root, Made: made})
 }
 
-// What the stages ask of destfs.Info.
-func (fsi *fsInfo) hasLinks() bool                          { return fsi.info.HasLinks() }
-func (fsi *fsInfo) linkCopy(st *fileio.Stat) bool           { return fsi.info.LinkCopy(st) }
-func (fsi *fsInfo) cannotKeep(kind string, err error) bool  { return fsi.info.CannotKeep(kind, err) }
-func (fsi *fsInfo) knownResolution(dev uint64) int64        { return fsi.info.KnownResolution(dev) }
-func (fsi *fsInfo) knownVolume(dev uint64) hashcache.Volume { return fsi.info.KnownVolume(dev) }
-
 // noteNotKept adds to the summary, once, what the destination could not
 // keep.
 func (fsi *fsInfo) noteNotKept() {
@@ -98,20 +79,6 @@ func (fsi *fsInfo) noteNotKept() {
 	defer e.mu.Unlock()
 	e.sum.NotKept = append(e.sum.NotKept, fsi.info.NotKept(e.sum.LinkCopies)...)
 }
-
-// nameRulesOf returns the name rules of the filesystem holding the
-// destination directory d (destfs.Info.NameRulesOf).
-func (dc *decider) nameRulesOf(d *fileio.Dir) *nameRules { return dc.e.fs.info.NameRulesOf(d) }
-
-// foldOf returns how the destination directory dd compares names
-// (destfs.Info.FoldOf; a dry run's puts no name to the destination).
-func (dc *decider) foldOf(dd *fileio.Dir, listing []fileio.DirEntry) foldInfo {
-	return dc.e.fs.info.FoldOf(dd, listing)
-}
-
-// fsTypeOf is the type name foldOf noted for dd's filesystem
-// (destfs.Info.FSTypeOf).
-func (dc *decider) fsTypeOf(dd *fileio.Dir) string { return dc.e.fs.info.FSTypeOf(dd) }
 
 // dirRenameKeeps reports whether a directory made in parent and renamed
 // keeps its files there (destfs.Info.DirRenameKeeps); where it does not,

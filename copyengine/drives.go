@@ -22,10 +22,6 @@ type driveWatch struct {
 	drives.Watch
 }
 
-// halted reports whether a full destination halted the run
-// (drives.Watch.Halted).
-func (dw *driveWatch) halted() bool { return dw.Halted() }
-
 // judgeDrives judges the failure err of rel: it returns true when a
 // root's filesystem is gone (now, or found so before), after cancelling
 // the run when it is the destination's. The failure is then fallout, not

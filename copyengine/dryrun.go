@@ -198,7 +198,7 @@ func (dc *decider) wouldLoseSymlink(en *entry, rel string) bool {
 	if !en.st.IsSymlink() || !e.fs.info.SymlinksLostByType() {
 		return false
 	}
-	e.fs.cannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
+	e.fs.info.CannotKeep(lostSymlinks, fmt.Errorf("%w: the filesystem has no symlinks", fileio.ErrUnsupported))
 	e.report(&outcome.Outcome{Kind: outcome.Placed, Action: ActNotKept, Path: rel})
 	return true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fastcopy/fastcopy/dedup"
 	"github.com/fastcopy/fastcopy/hashcache"
 	"github.com/fastcopy/fastcopy/internal/cacheuse"
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/destlock"
 	"github.com/fastcopy/fastcopy/internal/drives"
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -100,7 +101,7 @@ func (en *entry) tempName() string {
 	if en.tmp != "" {
 		return en.tmp
 	}
-	return tempName(en.dstName)
+	return destfs.TempName(en.dstName)
 }
 
 // chunk is a batch of entries of one source directory for one worker.
@@ -384,9 +385,9 @@ func (e *engine) openDest(p *plan, undo *closers) error {
 		if e.cache != nil {
 			e.fs.info.VolumeOf(d, st.Dev)
 		}
-		e.written.add(st.Dev, d, false)
+		e.written.Add(st.Dev, d, false)
 	}
-	undo.add(e.written.close)
+	undo.add(e.written.Close)
 	return nil
 }
 

@@ -65,7 +65,7 @@ func (en ending) script() []endStep {
 // run's error: the stop's, the first step's that failed, or the context's.
 func (en ending) run(steps []endStep) error {
 	e := en.e
-	return endscript.Run(endscript.Config{Err: e.ctx.Err, Halted: e.drives.halted, Strict: fileio.FaultsEnabled}, steps)
+	return endscript.Run(endscript.Config{Err: e.ctx.Err, Halted: e.drives.Halted, Strict: fileio.FaultsEnabled}, steps)
 }
 
 // stopErr is the error a stopped run returns: the drive that went, the

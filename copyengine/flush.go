@@ -5,18 +5,11 @@ import (
 	"time"
 
 	"github.com/fastcopy/fastcopy/internal/durable"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // filesystems is every filesystem the run writes in, each with a
 // directory it is flushed through (durable.Filesystems).
 type filesystems struct{ durable.Filesystems }
-
-// add notes that dev is written through the directory d (opened again
-// when dup, since the caller closes its own).
-func (f *filesystems) add(dev uint64, d *fileio.Dir, dup bool) { f.Add(dev, d, dup) }
-
-func (f *filesystems) close() { f.Close() }
 
 // flushBatch makes a batch's data durable before any of its files is read
 // back or takes its final name, in every mode (durable.Flush: one syncfs
@@ -57,7 +50,7 @@ func (c *committer) flushBatch(batch []*pending) []*pending {
 // files' data was flushed by the committer already.
 func (c *committer) flushDirs() error {
 	e := c.e
-	return e.written.FlushAll(durable.Dirs{Root: e.dstRoot, Open: e.staged.openDst, Rels: func() []string {
+	return e.written.FlushAll(durable.Dirs{Root: e.dstRoot, Open: e.staged.dirs.OpenDir, Rels: func() []string {
 		var rels []string
 		for _, dm := range c.dirs {
 			if dm.dstRel != "" {

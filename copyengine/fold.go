@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/fastcopy/fastcopy/internal/destfs"
-	"github.com/fastcopy/fastcopy/internal/fileio"
 )
 
 // respellClash is the failure of the source entry name (in this
@@ -23,7 +22,7 @@ func (l *dirList) respellClash(name, dstRel string) *CollisionError {
 	if l.p.Fold != nil {
 		how = l.p.Fold.String()
 	}
-	return &CollisionError{Name: joinRel(l.w.srcRel, name), Winner: dstRel, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: how, Held: true}
+	return &CollisionError{Name: joinRel(l.w.srcRel, name), Winner: dstRel, Dest: e.dstRootPath, FS: e.fs.info.FSTypeOf(l.dd), How: how, Held: true}
 }
 
 // respelled settles a source entry whose destination entry DEST holds
@@ -48,8 +47,3 @@ func (dc *decider) respelled(dst *handle, en *entry) bool {
 	}
 	return true
 }
-
-// clearLeftover removes name from dd (the destination directory dirRel)
-// before it is created, when it is a leftover of fastcopy's own
-// (made.Record.Clear).
-func (e *engine) clearLeftover(dd *fileio.Dir, dirRel, name string) { e.made.Clear(dd, dirRel, name) }

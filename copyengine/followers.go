@@ -20,7 +20,7 @@ func (dp *deduper) linkFollowers() {
 		return
 	}
 	for _, f := range dp.followers {
-		if e.ctx.Err() != nil || e.drives.halted() {
+		if e.ctx.Err() != nil || e.drives.Halted() {
 			return
 		}
 		if err := dp.linkOne(f); err != nil {
@@ -32,7 +32,7 @@ func (dp *deduper) linkFollowers() {
 
 func (dp *deduper) linkOne(f linkFollower) error {
 	e := dp.e
-	cfg := follower.Config{OpenDir: e.staged.openDst, ClearLeftover: e.clearLeftover, Made: e.made, BeforeReplace: e.backups.beforeReplace}
+	cfg := follower.Config{OpenDir: e.staged.dirs.OpenDir, ClearLeftover: e.made.Clear, Made: e.made, BeforeReplace: e.backups.beforeReplace}
 	linked, err := cfg.Link(f.name())
 	if err != nil {
 		return err

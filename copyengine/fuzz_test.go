@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fuzzseed"
 )
 
@@ -49,7 +50,7 @@ func FuzzRelPath(f *testing.F) {
 		if d, n := splitRel(rel); d != dir || n != name {
 			t.Fatalf("splitRel(%q) = %q, %q; want %q, %q", rel, d, n, dir, name)
 		}
-		if d, n := splitRel(joinRel(dir, tempName(name))); d != dir || n != tempName(name) {
+		if d, n := splitRel(joinRel(dir, destfs.TempName(name))); d != dir || n != destfs.TempName(name) {
 			t.Fatalf("the temporary of %q lands in %q as %q, not beside it in %q", rel, d, n, dir)
 		}
 	})

@@ -141,7 +141,7 @@ func (ld *linkDests) sourceDigest(c *chunk, en *entry, buf []byte) (verify.Sum, 
 	}
 	if e.cache != nil && en.srcKey != "" {
 		pol := e.fs.info.PolicyOf(c.src.d, en.st.Dev)
-		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(hashcache.StateOf(&en.st, e.fs.knownVolume(en.st.Dev)), pol) && e.records.cachedExtras(en, r[0].Entry) {
+		if r := e.cache.Lookup([]string{en.srcKey}); r[0].Found && r[0].Entry.Valid(hashcache.StateOf(&en.st, e.fs.info.KnownVolume(en.st.Dev)), pol) && e.records.cachedExtras(en, r[0].Entry) {
 			e.count(func(s *Summary) { s.CacheHits++ })
 			return r[0].Entry.Sum, true
 		}
@@ -177,7 +177,7 @@ func (ld *linkDests) link(c *chunk, en *entry, rel string, f linkdest.Found) (bo
 			if en.resume {
 				e.copier.removeKept(c.dst, tmp) // linked instead: a leftover
 			}
-			e.clearLeftover(dd, c.dst.rel, tmp)
+			e.made.Clear(dd, c.dst.rel, tmp)
 			e.made.Before(c.dst.rel, tmp, false)
 		},
 		After: func(err error) { e.made.After(dd, c.dst.rel, tmp, nil, err) },

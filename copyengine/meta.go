@@ -16,7 +16,7 @@ func (e *engine) metaConfig() meta.Config {
 
 // metaNotKept is cannotKeep for the kinds package meta names.
 func (fsi *fsInfo) metaNotKept(kind meta.Kind, err error) bool {
-	return fsi.cannotKeep(metaKinds[kind], err)
+	return fsi.info.CannotKeep(metaKinds[kind], err)
 }
 
 // metaKinds names package meta's kinds as the not-kept notes do.
@@ -108,10 +108,10 @@ func (c *committer) applyDirMeta() {
 // (meta.DirAccess).
 type dirAccess struct{ e *engine }
 
-func (a dirAccess) Staged(rel string) bool                  { return a.e.staged.stillStaged(rel) }
-func (a dirAccess) OpenDst(rel string) (*fileio.Dir, error) { return a.e.staged.openDst(rel) }
+func (a dirAccess) Staged(rel string) bool                  { return a.e.staged.dirs.Staged(rel) }
+func (a dirAccess) OpenDst(rel string) (*fileio.Dir, error) { return a.e.staged.dirs.OpenDir(rel) }
 func (a dirAccess) Lstat(rel string) (fileio.Stat, error)   { return a.e.dstRoot.Lstat(rel) }
-func (a dirAccess) Resolution(dev uint64) int64             { return a.e.fs.knownResolution(dev) }
+func (a dirAccess) Resolution(dev uint64) int64             { return a.e.fs.info.KnownResolution(dev) }
 func (a dirAccess) OpenSrc(root, rel string) (*fileio.Dir, error) {
 	return a.e.walker.src.OpenDir(root, rel)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/mirror"
 	"github.com/fastcopy/fastcopy/internal/move"
+	"github.com/fastcopy/fastcopy/internal/preflight"
 	"github.com/fastcopy/fastcopy/internal/records"
 )
 
@@ -46,7 +47,7 @@ func (m *mirrorStage) guard(p *plan) error {
 		MaxDelete: e.opt.MaxDelete,
 		AsRoot:    e.root,
 		MadeName:  made.Name,
-		Inside:    overlapInside,
+		Inside:    preflight.Inside,
 		Proof:     m,
 		Report:    m,
 		SkipWrite: e.skipWrite,
@@ -118,7 +119,7 @@ func (m *mirrorStage) record() {
 
 // OpenDest opens the destination directory rel beneath the root without
 // following symlinks (mirror.Proof).
-func (m *mirrorStage) OpenDest(rel string) (*fileio.Dir, error) { return m.e.staged.openDst(rel) }
+func (m *mirrorStage) OpenDest(rel string) (*fileio.Dir, error) { return m.e.staged.dirs.OpenDir(rel) }
 
 // Ours reports whether name in dir (at dstRel) is fastcopy's own, which
 // --delete leaves to the walk (made.Record.Own).

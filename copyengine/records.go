@@ -2,6 +2,7 @@ package copyengine
 
 import (
 	"github.com/fastcopy/fastcopy/hashcache"
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/records"
@@ -79,7 +80,7 @@ func newRecordKeeper(e *engine) *recordKeeper {
 		Put:        e.putBuf,
 		OnFlush:    e.opt.OnFlush,
 		SkipWrite:  e.skipWrite,
-		TempSuffix: tempSuffix,
+		TempSuffix: destfs.TempSuffix,
 		Skip:       made.Name,
 		Dest:       func() (string, *fileio.Dir) { return e.dstRootPath, e.dstRoot },
 		Dirs: func() []string {

@@ -1,7 +1,6 @@
 package copyengine
 
 import (
-	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/transfer"
 )
 
@@ -21,9 +20,6 @@ func (cp *copier) resume() transfer.Resume {
 	e := cp.e
 	return transfer.Resume{Off: e.opt.NoResume, Min: e.opt.hooks.resumeMinSize()}
 }
-
-// resumable is transfer.Resume.Resumable for this run.
-func (cp *copier) resumable(st *fileio.Stat) bool { return cp.resume().Resumable(st) }
 
 // keepsTemp reports whether a temporary tmp of en that did not finish is
 // kept for the next run rather than removed (transfer.Config.KeepsTemp).

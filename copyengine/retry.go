@@ -7,10 +7,6 @@ import "github.com/fastcopy/fastcopy/internal/retry"
 // start before it fails, when Options.Retries is 0 (retry.Default).
 const DefaultRetries = retry.Default
 
-// retries is the run's rule for reading a failed source again
-// (internal/retry).
-func (cp *copier) retries() retry.Policy { return retry.New(retry.Config{Retries: cp.e.opt.Retries}) }
-
 // retried counts a retry of rel and reports it (ActRetry) with why, the
 // policy's note (retry.Policy.Again).
 func (cp *copier) retried(rel string, why error) {

@@ -17,8 +17,8 @@ func (e *engine) checkSpace(p *plan) error {
 		Excluded:    e.excluded,
 		Dereference: e.opt.Dereference,
 		Dedup:       e.opt.Dedup != dedup.Off,
-		Resumable:   e.copier.resumable,
-		TempName:    tempName,
+		Resumable:   e.copier.resume().Resumable,
+		TempName:    destfs.TempName,
 		MaxFileSize: destfs.MaxFileSize,
 	})
 }

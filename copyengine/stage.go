@@ -50,10 +50,6 @@ func (s *stage) settle() {
 	}
 }
 
-// openDst opens the destination directory rel, wherever it is now
-// (staging.Stager.OpenDir).
-func (sg *stager) openDst(rel string) (*fileio.Dir, error) { return sg.dirs.OpenDir(rel) }
-
 // report runs what placing rel reported (counts, events, the hash cache)
 // once the staged directory s it is in is published (staging.Stager.Report):
 // an entry of a stage that failed already is only counted as done.
@@ -104,10 +100,6 @@ func (sg *stager) unwrite(s *stage, d *fileio.Dir, tmp string) {
 	}
 }
 
-// stillStaged reports whether rel is in a directory that is still under
-// its temporary name; after publishAll, one that could not be put in place.
-func (sg *stager) stillStaged(rel string) bool { return sg.dirs.Staged(rel) }
-
 // publishAll puts every directory still staged in place, parents first,
 // once the copy has stopped: whatever is in them then is complete.
 func (sg *stager) publishAll() {
@@ -132,10 +124,6 @@ func (h *hooks) stageable(files []entry) bool {
 	maxFiles, maxBytes := h.stageLimits()
 	return n <= maxFiles && bytes <= maxBytes
 }
-
-// removeTree removes a staged directory left by an interrupted run
-// (staging.RemoveTree).
-func removeTree(d *fileio.Dir, name string) error { return staging.RemoveTree(d, name) }
 
 // stageDir makes the new destination directory rel (name in parent) under
 // its temporary name tmp and returns its stage (staging.Stager.Mkdir and

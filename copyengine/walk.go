@@ -6,12 +6,14 @@ import (
 	"sync"
 
 	"github.com/fastcopy/fastcopy/internal/destdir"
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/made"
 	"github.com/fastcopy/fastcopy/internal/move"
 	"github.com/fastcopy/fastcopy/internal/pairing"
 	"github.com/fastcopy/fastcopy/internal/readorder"
 	"github.com/fastcopy/fastcopy/internal/source"
+	"github.com/fastcopy/fastcopy/internal/staging"
 )
 
 const (
@@ -90,7 +92,7 @@ func (wk *walker) walk(p *plan) {
 		q.Push(dirWork{root: r, dstRel: r.dstRel, created: created}, 0)
 	}
 	q.Work(readorder.Listers(o, e.sum.Jobs), func(w dirWork) {
-		if e.ctx.Err() == nil && !e.drives.halted() {
+		if e.ctx.Err() == nil && !e.drives.Halted() {
 			wk.walkDir(w)
 		}
 	})
@@ -129,7 +131,7 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 		}
 		// No listing removes leftovers here: one found is taken up, or
 		// replaced, by the copy.
-		en.resume = e.copier.resumable(&st)
+		en.resume = e.copier.resume().Resumable(&st)
 	}
 	var c []entry
 	ens := []entry{en}
@@ -145,7 +147,7 @@ func (wk *walker) walkFileRoot(r *rootSpec) {
 // a single name) as walkDir maps the names in a tree, or fails it.
 func (wk *walker) rootName(r *rootSpec) bool {
 	e := wk.e
-	name, err := e.opt.Names.Map(func() *nameRules { return e.decide.nameRulesOf(e.dstRoot) }, r.dstRel)
+	name, err := e.opt.Names.Map(func() *nameRules { return e.fs.info.NameRulesOf(e.dstRoot) }, r.dstRel)
 	if err != nil {
 		e.fail(r.dstRel, err)
 		return false
@@ -276,7 +278,7 @@ func (l *dirList) openDest() bool {
 	if e.dstRoot == nil || (e.skipWrite() && w.created) {
 		return true
 	}
-	dd, err := e.staged.openDst(w.dstRel)
+	dd, err := e.staged.dirs.OpenDir(w.dstRel)
 	if err != nil {
 		e.fail(w.dstRel, fmt.Errorf("cannot open destination directory without following symlinks: %w", err))
 		return false
@@ -302,15 +304,15 @@ func (l *dirList) mapNames() {
 	e, dc, dd := l.wk.e, l.wk.e.decide, l.dd
 	rules := sync.OnceValue(func() *nameRules {
 		if dd == nil {
-			return dc.nameRulesOf(e.dstRoot) // a dry run into a directory not made
+			return e.fs.info.NameRulesOf(e.dstRoot) // a dry run into a directory not made
 		}
-		return dc.nameRulesOf(dd)
+		return e.fs.info.NameRulesOf(dd)
 	})
 	l.ls.Exclude(func(name string) bool { return e.records.LeaveOut(l.w.root.srcDir, l.w.dstRel, name) })
 	l.excluded = l.ls.Excluded
 	c := pairing.Config{Src: l.names, Excluded: l.excluded, Listing: l.listing, Dir: dd}
 	if dd != nil || e.skipWrite() { // a dry run judges a directory it would make (destfs: DryFold)
-		c.Fold = dc.foldOf(dd, l.listing)
+		c.Fold = dc.e.fs.info.FoldOf(dd, l.listing)
 	}
 	l.p = pairing.Pair(c, pairing.Rules{
 		Map:  func(name string) (string, error) { return e.opt.Names.Map(rules, name) },
@@ -332,14 +334,14 @@ func (l *dirList) classify() bool {
 	}
 	l.intendStages()
 	for i, n := range l.names {
-		if e.ctx.Err() != nil || e.drives.halted() {
+		if e.ctx.Err() != nil || e.drives.Halted() {
 			return false
 		}
 		if l.excluded[i] {
 			continue
 		}
 		if win, err := l.p.Refused(i); win != "" {
-			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.decide.fsTypeOf(l.dd), How: l.p.Fold.String()})
+			e.fail(joinRel(w.dstRel, n.Name), &CollisionError{Name: n.Name, Winner: win, Dest: e.dstRootPath, FS: e.fs.info.FSTypeOf(l.dd), How: l.p.Fold.String()})
 			continue
 		} else if err != nil {
 			e.fail(joinRel(w.dstRel, n.Name), err)
@@ -397,7 +399,7 @@ func (l *dirList) entry(i int) (en entry, ok bool) {
 		return entry{}, false
 	}
 	en = entry{name: n.Name, dstName: dstName, st: st, contested: l.p.Contested[i], tmp: l.p.Tmp(dstName)}
-	if _, ok := l.kept[dstName]; ok && e.copier.resumable(&st) {
+	if _, ok := l.kept[dstName]; ok && e.copier.resume().Resumable(&st) {
 		en.resume = true
 	}
 	if d, ok := l.existing[dstName]; ok {
@@ -530,7 +532,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 	e := wk.e
 	found := e.made.Pair(made.Pair{
 		Dir: dd, DirRel: dstRel, Listing: names, Src: src, DstNames: p.DstNames,
-		Temp: p.TempName, IsTemp: isTempName,
+		Temp: p.TempName, IsTemp: destfs.IsTempName,
 		Resume: !e.opt.NoResume,
 	})
 	for _, lo := range found.Leftovers {
@@ -547,7 +549,7 @@ func (wk *walker) scanDest(dd *fileio.Dir, dstRel string, src []fileio.DirEntry,
 		default:
 			remove := dd.Remove
 			if n.Type == fileio.ModeDir {
-				remove = func(name string) error { return removeTree(dd, name) }
+				remove = func(name string) error { return staging.RemoveTree(dd, name) }
 			}
 			if err := remove(n.Name); err == nil {
 				e.made.Gone(rel)
@@ -589,7 +591,7 @@ func (wk *walker) dstHandle(d *fileio.Dir, rel string) *handle {
 	h := newHandle(d, rel)
 	if st, err := d.Stat(); err == nil {
 		h.dev, h.devOK = st.Dev, true
-		e.written.add(st.Dev, d, true)
+		e.written.Add(st.Dev, d, true)
 	}
 	return h
 }
