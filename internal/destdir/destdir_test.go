@@ -3,6 +3,7 @@ package destdir
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -28,6 +29,10 @@ func TestEnsure(t *testing.T) {
 	}
 	if _, _, err := Ensure(d, "f", "/src/f"); err == nil || !strings.Contains(err.Error(), `"/src/f" is a directory`) {
 		t.Fatalf("a file in the way: %v", err)
+	}
+	if runtime.GOOS == "windows" {
+		t.Log("Writable is not checked: Windows has no POSIX mode bits to make a directory writable by")
+		return
 	}
 	if err := os.Chmod(filepath.Join(root, "a"), 0o500); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -155,6 +156,16 @@ func TestVerifyAgainAndPlaced(t *testing.T) {
 	})
 	if err != nil || agains != 1 || readAt.IsZero() || k.Held() == nil {
 		t.Fatalf("Verify: %v after %d copies", err, agains)
+	}
+	if runtime.GOOS == "windows" {
+		// Under Wine, Placed found the name replaced after a plain
+		// rename of the file held open here, and a name held open is
+		// not renamed over (Access denied). The engine hands Placed the
+		// inode its write made (Temp.Dev, Temp.Ino), which copyengine's
+		// runs under Wine check.
+		t.Log("Placed is not checked here on Windows")
+		k.Close()
+		return
 	}
 	if err := d.Rename("tmp", d, "final"); err != nil {
 		t.Fatal(err)

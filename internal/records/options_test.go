@@ -99,7 +99,9 @@ func TestCheckPlanRefuses(t *testing.T) {
 	}
 	p := preflight.Plan{DstRoot: dest, Roots: []preflight.Root{{Src: "src", DstRel: ""}}}
 	o := Options{Manifest: filepath.Join(dir, "link", "m.xxh128")}
-	if err := o.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "is inside the destination "+quote(dest)) {
+	if fi, err := os.Lstat(filepath.Join(dir, "link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Logf("the symlink case is not run: os.Symlink reported success and made no symlink (Wine makes none)")
+	} else if err := o.CheckPlan(p); err == nil || !strings.Contains(err.Error(), "is inside the destination "+quote(dest)) {
 		t.Errorf("manifest through a symlink to DEST: %v", err)
 	}
 	o.Manifest = filepath.Join(dir, "m.xxh128")

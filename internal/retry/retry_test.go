@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -17,7 +18,9 @@ func TestRetries(t *testing.T) {
 }
 
 func TestSourceReadError(t *testing.T) {
-	eio := &os.PathError{Op: "read", Path: "/src/a", Err: syscall.EIO}
+	src := filepath.Join(string(filepath.Separator), "src")
+	a := filepath.Join(src, "a") // as the walk joins it, on every platform
+	eio := &os.PathError{Op: "read", Path: a, Err: syscall.EIO}
 	for _, c := range []struct {
 		err  error
 		name string
@@ -25,12 +28,12 @@ func TestSourceReadError(t *testing.T) {
 	}{
 		{eio, "a", true},
 		{eio, "b", false}, // another file's
-		{&os.PathError{Op: "write", Path: "/src/a", Err: syscall.EIO}, "a", false},
-		{&os.PathError{Op: "open", Path: "/src/a", Err: syscall.EACCES}, "a", false},
-		{&os.PathError{Op: "open", Path: "/src/a", Err: syscall.ETIMEDOUT}, "a", true},
+		{&os.PathError{Op: "write", Path: a, Err: syscall.EIO}, "a", false},
+		{&os.PathError{Op: "open", Path: a, Err: syscall.EACCES}, "a", false},
+		{&os.PathError{Op: "open", Path: a, Err: syscall.ETIMEDOUT}, "a", true},
 		{errors.New("x"), "a", false},
 	} {
-		if got := SourceReadError(c.err, "/src", c.name); got != c.want {
+		if got := SourceReadError(c.err, src, c.name); got != c.want {
 			t.Errorf("%v of %q: %v, want %v", c.err, c.name, got, c.want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -180,6 +181,9 @@ func TestRunStreams(t *testing.T) {
 // TestRunResumes: a kept temporary whose start matches the source is taken
 // up there; its wrong tail is written over.
 func TestRunResumes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows keeps no record of what runs made, so no temporary is taken up there (README, Windows)")
+	}
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1024) // four pieces of the buffer
 	fx := newFixture(t, data)
 	kept := append(append([]byte(nil), data[:8192]...), bytes.Repeat([]byte{'x'}, 4096)...)
