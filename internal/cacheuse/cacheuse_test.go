@@ -267,6 +267,20 @@ func TestCheckMoveRot(t *testing.T) {
 		t.Errorf("rotten copy under --move: %+v, source reads %d", k, reads)
 	}
 
+	// A sound copy under --move: read from the device, it gives the
+	// digest its entry recorded, and is not rotten.
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("sound!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = d.Lstat("f"); err != nil {
+		t.Fatal(err)
+	}
+	chk.DstStat = &st
+	chk.Answer = &Answer{Asked: true, SrcOK: true, Src: good, Dst: good, MoveRec: true}
+	if k, err := chk.Run(); err != nil || k.RottenByMove || k.Dst != good {
+		t.Errorf("sound copy under --move: %+v, %v", k, err)
+	}
+
 	chk.Answer = &Answer{Asked: true, SrcOK: true, Src: good, DstOK: true, Dst: good}
 	chk.Device, reads = false, 0
 	if k, err := chk.Run(); err != nil || k.RottenByMove || reads != 0 || k.Hits != 2 || k.Found != nil || k.Vouched != &st {

@@ -5,6 +5,7 @@ package destfs
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/fastcopy/fastcopy/internal/fileio"
@@ -15,15 +16,27 @@ import (
 type probeRecord struct {
 	t      *testing.T
 	parent string
+	ctime  int64           // the parent's change time before the probe
 	before map[string]bool // relative path -> recorded as a directory
 	gone   map[string]bool
 }
 
+// Before fails a name recorded once the parent was changed: the probe
+// puts the parent's modification time back, but not its change time.
 func (r *probeRecord) Before(dirRel, name string, dir bool) {
-	if _, err := os.Lstat(filepath.Join(r.parent, name)); err == nil {
-		r.t.Errorf("%q recorded after it was made", name)
+	if c := ctimeOf(r.t, r.parent); c != r.ctime {
+		r.t.Errorf("%q recorded after the probe changed its directory", name)
 	}
 	r.before[filepath.Join(dirRel, name)] = dir
+}
+
+func ctimeOf(t *testing.T, path string) int64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ctim.Nano()
 }
 
 func (r *probeRecord) After(*fileio.Dir, string, string, *fileio.Stat, error) {}
@@ -50,7 +63,7 @@ func TestRenameProbeRecorded(t *testing.T) {
 	if fileio.IsFUSE(d) {
 		t.Skip("the temporary directory is on FUSE, where no probe is made")
 	}
-	rec := &probeRecord{t: t, parent: sub, before: map[string]bool{}, gone: map[string]bool{}}
+	rec := &probeRecord{t: t, parent: sub, ctime: ctimeOf(t, sub), before: map[string]bool{}, gone: map[string]bool{}}
 	var fi Info
 	fi.Start(Config{RootPath: root, Made: rec})
 	if !fi.DirRenameKeeps(d, "a/b", func(n string) { t.Errorf("note: %s", n) }) {

@@ -12,8 +12,16 @@ import (
 // steps and ends with its stop; a cancelled one skips what needs the
 // flush; a misordered script panics under Strict.
 func TestRun(t *testing.T) {
-	script := func(got *[]string, halted *bool) []Step {
-		add := func(n string) func() { return func() { *got = append(*got, n) } }
+	// haltIn names the step during which the run is found halted.
+	script := func(got *[]string, halted *bool, haltIn string) []Step {
+		add := func(n string) func() {
+			return func() {
+				*got = append(*got, n)
+				if n == haltIn {
+					*halted = true
+				}
+			}
+		}
 		errStop := errors.New("stopped")
 		return []Step{
 			Call("always", Always, add("always")),
@@ -28,15 +36,20 @@ func TestRun(t *testing.T) {
 	var got []string
 	halted := false
 	cfg := Config{Err: ctx.Err, Halted: func() bool { return halted }, Strict: true}
-	if err := Run(cfg, script(&got, &halted)); err != nil || !reflect.DeepEqual(got, []string{"always", "decide", "done", "flush", "after"}) {
+	if err := Run(cfg, script(&got, &halted, "")); err != nil || !reflect.DeepEqual(got, []string{"always", "decide", "done", "flush", "after"}) {
 		t.Errorf("a run not stopped: %v, took %v", err, got)
 	}
-	got, halted = nil, true
-	if err := Run(cfg, script(&got, &halted)); err == nil || err.Error() != "stopped" || !reflect.DeepEqual(got, []string{"always", "decide", "stop"}) {
-		t.Errorf("a halted run: %v, took %v", err, got)
+	got, halted = nil, false
+	if err := Run(cfg, script(&got, &halted, "decide")); err == nil || err.Error() != "stopped" || !reflect.DeepEqual(got, []string{"always", "decide", "stop"}) {
+		t.Errorf("a run halted during the deciding step: %v, took %v", err, got)
+	}
+	// Found halted once the stop was decided: the run is not stopped.
+	got, halted = nil, false
+	if err := Run(cfg, script(&got, &halted, "done")); err != nil || !reflect.DeepEqual(got, []string{"always", "decide", "done", "flush", "after"}) {
+		t.Errorf("a run halted after the deciding step: %v, took %v", err, got)
 	}
 	got, halted = nil, false
-	steps := script(&got, &halted)
+	steps := script(&got, &halted, "")
 	steps[4].Do = func() error { cancel(); return nil } // cancelled during the flush
 	if err := Run(cfg, steps); !errors.Is(err, context.Canceled) || !reflect.DeepEqual(got, []string{"always", "decide", "done"}) {
 		t.Errorf("a run cancelled by the flush: %v, took %v", err, got)
