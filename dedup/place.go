@@ -4,19 +4,17 @@ import (
 	"errors"
 	"syscall"
 
+	"github.com/fastcopy/fastcopy/internal/destfs"
 	"github.com/fastcopy/fastcopy/internal/fileio"
 	"github.com/fastcopy/fastcopy/internal/linkdest"
 	"github.com/fastcopy/fastcopy/internal/refusal"
 	"github.com/fastcopy/fastcopy/internal/source"
 )
 
-// Recorder notes a name created in the destination under a temporary
-// name, before and after its creation (made.Record), so that a later run
-// knows it for a leftover of fastcopy's own.
-type Recorder interface {
-	Before(dirRel, name string, dir bool)
-	After(dd *fileio.Dir, dirRel, name string, st *fileio.Stat, err error)
-}
+// Recorder is the run's record of what it makes in the destination
+// (destfs.Recorder: made.Record), told before and after a temporary is
+// created so that a later run knows it for a leftover of fastcopy's own.
+type Recorder = destfs.Recorder
 
 // Place is a duplicate's sharing of a proven target's data: the target
 // (Found, from Proof.Prove) and the temporary Tmp the duplicate is made

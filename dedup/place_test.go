@@ -13,6 +13,7 @@ import (
 type notes struct{ before, after []string }
 
 func (n *notes) Before(dirRel, name string, dir bool) { n.before = append(n.before, name) }
+func (n *notes) Gone(string)                          {}
 func (n *notes) After(dd *fileio.Dir, dirRel, name string, st *fileio.Stat, err error) {
 	n.after = append(n.after, name)
 }

@@ -11,13 +11,10 @@ import (
 	"github.com/fastcopy/fastcopy/internal/refusal"
 )
 
-// Recorder is the run's record of what it makes in the destination: a
-// name is noted before it is created (Before), confirmed or dropped after
-// (After).
-type Recorder interface {
-	Before(dirRel, name string, dir bool)
-	After(dd *fileio.Dir, dirRel, name string, st *fileio.Stat, err error)
-}
+// Recorder is the run's record of what it makes in the destination
+// (destfs.Recorder: made.Record), told before and after a temporary is
+// created so that a later run knows it for a leftover of fastcopy's own.
+type Recorder = destfs.Recorder
 
 // Config is what Link needs of the run; it is the whole contract.
 type Config struct {

@@ -15,6 +15,7 @@ type noRecord struct{}
 
 func (noRecord) Before(string, string, bool)                            {}
 func (noRecord) After(*fileio.Dir, string, string, *fileio.Stat, error) {}
+func (noRecord) Gone(string)                                            {}
 
 // setup makes DEST with the leader "d/a" and returns a Config over it and
 // the leader's inode.
